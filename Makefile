@@ -1,0 +1,40 @@
+# rocketgo — see README.md. Everything runs from a fresh clone.
+GO      ?= go
+PKGS    := ./...
+DATA    ?= $(CURDIR)/data
+FUZZTIME ?= 60s
+
+.PHONY: build test test-long fuzz bench conformance run verify-gen gen vet
+
+build:
+	$(GO) build -o bin/ ./cmd/...
+
+vet:
+	$(GO) vet $(PKGS)
+
+gen:
+	$(GO) run ./codec/internal/gen
+
+# verify-gen fails when generated code is stale.
+verify-gen:
+	$(GO) run ./codec/internal/gen -check
+
+test: verify-gen vet
+	$(GO) test -count=1 -timeout 12m $(PKGS)
+	@if [ -f conformance/go.mod ]; then $(MAKE) --no-print-directory -C conformance test; fi
+
+# Long soak and crash runs (minutes); run by hand before a release.
+test-long:
+	$(GO) test -count=1 -tags long -timeout 60m $(PKGS)
+
+fuzz:
+	./scripts/fuzz.sh $(FUZZTIME)
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+conformance:
+	$(MAKE) --no-print-directory -C conformance matrix
+
+run: build
+	./bin/rocketgo -dataDir $(DATA)
