@@ -101,3 +101,29 @@ func TestJSONUnknownKeysAndLanguageOrdinal(t *testing.T) {
 	_, ok := f.Get("z")
 	require.False(t, ok)
 }
+
+func TestCodeNames(t *testing.T) {
+	require.Equal(t, "SEND_MESSAGE_V2", ReqSendMessageV2.String())
+	require.Equal(t, RequestCode(310), ReqSendMessageV2)
+	require.Equal(t, RequestCode(105), ReqGetRouteinfoByTopic)
+	require.Equal(t, RequestCode(200151), ReqBatchAckMessage)
+	require.Equal(t, "12345", RequestCode(12345).String())
+	require.Equal(t, "SUCCESS", RespSuccess.String())
+	require.Equal(t, "TOPIC_NOT_EXIST", RespTopicNotExist.String())
+	require.Equal(t, ResponseCode(19), RespPullNotFound)
+	// 209–211 carry a 5.x and a 4.9.x name; String gives the 5.x one.
+	require.Equal(t, RespPollingFull, RespUpdateAndCreateAclConfigFailed)
+	require.Equal(t, "POLLING_FULL", RespUpdateAndCreateAclConfigFailed.String())
+	require.Equal(t, "POLLING_TIMEOUT", RespDeleteAclConfigFailed.String())
+	require.Equal(t, "BROKER_NOT_EXIST", RespUpdateGlobalWhiteAddrsConfigFailed.String())
+	require.Equal(t, "-7", ResponseCode(-7).String())
+	require.Equal(t, "RPC_TIME_OUT", RespRpcTimeOut.String())
+	c, ok := ParseRequestCode("PULL_MESSAGE")
+	require.True(t, ok)
+	require.Equal(t, ReqPullMessage, c)
+	r, ok := ParseResponseCode("DELETE_ACL_CONFIG_FAILED")
+	require.True(t, ok)
+	require.Equal(t, ResponseCode(210), r)
+	_, ok = ParseRequestCode("NOPE")
+	require.False(t, ok)
+}

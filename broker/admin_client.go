@@ -1,0 +1,120 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/codec/message"
+	"github.com/rocketgo/rocketgo/codec/transport"
+)
+
+// callClientTimeout is Broker2Client.callClient's timeout.
+const callClientTimeout = 10 * time.Second
+
+func (a *adminProcessor) registerClientAdmin(r *transport.Router, pool *transport.Pool) {
+	r.Handle(codec.ReqInvokeBrokerToResetOffset, pool, a.resetOffset)
+	r.Handle(codec.ReqGetConsumerRunningInfo, pool, a.consumerRunningInfo)
+	r.Handle(codec.ReqConsumeMessageDirectly, pool, a.consumeMessageDirectly)
+}
+
+// resetOffset answers INVOKE_BROKER_TO_RESET_OFFSET like Java's
+// Broker2Client.resetOffset: compute each queue's offset for the
+// timestamp, store it, and push RESET_CONSUMER_CLIENT_OFFSET to every
+// online member of the group.
+func (a *adminProcessor) resetOffset(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	topic, group := req.Value("topic"), req.Value("group")
+	ts := atoi64(req.Value("timestamp"))
+	force := strings.EqualFold(req.Value("isForce"), "true")
+	tc, ok := a.b.topics.get(topic)
+	if !ok {
+		return codec.NewResponse(req, int32(codec.RespSystemError), "[reset-offset] reset offset failed, no topic in this broker. topic="+topic)
+	}
+	st := a.b.store
+	offsets := make([]body.QueueOffset, 0, tc.WriteQueueNums)
+	for q := int32(0); q < tc.WriteQueueNums; q++ {
+		cur, ok := a.b.offsets.query(group, topic, q)
+		if !ok {
+			return codec.NewResponse(req, int32(codec.RespSystemError), fmt.Sprintf("THe consumer group <%s> not exist", group))
+		}
+		target := st.MaxOffset(topic, q)
+		if ts != -1 {
+			target = st.OffsetByTime(topic, q, ts)
+		}
+		if !force && target >= cur {
+			target = cur
+		}
+		offsets = append(offsets, body.QueueOffset{MQ: body.MessageQueue{Topic: topic, BrokerName: a.b.cfg.BrokerName, QueueID: q}, Offset: target})
+	}
+	resetBody := body.AppendResetOffsetBody(nil, offsets)
+	conns := a.b.clients.consumerConns(group)
+	if len(conns) == 0 {
+		return codec.NewResponse(req, int32(codec.RespConsumerNotOnline),
+			fmt.Sprintf("Consumer not online, so can not reset offset, Group: %s Topic: %s Timestamp: %d", group, topic, ts))
+	}
+	for _, o := range offsets {
+		a.b.offsets.commit(group, topic, o.MQ.QueueID, o.Offset)
+	}
+	for _, c := range conns {
+		push := &codec.Frame{Code: int32(codec.ReqResetConsumerClientOffset), Language: codec.LangJava, Version: codec.ServerVersion, Body: resetBody}
+		push.Ext = []codec.KV{{Key: "topic", Value: topic}, {Key: "group", Value: group}, {Key: "timestamp", Value: strconv.FormatInt(ts, 10)}, {Key: "isForce", Value: strconv.FormatBool(force)}}
+		if err := c.InvokeOneway(push); err != nil {
+			a.b.log.Warn("reset offset push failed", "group", group, "remote", c.RemoteAddr(), "err", err)
+		}
+	}
+	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
+	resp.Body = resetBody
+	return resp
+}
+
+func (a *adminProcessor) consumerRunningInfo(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	return a.callConsumer(codec.ReqGetConsumerRunningInfo, req, req.Value("consumerGroup"), req.Value("clientId"), req.Body)
+}
+
+// consumeMessageDirectly relays CONSUME_MESSAGE_DIRECTLY to the client with
+// the message (found by its offset id) as the body.
+func (a *adminProcessor) consumeMessageDirectly(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	req.Set("brokerName", a.b.cfg.BrokerName)
+	if topic := req.Value("topic"); topic != "" {
+		if tc, ok := a.b.topics.get(topic); ok {
+			req.Set("topicSysFlag", strconv.Itoa(int(tc.TopicSysFlag)))
+		}
+	}
+	group := req.Value("consumerGroup")
+	if sg, ok := a.b.groups.get(group); ok {
+		req.Set("groupSysFlag", strconv.Itoa(int(sg.GroupSysFlag)))
+	}
+	var msg []byte
+	if _, phy, err := message.DecodeOffsetMsgID(req.Value("msgId")); err == nil {
+		msg, _ = a.b.store.ReadRecord(phy, 0)
+	}
+	return a.callConsumer(codec.ReqConsumeMessageDirectly, req, group, req.Value("clientId"), msg)
+}
+
+// callConsumer forwards a request to one client and relays its answer
+// unchanged (AdminBrokerProcessor.callConsumer).
+func (a *adminProcessor) callConsumer(code codec.RequestCode, req *codec.Frame, group, clientID string, payload []byte) *codec.Frame {
+	conn := a.b.clients.findConsumer(group, clientID)
+	if conn == nil {
+		return codec.NewResponse(req, int32(codec.RespSystemError), fmt.Sprintf("The Consumer <%s> <%s> not online", group, clientID))
+	}
+	fwd := &codec.Frame{Code: int32(code), Language: codec.LangJava, Version: codec.ServerVersion, Ext: append([]codec.KV(nil), req.Ext...), Body: payload}
+	ctx, cancel := context.WithTimeout(context.Background(), callClientTimeout)
+	defer cancel()
+	resp, err := conn.Invoke(ctx, fwd)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return codec.NewResponse(req, int32(codec.RespConsumeMsgTimeout), fmt.Sprintf("consumer <%s> <%s> Timeout: %v", group, clientID, err))
+		}
+		return codec.NewResponse(req, int32(codec.RespSystemError), fmt.Sprintf("invoke consumer <%s> <%s> Exception: %v", group, clientID, err))
+	}
+	out := codec.NewResponse(req, resp.Code, resp.Remark)
+	out.Ext = resp.Ext
+	out.Body = resp.Body
+	return out
+}

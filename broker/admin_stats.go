@@ -1,0 +1,198 @@
+package broker
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/codec/transport"
+)
+
+func (a *adminProcessor) registerStatsAdmin(r *transport.Router, pool *transport.Pool) {
+	r.Handle(codec.ReqGetTopicStatsInfo, pool, a.topicStats)
+	r.Handle(codec.ReqGetConsumeStats, pool, a.consumeStats)
+	r.Handle(codec.ReqGetBrokerRuntimeInfo, pool, a.runtimeInfo)
+	r.Handle(codec.ReqGetBrokerConfig, pool, a.brokerConfig)
+	r.Handle(codec.ReqViewBrokerStatsData, pool, a.viewStats)
+}
+
+func (a *adminProcessor) topicStats(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	topic := req.Value("topic")
+	tc, ok := a.b.topics.get(topic)
+	if !ok {
+		return codec.NewResponse(req, int32(codec.RespTopicNotExist), "topic["+topic+"] not exist")
+	}
+	st := a.b.store
+	offsets := make([]body.TopicOffset, 0, tc.WriteQueueNums)
+	for q := int32(0); q < tc.WriteQueueNums; q++ {
+		o := body.TopicOffset{
+			MQ:        body.MessageQueue{Topic: topic, BrokerName: a.b.cfg.BrokerName, QueueID: q},
+			MinOffset: st.MinOffset(topic, q),
+			MaxOffset: st.MaxOffset(topic, q),
+		}
+		if o.MaxOffset > 0 {
+			if ts, err := st.EarliestMessageTime(topic, q); err == nil {
+				o.LastUpdateTimestamp = ts
+			}
+		}
+		offsets = append(offsets, o)
+	}
+	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
+	resp.Body = body.AppendTopicStatsTable(nil, offsets, 0)
+	return resp
+}
+
+// consumeStats answers GET_CONSUME_STATS for one topic, a ';' list, or
+// every topic the group consumes.
+func (a *adminProcessor) consumeStats(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	group := req.Value("consumerGroup")
+	var topics []string
+	if t, ok := req.Get("topic"); ok {
+		topics = []string{t}
+	} else if l, ok := req.Get("topicList"); ok {
+		topics = strings.Split(l, ";")
+	} else {
+		topics = a.b.offsets.topicsOf(group)
+	}
+	st := a.b.store
+	var offsets []body.OffsetWrapper
+	for _, topic := range topics {
+		tc, ok := a.b.topics.get(topic)
+		if !ok {
+			continue
+		}
+		_, online, _ := a.b.clients.subscription(group, topic)
+		if !online && len(a.b.offsets.groupsOf(topic)) == 0 {
+			continue
+		}
+		for q := int32(0); q < tc.ReadQueueNums; q++ {
+			w := body.OffsetWrapper{
+				MQ:           body.MessageQueue{Topic: topic, BrokerName: a.b.cfg.BrokerName, QueueID: q},
+				BrokerOffset: st.MaxOffset(topic, q),
+			}
+			if off, ok := a.b.offsets.query(group, topic, q); ok {
+				w.ConsumerOffset = off
+			}
+			if off, ok := a.b.offsets.pullOffset(group, topic, q); ok {
+				w.PullOffset = off
+			} else {
+				w.PullOffset = w.ConsumerOffset
+			}
+			offsets = append(offsets, w)
+		}
+	}
+	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
+	resp.Body = body.AppendConsumeStats(nil, 0, offsets)
+	return resp
+}
+
+// runtimeInfo answers GET_BROKER_RUNTIME_INFO with a KVTable.
+func (a *adminProcessor) runtimeInfo(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	s := a.b.stats
+	st := a.b.store
+	now := time.Now()
+	kv := map[string]string{
+		"brokerVersionDesc":                    "V5_3_3",
+		"brokerVersion":                        strconv.Itoa(int(codec.ServerVersion)),
+		"brokerActive":                         "true",
+		"bootTimestamp":                        strconv.FormatInt(s.boot.UnixMilli(), 10),
+		"runtime":                              runtimeString(now.Sub(s.boot)),
+		"putTps":                               "0.0 0.0 0.0",
+		"getTransferredTps":                    "0.0 0.0 0.0",
+		"getTotalTps":                          "0.0 0.0 0.0",
+		"commitLogMinOffset":                   strconv.FormatInt(st.MinPhyOffset(), 10),
+		"commitLogMaxOffset":                   strconv.FormatInt(st.MaxPhyOffset(), 10),
+		"commitLogDiskRatio":                   "0.0",
+		"consumeQueueDiskRatio":                "0.0",
+		"msgPutTotalTodayNow":                  strconv.FormatInt(s.putMsgs.Load(), 10),
+		"msgGetTotalTodayNow":                  strconv.FormatInt(s.getMsgs.Load(), 10),
+		"msgPutTotalYesterdayMorning":          "0",
+		"msgPutTotalTodayMorning":              "0",
+		"msgGetTotalYesterdayMorning":          "0",
+		"msgGetTotalTodayMorning":              "0",
+		"sendThreadPoolQueueSize":              strconv.Itoa(len(a.b.send.queue)),
+		"sendThreadPoolQueueCapacity":          strconv.Itoa(a.b.cfg.SendThreadPoolQueueCapacity),
+		"pullThreadPoolQueueSize":              "0",
+		"pullThreadPoolQueueCapacity":          strconv.Itoa(a.b.cfg.PullThreadPoolQueueCapacity),
+		"sendThreadPoolQueueHeadWaitTimeMills": "0",
+		"pullThreadPoolQueueHeadWaitTimeMills": "0",
+		"pageCacheLockTimeMills":               "0",
+		"earliestMessageTimeStamp":             "0",
+		"dispatchBehindBytes":                  "0",
+		"remainTransientStoreBufferNumbs":      "0",
+		"remainHowManyDataToFlush":             "0",
+		"timerReadBehind":                      "0",
+		"timerOffsetBehind":                    "0",
+		"timerCongestNum":                      "0",
+		"timerEnqueueTps":                      "0.0",
+		"timerDequeueTps":                      "0.0",
+	}
+	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
+	resp.Body = appendKVTable(nil, kv)
+	return resp
+}
+
+// runtimeString is Java's "[ d days, h hours, m minutes, s seconds ]".
+func runtimeString(d time.Duration) string {
+	s := int64(d / time.Second)
+	return fmt.Sprintf("[ %d days, %d hours, %d minutes, %d seconds ]", s/86400, s/3600%24, s/60%60, s%60)
+}
+
+// appendKVTable writes {"table":{…}} with keys sorted.
+func appendKVTable(dst []byte, kv map[string]string) []byte {
+	keys := make([]string, 0, len(kv))
+	for k := range kv {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	dst = append(dst, `{"table":{`...)
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = codec.AppendJSONString(dst, k)
+		dst = append(dst, ':')
+		dst = codec.AppendJSONString(dst, kv[k])
+	}
+	return append(dst, "}}"...)
+}
+
+// brokerConfig answers GET_BROKER_CONFIG: body = "key=value" lines,
+// header version = the topic data version JSON.
+func (a *adminProcessor) brokerConfig(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	var b []byte
+	for _, kv := range a.b.cfg.Properties() {
+		b = append(b, kv[0]...)
+		b = append(b, '=')
+		b = append(b, kv[1]...)
+		b = append(b, '\n')
+	}
+	v, _ := a.b.topics.snapshot()
+	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
+	resp.Set("version", string(body.AppendTopicVersion(nil, v)))
+	resp.Body = b
+	return resp
+}
+
+// viewStats answers VIEW_BROKER_STATS_DATA for TOPIC_PUT_NUMS and
+// GROUP_GET_NUMS with totals since start (no time windows kept).
+func (a *adminProcessor) viewStats(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	name, key := req.Value("statsName"), req.Value("statsKey")
+	var sum int64
+	switch name {
+	case "TOPIC_PUT_NUMS":
+		sum = a.b.stats.topicPuts(key)
+	case "GROUP_GET_NUMS":
+		sum = a.b.stats.groupGets(key)
+	default:
+		return codec.NewResponse(req, int32(codec.RespSystemError), "The stats <"+name+"> <"+key+"> not exist")
+	}
+	it := body.BrokerStatsItem{Sum: sum}
+	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
+	resp.Body = body.AppendBrokerStatsData(nil, it, it, it)
+	return resp
+}

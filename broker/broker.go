@@ -1,0 +1,336 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/store"
+)
+
+// Deps are the broker's collaborators. Store may be nil: New then opens
+// the store under cfg.StorePathRootDir and closes it in Close.
+type Deps struct {
+	Logger *slog.Logger
+	Store  MessageStore
+}
+
+// Broker is the composition root: tables, processors, servers and the
+// background loops that persist state and keep registrations fresh.
+type Broker struct {
+	cfg       Config
+	log       *slog.Logger
+	store     MessageStore
+	ownsStore bool
+
+	topics  *topicTable
+	groups  *groupTable
+	offsets *offsetTable
+	clients *clientManager
+	locks   *lockTable
+	stats   *brokerStats
+
+	send   *sendProcessor
+	pull   *pullProcessor
+	delays *delayTable
+	delay  *delayService
+	retry  *retryProcessor
+	txn    *txnService
+	reg    *registrar
+	nsCli  *transport.Client
+
+	pools      []*transport.Pool
+	main, fast *transport.Server
+
+	quit      chan struct{}
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+}
+
+// New builds a broker; nothing listens until Start.
+func New(cfg Config, deps Deps) (*Broker, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	log := deps.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	log = log.With("broker", cfg.BrokerName)
+	b := &Broker{cfg: cfg, log: log, store: deps.Store, quit: make(chan struct{})}
+	levels, _ := cfg.DelayLevels()
+	b.delays = &delayTable{levels: levels}
+	if b.store == nil {
+		st, err := store.Open(StoreConfig(&b.cfg, log))
+		if err != nil {
+			return nil, fmt.Errorf("broker: open store %s: %w", cfg.StorePathRootDir, err)
+		}
+		b.store, b.ownsStore = st, true
+	}
+	b.topics = newTopicTable(&b.cfg, log)
+	b.groups = newGroupTable(&b.cfg, log)
+	b.offsets = newOffsetTable(&b.cfg)
+	b.clients = newClientManager(log, time.Duration(cfg.ChannelExpiredTimeout)*time.Millisecond)
+	b.locks = newLockTable(time.Duration(cfg.RebalanceLockMaxLiveTime) * time.Millisecond)
+	b.stats = newBrokerStats()
+	b.delay = newDelayService(&b.cfg, b.delays, b.store, log)
+	for _, load := range []func() error{b.topics.load, b.groups.load, b.offsets.load, b.delay.load} {
+		if err := load(); err != nil {
+			b.closeStore()
+			return nil, err
+		}
+	}
+	b.nsCli = transport.NewClient(transport.ClientConfig{Logger: log, DialTimeout: 3 * time.Second})
+	b.reg = newRegistrar(&b.cfg, b.topics, b.nsCli, log)
+	b.topics.onChange = b.reg.changed
+	b.send = newSendProcessor(&b.cfg, b.store, b.topics, b.groups, b.locks, b.stats, netip.AddrPort{}, log)
+	b.send.delays = b.delays
+	b.pull = newPullProcessor(&b.cfg, b.store, b.topics, b.groups, b.clients, b.offsets, b.stats, log)
+	b.txn = newTxnService(&b.cfg, b.store, b.clients, b.offsets, &b.send.storeHost, log)
+	b.retry = &retryProcessor{cfg: &b.cfg, store: b.store, topics: b.topics, groups: b.groups, delays: b.delays, storeHost: &b.send.storeHost, log: log}
+	return b, nil
+}
+
+// StoreConfig maps the broker settings to the store's. Callers that open
+// the store themselves (Deps.Store) should start from it: it carries the
+// tags-code hook scheduled (delayed) messages need.
+func StoreConfig(cfg *Config, log *slog.Logger) store.Config {
+	sc := store.DefaultConfig(cfg.StorePathRootDir)
+	if cfg.StorePathCommitLog != "" {
+		sc.CommitLogDir = cfg.StorePathCommitLog
+	}
+	sc.MappedFileSizeCommitLog = cfg.MappedFileSizeCommitLog
+	if cfg.FlushDiskType == "SYNC_FLUSH" {
+		sc.FlushDiskType = store.SyncFlush
+	}
+	sc.MaxMessageSize = cfg.MaxMessageSize
+	sc.FileReservedTime = time.Duration(cfg.FileReservedTime) * time.Hour
+	sc.DeleteWhen = cfg.DeleteWhen
+	levels, _ := cfg.DelayLevels()
+	sc.TagsCode = (&delayTable{levels: levels}).tagsCode
+	sc.Logger = log
+	return sc
+}
+
+func (b *Broker) closeStore() {
+	if b.ownsStore {
+		if err := b.store.Close(); err != nil {
+			b.log.Error("close store", "err", err)
+		}
+	}
+}
+
+// Start listens, registers with the name servers and starts the
+// background loops. It returns once the broker serves requests.
+func (b *Broker) Start() error {
+	b.store.OnArrival(b.pull.holds.arrived)
+	b.pull.holds.start()
+
+	mainRouter, fastRouter := b.routers()
+	listenIP := b.cfg.ListenIP
+	onClose := func(c *transport.Conn) { b.clients.notifyChanged(b.clients.connClosed(c)...) }
+	b.main = transport.NewServer(transport.ServerConfig{
+		Addr: net.JoinHostPort(listenIP, strconv.Itoa(b.cfg.ListenPort)), Logger: b.log,
+		IdleTimeout: 120 * time.Second, OnClose: onClose,
+	}, mainRouter)
+	if err := b.main.Start(); err != nil {
+		return fmt.Errorf("broker: listen %d: %w", b.cfg.ListenPort, err)
+	}
+	if ap, err := netip.ParseAddrPort(b.main.Addr()); err == nil {
+		b.cfg.ListenPort = int(ap.Port())
+	}
+	if b.cfg.FastListen {
+		port := b.cfg.ListenPort - 2
+		if b.cfg.ListenPort < 3 {
+			port = 0
+		}
+		b.fast = transport.NewServer(transport.ServerConfig{
+			Addr: net.JoinHostPort(listenIP, strconv.Itoa(port)), Logger: b.log,
+			IdleTimeout: 120 * time.Second, OnClose: onClose,
+		}, fastRouter)
+		if err := b.fast.Start(); err != nil {
+			b.log.Warn("fast (VIP) port not available", "port", port, "err", err)
+			b.fast = nil
+		}
+	}
+	ip, err := netip.ParseAddr(b.cfg.BrokerIP1)
+	if err != nil {
+		b.main.Close()
+		return fmt.Errorf("broker: brokerIP1 %q: %w", b.cfg.BrokerIP1, err)
+	}
+	b.send.storeHost = netip.AddrPortFrom(ip.Unmap(), uint16(b.cfg.ListenPort))
+	b.send.start()
+	b.delay.start()
+	b.txn.start()
+
+	b.reg.start()
+	b.wg.Add(2)
+	go b.persistLoop()
+	go b.clientLoop()
+	b.log.Info("broker started", "addr", b.main.Addr(), "advertised", b.cfg.BrokerAddr(), "cluster", b.cfg.BrokerClusterName)
+	return nil
+}
+
+// Addr is the bound main address.
+func (b *Broker) Addr() string { return b.main.Addr() }
+
+// FastAddr is the bound VIP address, "" when it is not served.
+func (b *Broker) FastAddr() string {
+	if b.fast == nil {
+		return ""
+	}
+	return b.fast.Addr()
+}
+
+// BrokerAddr is the advertised address registered with name servers.
+func (b *Broker) BrokerAddr() string { return b.cfg.BrokerAddr() }
+
+// Config returns the effective configuration.
+func (b *Broker) Config() Config { return b.cfg }
+
+// Close unregisters, stops serving, persists state and closes the store.
+func (b *Broker) Close() error {
+	var errs []error
+	b.closeOnce.Do(func() {
+		if b.main == nil { // never started
+			b.nsCli.Close()
+			b.closeStore()
+			return
+		}
+		b.reg.stop()
+		close(b.quit)
+		b.wg.Wait()
+		if err := b.main.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		if b.fast != nil {
+			if err := b.fast.Close(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		b.send.stop()
+		b.delay.stop()
+		b.txn.stop()
+		b.pull.holds.stop()
+		for _, p := range b.pools {
+			p.Close()
+		}
+		b.nsCli.Close()
+		for _, persist := range []func() error{b.offsets.persist, b.topics.persist, b.groups.persist, b.delay.persist} {
+			if err := persist(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if b.ownsStore {
+			if err := b.store.Close(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// persistLoop writes consumer offsets every flushConsumerOffsetInterval.
+func (b *Broker) persistLoop() {
+	defer b.wg.Done()
+	iv := time.Duration(b.cfg.FlushConsumerOffsetInterval) * time.Millisecond
+	if iv <= 0 {
+		iv = 5 * time.Second
+	}
+	t := time.NewTicker(iv)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.quit:
+			return
+		case <-t.C:
+			if err := b.offsets.persist(); err != nil {
+				b.log.Error("persist consumer offsets", "err", err)
+			}
+			if err := b.delay.persist(); err != nil {
+				b.log.Error("persist delay offsets", "err", err)
+			}
+		}
+	}
+}
+
+// clientLoop sends membership notifications and expires silent clients.
+func (b *Broker) clientLoop() {
+	defer b.wg.Done()
+	t := time.NewTicker(10 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.quit:
+			return
+		case g := <-b.clients.notifyC:
+			b.clients.sendNotify(g)
+		case now := <-t.C:
+			changed, dead := b.clients.expire(now)
+			for _, c := range dead {
+				b.log.Info("client channel expired", "remote", c.RemoteAddr())
+				c.Close()
+			}
+			b.clients.notifyChanged(changed...)
+		}
+	}
+}
+
+// routers builds the main and the VIP route tables; the VIP port serves
+// everything but the pulls.
+func (b *Broker) routers() (mainR, fastR *transport.Router) {
+	pullPool := b.pool("pull", b.cfg.PullMessageThreadPoolNums, b.cfg.PullThreadPoolQueueCapacity)
+	clientPool := b.pool("client", 4, 50000)
+	offsetPool := b.pool("offset", 4, 50000)
+	queryPool := b.pool("query", 4, 10000)
+	adminPool := b.pool("admin", b.cfg.AdminBrokerThreadPoolNums, 10000)
+
+	off := &offsetProcessor{store: b.store, offsets: b.offsets}
+	cp := &clientProcessor{cfg: &b.cfg, clients: b.clients, groups: b.groups, topics: b.topics, log: b.log}
+	lp := &lockProcessor{locks: b.locks}
+	qp := &queryProcessor{store: b.store, log: b.log}
+	ap := &adminProcessor{b: b}
+
+	build := func(withPull bool) *transport.Router {
+		r := transport.NewRouter()
+		r.Handle(codec.ReqSendMessage, nil, b.send.enqueue)
+		r.Handle(codec.ReqSendMessageV2, nil, b.send.enqueue)
+		r.Handle(codec.ReqSendBatchMessage, nil, b.send.enqueue)
+		if withPull {
+			r.Handle(codec.ReqPullMessage, pullPool, b.pull.handle)
+			r.Handle(codec.ReqLitePullMessage, pullPool, b.pull.handle)
+		}
+		r.Handle(codec.ReqHeartBeat, clientPool, cp.heartbeat)
+		r.Handle(codec.ReqUnregisterClient, clientPool, cp.unregisterClient)
+		r.Handle(codec.ReqGetConsumerListByGroup, clientPool, cp.consumerList)
+		r.Handle(codec.ReqCheckClientConfig, clientPool, cp.checkClientConfig)
+		r.Handle(codec.ReqQueryConsumerOffset, offsetPool, off.queryConsumerOffset)
+		r.Handle(codec.ReqUpdateConsumerOffset, offsetPool, off.updateConsumerOffset)
+		r.Handle(codec.ReqGetMaxOffset, offsetPool, off.getMaxOffset)
+		r.Handle(codec.ReqGetMinOffset, offsetPool, off.getMinOffset)
+		r.Handle(codec.ReqSearchOffsetByTimestamp, offsetPool, off.searchOffsetByTimestamp)
+		r.Handle(codec.ReqGetEarliestMsgStoretime, offsetPool, off.getEarliestMsgStoretime)
+		r.Handle(codec.ReqLockBatchMq, clientPool, lp.lockBatch)
+		r.Handle(codec.ReqUnlockBatchMq, clientPool, lp.unlockBatch)
+		r.Handle(codec.ReqConsumerSendMsgBack, clientPool, b.retry.sendBack)
+		r.Handle(codec.ReqEndTransaction, clientPool, b.txn.endTransaction)
+		r.Handle(codec.ReqQueryMessage, queryPool, qp.queryMessage)
+		r.Handle(codec.ReqViewMessageById, queryPool, qp.viewMessageByID)
+		ap.register(r, adminPool)
+		return r
+	}
+	return build(true), build(false)
+}
+
+func (b *Broker) pool(name string, workers, queue int) *transport.Pool {
+	p := transport.NewPool(name, workers, queue)
+	b.pools = append(b.pools, p)
+	return p
+}

@@ -1,0 +1,87 @@
+package broker
+
+import (
+	"encoding/json"
+	"log/slog"
+
+	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/codec/transport"
+)
+
+// clientProcessor serves HEART_BEAT, UNREGISTER_CLIENT,
+// GET_CONSUMER_LIST_BY_GROUP and CHECK_CLIENT_CONFIG.
+type clientProcessor struct {
+	cfg     *Config
+	clients *clientManager
+	groups  *groupTable
+	topics  *topicTable
+	log     *slog.Logger
+}
+
+func (p *clientProcessor) heartbeat(c *transport.Conn, req *codec.Frame) *codec.Frame {
+	hb, err := body.DecodeHeartbeat(req.Body)
+	if err != nil {
+		return codec.NewResponse(req, int32(codec.RespSystemError), err.Error())
+	}
+	ch := clientChannel{conn: c, clientID: hb.ClientID, language: req.Language, version: req.Version}
+	for i := range hb.ConsumerDataSet {
+		cd := &hb.ConsumerDataSet[i]
+		sg, ok := p.groups.find(cd.GroupName)
+		if ok {
+			var sysFlag int32
+			if cd.UnitMode {
+				sysFlag = 2 // compat: TopicSysFlag.buildSysFlag(false, true)
+			}
+			queues := sg.RetryQueueNums
+			if queues <= 0 {
+				queues = 1
+			}
+			p.topics.createIfAbsent(RetryGroupPrefix+cd.GroupName, queues, body.PermWrite|body.PermRead, sysFlag)
+		}
+		if p.clients.registerConsumer(cd, ch, hb.WithoutSub) {
+			p.log.Info("consumer registered", "group", cd.GroupName, "client", hb.ClientID, "remote", c.RemoteAddr())
+			if !ok || sg.NotifyConsumerIdsChangedEnable {
+				p.clients.notifyChanged(cd.GroupName)
+			}
+		}
+	}
+	for _, pd := range hb.ProducerDataSet {
+		p.clients.registerProducer(pd.GroupName, ch)
+	}
+	return codec.NewResponse(req, int32(codec.RespSuccess), "")
+}
+
+func (p *clientProcessor) unregisterClient(c *transport.Conn, req *codec.Frame) *codec.Frame {
+	changed := p.clients.unregister(c, req.Value("producerGroup"), req.Value("consumerGroup"))
+	p.clients.notifyChanged(changed...)
+	return codec.NewResponse(req, int32(codec.RespSuccess), "")
+}
+
+func (p *clientProcessor) consumerList(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	group := req.Value("consumerGroup")
+	ids := p.clients.consumerIDs(group)
+	if len(ids) == 0 {
+		return codec.NewResponse(req, int32(codec.RespSystemError), "no consumer for this group, "+group)
+	}
+	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
+	resp.Body = body.AppendConsumerIDList(nil, ids)
+	return resp
+}
+
+// checkClientConfig accepts TAG subscriptions; this broker evaluates no
+// other expression type.
+func (p *clientProcessor) checkClientConfig(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	var r struct {
+		SubscriptionData body.SubscriptionData `json:"subscriptionData"`
+	}
+	if err := json.Unmarshal(req.Body, &r); err != nil {
+		return codec.NewResponse(req, int32(codec.RespSystemError), "body: check client config: "+err.Error())
+	}
+	t := r.SubscriptionData.ExpressionType
+	if t == "" || t == "TAG" {
+		return codec.NewResponse(req, int32(codec.RespSuccess), "")
+	}
+	// compat: Java's remark when the broker cannot filter by this type.
+	return codec.NewResponse(req, int32(codec.RespSystemError), "The broker does not support consumer to filter message by "+t)
+}

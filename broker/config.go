@@ -1,0 +1,302 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rocketgo/rocketgo/compat/javaprops"
+)
+
+// Config holds the broker settings. Field tags name the Java broker.conf
+// key each one is read from.
+type Config struct {
+	BrokerClusterName string `conf:"brokerClusterName"`
+	BrokerName        string `conf:"brokerName"`
+	BrokerID          int64  `conf:"brokerId"`
+	// BrokerIP1 is the address advertised to name servers and clients and
+	// embedded in message ids.
+	BrokerIP1 string `conf:"brokerIP1"`
+	BrokerIP2 string `conf:"brokerIP2"`
+	// ListenIP is the interface to bind ("" = all). Not a Java key.
+	ListenIP    string `conf:"listenIP"`
+	ListenPort  int    `conf:"listenPort"`
+	NamesrvAddr string `conf:"namesrvAddr"`
+	// FastListen enables the VIP port listenPort-2.
+	FastListen bool `conf:"enableFastChannel"`
+
+	StorePathRootDir        string `conf:"storePathRootDir"`
+	StorePathCommitLog      string `conf:"storePathCommitLog"`
+	FlushDiskType           string `conf:"flushDiskType"`
+	BrokerRole              string `conf:"brokerRole"`
+	MappedFileSizeCommitLog int64  `conf:"mappedFileSizeCommitLog"`
+	FileReservedTime        int    `conf:"fileReservedTime"` // hours
+	DeleteWhen              string `conf:"deleteWhen"`
+	MaxMessageSize          int    `conf:"maxMessageSize"`
+
+	AutoCreateTopicEnable       bool   `conf:"autoCreateTopicEnable"`
+	AutoCreateSubscriptionGroup bool   `conf:"autoCreateSubscriptionGroup"`
+	DefaultTopicQueueNums       int32  `conf:"defaultTopicQueueNums"`
+	ClusterTopicEnable          bool   `conf:"clusterTopicEnable"`
+	BrokerTopicEnable           bool   `conf:"brokerTopicEnable"`
+	TraceTopicEnable            bool   `conf:"traceTopicEnable"`
+	MsgTraceTopicName           string `conf:"msgTraceTopicName"`
+	BrokerPermission            int32  `conf:"brokerPermission"`
+	EnablePropertyFilter        bool   `conf:"enablePropertyFilter"`
+	MessageDelayLevel           string `conf:"messageDelayLevel"`
+	RegionID                    string `conf:"regionId"`
+	TraceOn                     bool   `conf:"traceOn"`
+
+	TransactionTimeOut       int64 `conf:"transactionTimeOut"`       // ms
+	TransactionCheckInterval int64 `conf:"transactionCheckInterval"` // ms
+	TransactionCheckMax      int   `conf:"transactionCheckMax"`
+
+	SendMessageThreadPoolNums   int   `conf:"sendMessageThreadPoolNums"`
+	SendThreadPoolQueueCapacity int   `conf:"sendThreadPoolQueueCapacity"`
+	PullMessageThreadPoolNums   int   `conf:"pullMessageThreadPoolNums"`
+	PullThreadPoolQueueCapacity int   `conf:"pullThreadPoolQueueCapacity"`
+	AdminBrokerThreadPoolNums   int   `conf:"adminBrokerThreadPoolNums"`
+	WaitTimeMillsInSendQueue    int64 `conf:"waitTimeMillsInSendQueue"`
+
+	LongPollingEnable        bool  `conf:"longPollingEnable"`
+	ShortPollingTimeMills    int64 `conf:"shortPollingTimeMills"`
+	MaxTransferCountInMemory int   `conf:"maxTransferCountOnMessageInMemory"`
+	MaxTransferBytesInMemory int   `conf:"maxTransferBytesOnMessageInMemory"`
+
+	RegisterNameServerPeriod    int64 `conf:"registerNameServerPeriod"`    // ms
+	FlushConsumerOffsetInterval int64 `conf:"flushConsumerOffsetInterval"` // ms
+	ChannelExpiredTimeout       int64 `conf:"channelExpiredTimeout"`       // ms
+	RebalanceLockMaxLiveTime    int64 `conf:"rebalanceLockMaxLiveTime"`    // ms
+}
+
+// DefaultConfig returns the Java broker's defaults.
+func DefaultConfig() Config {
+	home, _ := os.UserHomeDir()
+	host, _ := os.Hostname()
+	if host == "" {
+		host = "DEFAULT_BROKER"
+	}
+	return Config{
+		BrokerClusterName:           "DefaultCluster",
+		BrokerName:                  host,
+		BrokerIP1:                   defaultIP(),
+		ListenPort:                  10911,
+		FastListen:                  true,
+		StorePathRootDir:            filepath.Join(home, "store"),
+		FlushDiskType:               "ASYNC_FLUSH",
+		BrokerRole:                  "ASYNC_MASTER",
+		MappedFileSizeCommitLog:     1 << 30,
+		FileReservedTime:            72,
+		DeleteWhen:                  "04",
+		MaxMessageSize:              4 << 20,
+		AutoCreateTopicEnable:       true,
+		AutoCreateSubscriptionGroup: true,
+		DefaultTopicQueueNums:       8,
+		ClusterTopicEnable:          true,
+		BrokerTopicEnable:           true,
+		MsgTraceTopicName:           "RMQ_SYS_TRACE_TOPIC",
+		BrokerPermission:            6,
+		MessageDelayLevel:           "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h",
+		RegionID:                    "DefaultRegion",
+		TraceOn:                     true,
+		TransactionTimeOut:          6000,
+		TransactionCheckInterval:    30000,
+		TransactionCheckMax:         15,
+		SendMessageThreadPoolNums:   min(runtime.NumCPU(), 4),
+		SendThreadPoolQueueCapacity: 10000,
+		PullMessageThreadPoolNums:   16 + runtime.NumCPU()*2,
+		PullThreadPoolQueueCapacity: 100000,
+		AdminBrokerThreadPoolNums:   16,
+		WaitTimeMillsInSendQueue:    200,
+		LongPollingEnable:           true,
+		ShortPollingTimeMills:       1000,
+		MaxTransferCountInMemory:    32,
+		MaxTransferBytesInMemory:    256 * 1024,
+		RegisterNameServerPeriod:    30000,
+		FlushConsumerOffsetInterval: 5000,
+		ChannelExpiredTimeout:       120000,
+		RebalanceLockMaxLiveTime:    60000,
+	}
+}
+
+// defaultIP is the first non-loopback IPv4 address, else 127.0.0.1.
+func defaultIP() string {
+	addrs, err := net.InterfaceAddrs()
+	if err == nil {
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLoopback() && ipn.IP.To4() != nil && !ipn.IP.IsLinkLocalUnicast() {
+				return ipn.IP.String()
+			}
+		}
+	}
+	return "127.0.0.1"
+}
+
+// Validate checks the settings and fills derived defaults.
+func (c *Config) Validate() error {
+	if c.BrokerName == "" {
+		return errors.New("broker: brokerName is empty")
+	}
+	if c.BrokerClusterName == "" {
+		return errors.New("broker: brokerClusterName is empty")
+	}
+	if c.ListenPort < 0 || c.ListenPort > 65535 {
+		return fmt.Errorf("broker: listenPort %d out of range", c.ListenPort)
+	}
+	if c.StorePathRootDir == "" {
+		return errors.New("broker: storePathRootDir is empty")
+	}
+	if c.StorePathCommitLog == "" {
+		c.StorePathCommitLog = filepath.Join(c.StorePathRootDir, "commitlog")
+	}
+	if c.MaxMessageSize <= 0 {
+		return fmt.Errorf("broker: maxMessageSize %d", c.MaxMessageSize)
+	}
+	if c.DefaultTopicQueueNums <= 0 {
+		return fmt.Errorf("broker: defaultTopicQueueNums %d", c.DefaultTopicQueueNums)
+	}
+	switch c.FlushDiskType {
+	case "ASYNC_FLUSH", "SYNC_FLUSH":
+	default:
+		return fmt.Errorf("broker: flushDiskType %q", c.FlushDiskType)
+	}
+	if _, err := c.DelayLevels(); err != nil {
+		return err
+	}
+	if c.SendMessageThreadPoolNums < 1 {
+		c.SendMessageThreadPoolNums = 1
+	}
+	if c.PullMessageThreadPoolNums < 1 {
+		c.PullMessageThreadPoolNums = 1
+	}
+	if c.AdminBrokerThreadPoolNums < 1 {
+		c.AdminBrokerThreadPoolNums = 1
+	}
+	if c.BrokerIP1 == "" {
+		c.BrokerIP1 = defaultIP()
+	}
+	return nil
+}
+
+// NamesrvAddrs splits namesrvAddr on ';'.
+func (c *Config) NamesrvAddrs() []string {
+	var out []string
+	for _, a := range strings.Split(c.NamesrvAddr, ";") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// BrokerAddr is the advertised "brokerIP1:listenPort".
+func (c *Config) BrokerAddr() string {
+	return net.JoinHostPort(c.BrokerIP1, strconv.Itoa(c.ListenPort))
+}
+
+// DelayLevels parses messageDelayLevel ("1s 5s … 2h") into durations,
+// level 1 first.
+func (c *Config) DelayLevels() ([]time.Duration, error) {
+	var out []time.Duration
+	for _, f := range strings.Fields(c.MessageDelayLevel) {
+		if len(f) < 2 {
+			return nil, fmt.Errorf("broker: messageDelayLevel %q", f)
+		}
+		n, err := strconv.ParseInt(f[:len(f)-1], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("broker: messageDelayLevel %q: %w", f, err)
+		}
+		var unit time.Duration
+		switch f[len(f)-1] {
+		case 's':
+			unit = time.Second
+		case 'm':
+			unit = time.Minute
+		case 'h':
+			unit = time.Hour
+		case 'd':
+			unit = 24 * time.Hour
+		default:
+			return nil, fmt.Errorf("broker: messageDelayLevel unit in %q", f)
+		}
+		out = append(out, time.Duration(n)*unit)
+	}
+	return out, nil
+}
+
+// Set assigns one broker.conf key. It reports false for a key the broker
+// does not know (the caller logs it), and an error for a bad value.
+func (c *Config) Set(key, value string) (bool, error) {
+	v := reflect.ValueOf(c).Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		if t.Field(i).Tag.Get("conf") != key {
+			continue
+		}
+		f := v.Field(i)
+		value = strings.TrimSpace(value)
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString(value)
+		case reflect.Bool:
+			// compat: Java's Boolean.parseBoolean — "true" in any case, else false.
+			f.SetBool(strings.EqualFold(value, "true"))
+		case reflect.Int, reflect.Int32, reflect.Int64:
+			n, err := strconv.ParseInt(value, 10, 64)
+			if err != nil {
+				return true, fmt.Errorf("broker: %s=%q: %w", key, value, err)
+			}
+			f.SetInt(n)
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// Properties lists every key with its current value, sorted by key (the
+// GET_BROKER_CONFIG body and mqbroker -p).
+func (c *Config) Properties() [][2]string {
+	v := reflect.ValueOf(c).Elem()
+	t := v.Type()
+	out := make([][2]string, 0, t.NumField())
+	for i := 0; i < t.NumField(); i++ {
+		key := t.Field(i).Tag.Get("conf")
+		if key == "" {
+			continue
+		}
+		out = append(out, [2]string{key, fmt.Sprint(v.Field(i).Interface())})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	return out
+}
+
+// LoadFile applies a Java broker.conf to c. Unknown keys are returned, not
+// fatal.
+func (c *Config) LoadFile(path string) (unknown []string, err error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("broker: config %s: %w", path, err)
+	}
+	props, err := javaprops.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("broker: config %s: %w", path, err)
+	}
+	for _, e := range props {
+		known, err := c.Set(e.Key, e.Value)
+		if err != nil {
+			return unknown, err
+		}
+		if !known {
+			unknown = append(unknown, e.Key)
+		}
+	}
+	return unknown, nil
+}

@@ -1,0 +1,145 @@
+package broker
+
+import (
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/rocketgo/rocketgo/codec/body"
+)
+
+// groupTable holds subscription groups (subscriptionGroup.json).
+type groupTable struct {
+	path       string
+	autoCreate bool
+	log        *slog.Logger
+	pmu        sync.Mutex // serializes writes of the file
+
+	mu      sync.RWMutex
+	groups  map[string]body.SubscriptionGroupConfig // guarded by mu
+	version body.TopicVersion                       // guarded by mu
+}
+
+// Groups Java's SubscriptionGroupManager creates at start.
+var systemGroups = []string{
+	"TOOLS_CONSUMER", "FILTERSRV_CONSUMER", "__MONITOR_CONSUMER", "CLIENT_INNER_PRODUCER",
+	"SELF_TEST_P_GROUP", "SELF_TEST_C_GROUP", "CID_ONS-HTTP-PROXY", "CID_ONSAPI_PERMISSION",
+	"CID_ONSAPI_OWNER", "CID_ONSAPI_PULL", "CID_RMQ_SYS_TRANS",
+}
+
+func newGroupTable(cfg *Config, log *slog.Logger) *groupTable {
+	g := &groupTable{
+		path:       filepath.Join(cfg.StorePathRootDir, "config", "subscriptionGroup.json"),
+		autoCreate: cfg.AutoCreateSubscriptionGroup,
+		log:        log,
+		groups:     make(map[string]body.SubscriptionGroupConfig),
+		version:    body.TopicVersion{Timestamp: time.Now().UnixMilli()},
+	}
+	for _, name := range systemGroups {
+		sg := body.NewSubscriptionGroupConfig(name)
+		if name == "TOOLS_CONSUMER" || name == "FILTERSRV_CONSUMER" || name == "__MONITOR_CONSUMER" || name == "CID_ONS-HTTP-PROXY" || name == "CID_ONSAPI_PERMISSION" || name == "CID_ONSAPI_OWNER" || name == "CID_ONSAPI_PULL" {
+			sg.ConsumeBroadcastEnable = true
+		}
+		g.groups[name] = sg
+	}
+	return g
+}
+
+func (g *groupTable) load() error {
+	b, err := readConfigFile(g.path)
+	if err != nil || b == nil {
+		return err
+	}
+	f, err := body.DecodeSubscriptionGroupFile(b)
+	if err != nil {
+		return fmt.Errorf("subscription groups: %s: %w", g.path, err)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for name, sg := range f.SubscriptionGroupTable {
+		g.groups[name] = sg
+	}
+	if f.DataVersion.Timestamp != 0 {
+		g.version = f.DataVersion
+	}
+	return nil
+}
+
+func (g *groupTable) get(name string) (body.SubscriptionGroupConfig, bool) {
+	g.mu.RLock()
+	sg, ok := g.groups[name]
+	g.mu.RUnlock()
+	return sg, ok
+}
+
+// find returns the group, creating it with defaults when auto-creation is
+// on (findSubscriptionGroupConfig).
+func (g *groupTable) find(name string) (body.SubscriptionGroupConfig, bool) {
+	if sg, ok := g.get(name); ok {
+		return sg, true
+	}
+	if !g.autoCreate || validateTopic(name) != "" {
+		return body.SubscriptionGroupConfig{}, false
+	}
+	g.mu.Lock()
+	sg, ok := g.groups[name]
+	if !ok {
+		sg = body.NewSubscriptionGroupConfig(name)
+		g.groups[name] = sg
+		g.version.Counter++
+		g.version.Timestamp = time.Now().UnixMilli()
+	}
+	g.mu.Unlock()
+	if !ok {
+		g.log.Info("subscription group auto-created", "group", name)
+		if err := g.persist(); err != nil {
+			g.log.Error("persist subscription groups", "err", err)
+		}
+	}
+	return sg, true
+}
+
+func (g *groupTable) put(sg body.SubscriptionGroupConfig) error {
+	g.mu.Lock()
+	g.groups[sg.GroupName] = sg
+	g.version.Counter++
+	g.version.Timestamp = time.Now().UnixMilli()
+	g.mu.Unlock()
+	return g.persist()
+}
+
+func (g *groupTable) delete(name string) (bool, error) {
+	g.mu.Lock()
+	_, ok := g.groups[name]
+	delete(g.groups, name)
+	if ok {
+		g.version.Counter++
+		g.version.Timestamp = time.Now().UnixMilli()
+	}
+	g.mu.Unlock()
+	if !ok {
+		return false, nil
+	}
+	return true, g.persist()
+}
+
+func (g *groupTable) encode() []byte {
+	g.mu.RLock()
+	v := g.version
+	list := make([]body.SubscriptionGroupConfig, 0, len(g.groups))
+	for _, sg := range g.groups {
+		list = append(list, sg)
+	}
+	g.mu.RUnlock()
+	sort.Slice(list, func(i, j int) bool { return list[i].GroupName < list[j].GroupName })
+	return body.AppendSubscriptionGroupFile(nil, v, list)
+}
+
+func (g *groupTable) persist() error {
+	g.pmu.Lock()
+	defer g.pmu.Unlock()
+	return writeConfigFile(g.path, g.encode())
+}

@@ -1,0 +1,77 @@
+package broker
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rocketgo/rocketgo/codec"
+)
+
+func TestConsumerOffsets(t *testing.T) {
+	tb := startBroker(t, nil)
+	tb.topics.createIfAbsent("OF", 2, 6, 0)
+	q := func(group string, queue string) *codec.Frame {
+		return tb.invoke(t, request(codec.ReqQueryConsumerOffset, "consumerGroup", group, "topic", "OF", "queueId", queue))
+	}
+	// Empty queue, no offset: QUERY_NOT_FOUND with Java's remark.
+	resp := q("cg", "0")
+	require.Equal(t, int32(codec.RespQueryNotFound), resp.Code)
+	require.Equal(t, "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first", resp.Remark)
+
+	// A young queue whose first message is still there: offset 0.
+	resp = tb.invoke(t, sendV1("OF", 0, "", []byte("m")))
+	require.Equal(t, int32(codec.RespSuccess), resp.Code)
+	tb.waitDispatched(t, "OF", 0, 1)
+	resp = q("cg", "0")
+	require.Equal(t, int32(codec.RespSuccess), resp.Code)
+	require.Equal(t, "0", ext(t, resp, "offset"))
+
+	resp = tb.invoke(t, request(codec.ReqUpdateConsumerOffset, "consumerGroup", "cg", "topic", "OF", "queueId", "1", "commitOffset", "7"))
+	require.Equal(t, int32(codec.RespSuccess), resp.Code)
+	resp = q("cg", "1")
+	require.Equal(t, int32(codec.RespSuccess), resp.Code)
+	require.Equal(t, "7", ext(t, resp, "offset"))
+
+	resp = tb.invoke(t, request(codec.ReqGetMaxOffset, "topic", "OF", "queueId", "0"))
+	require.Equal(t, "1", ext(t, resp, "offset"))
+	resp = tb.invoke(t, request(codec.ReqGetMinOffset, "topic", "OF", "queueId", "0"))
+	require.Equal(t, "0", ext(t, resp, "offset"))
+	resp = tb.invoke(t, request(codec.ReqSearchOffsetByTimestamp, "topic", "OF", "queueId", "0", "timestamp", "0"))
+	require.Equal(t, int32(codec.RespSuccess), resp.Code)
+	require.Equal(t, "0", ext(t, resp, "offset"))
+	resp = tb.invoke(t, request(codec.ReqGetEarliestMsgStoretime, "topic", "OF", "queueId", "0"))
+	require.Equal(t, int32(codec.RespSuccess), resp.Code)
+	require.NotEqual(t, "0", ext(t, resp, "timestamp"))
+}
+
+// State written at Close is loaded by the next broker on the same store.
+func TestStatePersistsAcrossRestart(t *testing.T) {
+	root := t.TempDir()
+	cfg := testConfig(root)
+	open := func() (*Broker, func()) {
+		st, err := openTestStore(&cfg)
+		require.NoError(t, err)
+		b, err := New(cfg, Deps{Logger: testLogger(), Store: st})
+		require.NoError(t, err)
+		return b, func() { require.NoError(t, b.Close()); require.NoError(t, st.Close()) }
+	}
+	b, closeB := open()
+	b.topics.createIfAbsent("Persisted", 3, 6, 0)
+	b.offsets.commit("cg", "Persisted", 2, 11)
+	_, ok := b.groups.find("cgx")
+	require.True(t, ok)
+	require.NoError(t, b.Start())
+	closeB()
+
+	b, closeB = open()
+	defer closeB()
+	tc, ok := b.topics.get("Persisted")
+	require.True(t, ok)
+	require.Equal(t, int32(3), tc.ReadQueueNums)
+	off, ok := b.offsets.query("cg", "Persisted", 2)
+	require.True(t, ok)
+	require.Equal(t, int64(11), off)
+	_, ok = b.groups.get("cgx")
+	require.True(t, ok)
+}

@@ -1,0 +1,323 @@
+package broker
+
+import (
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/codec/message"
+	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/store"
+)
+
+// PullSysFlag bits.
+const (
+	pullFlagCommitOffset = 1 << 0
+	pullFlagSuspend      = 1 << 1
+	pullFlagSubscription = 1 << 2
+	pullFlagClassFilter  = 1 << 3
+)
+
+// maxHold caps a long-poll hold so the reply always reaches the client
+// before its own timeout (30 s for the Java and Go clients).
+const maxHold = 25 * time.Second
+
+// pullHeader is PullMessageRequestHeader.
+type pullHeader struct {
+	group, topic, subscription, expressionType string
+	queueID, maxMsgNums, sysFlag, maxMsgBytes  int32
+	queueOffset, commitOffset, suspendMillis   int64
+	subVersion                                 int64
+}
+
+func (h *pullHeader) parse(req *codec.Frame) {
+	*h = pullHeader{}
+	for _, kv := range req.Ext {
+		v := kv.Value
+		switch kv.Key {
+		case "consumerGroup":
+			h.group = v
+		case "topic":
+			h.topic = v
+		case "queueId":
+			h.queueID = atoi32(v)
+		case "queueOffset":
+			h.queueOffset = atoi64(v)
+		case "maxMsgNums":
+			h.maxMsgNums = atoi32(v)
+		case "sysFlag":
+			h.sysFlag = atoi32(v)
+		case "commitOffset":
+			h.commitOffset = atoi64(v)
+		case "suspendTimeoutMillis":
+			h.suspendMillis = atoi64(v)
+		case "subscription":
+			h.subscription = v
+		case "subVersion":
+			h.subVersion = atoi64(v)
+		case "expressionType":
+			h.expressionType = v
+		case "maxMsgBytes":
+			h.maxMsgBytes = atoi32(v)
+		}
+	}
+}
+
+// tagFilter matches consume-queue tags codes against a TAG subscription.
+type tagFilter struct {
+	all   bool
+	codes []int32
+}
+
+func (f *tagFilter) match(tagsCode int64) bool {
+	if f.all {
+		return true
+	}
+	for _, c := range f.codes {
+		if int64(c) == tagsCode {
+			return true
+		}
+	}
+	return false
+}
+
+// newTagFilter builds the filter of a TAG expression ("*", "a || b").
+func newTagFilter(expr string) tagFilter {
+	expr = strings.TrimSpace(expr)
+	if expr == "" || expr == "*" {
+		return tagFilter{all: true}
+	}
+	var f tagFilter
+	for _, t := range strings.Split(expr, "||") {
+		if t = strings.TrimSpace(t); t != "" {
+			f.codes = append(f.codes, message.JavaStringHash(t))
+		}
+	}
+	if len(f.codes) == 0 {
+		f.all = true
+	}
+	return f
+}
+
+// filterFromSub builds the filter of a heartbeat-registered subscription,
+// recomputing codes from the tags the Java way (the Go client hashes UTF-8
+// bytes, which differs for non-ASCII tags).
+func filterFromSub(s *body.SubscriptionData) tagFilter {
+	if len(s.TagsSet) == 0 {
+		return tagFilter{all: true}
+	}
+	f := tagFilter{codes: make([]int32, 0, len(s.TagsSet))}
+	for _, t := range s.TagsSet {
+		f.codes = append(f.codes, message.JavaStringHash(t))
+	}
+	return f
+}
+
+// pullRequest is one pull in flight (possibly held for long polling).
+type pullRequest struct {
+	c        *transport.Conn
+	req      *codec.Frame
+	h        pullHeader
+	filter   tagFilter
+	sf       store.Filter
+	deadline time.Time
+	claimed  bool // guarded by holdTable.mu: set by whoever takes it out
+	index    int  // position in the timer heap; guarded by holdTable.mu
+}
+
+// pullProcessor serves PULL_MESSAGE and LITE_PULL_MESSAGE.
+type pullProcessor struct {
+	cfg     *Config
+	store   MessageStore
+	topics  *topicTable
+	groups  *groupTable
+	clients *clientManager
+	offsets *offsetTable
+	stats   *brokerStats
+	holds   *holdTable
+	log     *slog.Logger
+
+	results sync.Pool // *store.GetResult
+}
+
+func newPullProcessor(cfg *Config, st MessageStore, topics *topicTable, groups *groupTable, clients *clientManager, offsets *offsetTable, stats *brokerStats, log *slog.Logger) *pullProcessor {
+	p := &pullProcessor{cfg: cfg, store: st, topics: topics, groups: groups, clients: clients, offsets: offsets, stats: stats, log: log}
+	p.results.New = func() any { return new(store.GetResult) }
+	p.holds = newHoldTable(p.repull, st, log)
+	return p
+}
+
+// handle is the transport handler (runs on the pull pool).
+func (p *pullProcessor) handle(c *transport.Conn, req *codec.Frame) *codec.Frame {
+	pr := &pullRequest{c: c, req: req}
+	pr.h.parse(req)
+	return p.process(pr, true)
+}
+
+// repull re-runs a held pull after an arrival or its deadline; it always
+// answers.
+func (p *pullProcessor) repull(pr *pullRequest) {
+	if pr.c.Closed() {
+		return
+	}
+	if resp := p.process(pr, false); resp != nil {
+		if err := pr.c.Write(resp); err != nil {
+			p.log.Debug("pull: write held response", "remote", pr.c.RemoteAddr(), "err", err)
+		}
+	}
+}
+
+func pullErr(req *codec.Frame, code codec.ResponseCode, remark string) *codec.Frame {
+	return codec.NewResponse(req, int32(code), remark)
+}
+
+// process runs one pull. It returns the response to write, or nil when it
+// wrote it itself (body views) or parked the request.
+func (p *pullProcessor) process(pr *pullRequest, allowSuspend bool) *codec.Frame {
+	req, h := pr.req, &pr.h
+	if p.cfg.BrokerPermission&body.PermRead == 0 {
+		return pullErr(req, codec.RespNoPermission, "the broker["+p.cfg.BrokerIP1+"] pulling message is forbidden")
+	}
+	if allowSuspend {
+		sg, ok := p.groups.find(h.group)
+		if !ok {
+			return pullErr(req, codec.RespSubscriptionGroupNotExist, fmt.Sprintf("subscription group [%s] does not exist, %s", h.group, faqSuffix))
+		}
+		if !sg.ConsumeEnable {
+			return pullErr(req, codec.RespNoPermission, "subscription group no permission, "+h.group)
+		}
+		tc, ok := p.topics.get(h.topic)
+		if !ok {
+			return pullErr(req, codec.RespTopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please! %s", h.topic, faqSuffix))
+		}
+		if tc.Perm&body.PermRead == 0 {
+			return pullErr(req, codec.RespNoPermission, "the topic["+h.topic+"] pulling message is forbidden")
+		}
+		if h.queueID < 0 || h.queueID >= tc.ReadQueueNums {
+			return pullErr(req, codec.RespInvalidParameter, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]",
+				h.queueID, h.topic, tc.ReadQueueNums, pr.c.RemoteAddr()))
+		}
+		if r := p.subscribe(pr); r != nil {
+			return r
+		}
+	}
+
+	res := p.results.Get().(*store.GetResult)
+	maxMsgs := int(h.maxMsgNums)
+	if maxMsgs <= 0 || maxMsgs > p.cfg.MaxTransferCountInMemory {
+		maxMsgs = p.cfg.MaxTransferCountInMemory
+	}
+	maxBytes := p.cfg.MaxTransferBytesInMemory
+	if h.maxMsgBytes > 0 && int(h.maxMsgBytes) < maxBytes {
+		maxBytes = int(h.maxMsgBytes)
+	}
+	if pr.sf.CQ == nil && !pr.filter.all {
+		pr.sf.CQ = pr.filter.match
+	}
+	p.store.GetMessages(h.topic, h.queueID, h.queueOffset, maxMsgs, maxBytes, &pr.sf, res)
+
+	code, remark := pullCode(res.Status, h.queueOffset)
+	if allowSuspend && h.sysFlag&pullFlagCommitOffset != 0 {
+		p.offsets.commit(h.group, h.topic, h.queueID, h.commitOffset)
+	}
+	if code == codec.RespPullNotFound && allowSuspend && h.sysFlag&pullFlagSuspend != 0 {
+		hold := time.Duration(h.suspendMillis) * time.Millisecond
+		if !p.cfg.LongPollingEnable {
+			hold = time.Duration(p.cfg.ShortPollingTimeMills) * time.Millisecond
+		}
+		hold = min(hold, maxHold)
+		if hold > 0 {
+			res.Release()
+			p.results.Put(res)
+			pr.deadline = time.Now().Add(hold)
+			p.holds.park(pr)
+			return nil
+		}
+	}
+
+	resp := codec.NewResponse(req, int32(code), remark)
+	resp.Ext = append(make([]codec.KV, 0, 4),
+		codec.KV{Key: "suggestWhichBrokerId", Value: "0"},
+		codec.KV{Key: "nextBeginOffset", Value: strconv.FormatInt(res.NextBeginOffset, 10)},
+		codec.KV{Key: "minOffset", Value: strconv.FormatInt(res.MinOffset, 10)},
+		codec.KV{Key: "maxOffset", Value: strconv.FormatInt(res.MaxOffset, 10)},
+	)
+	if code != codec.RespSuccess {
+		res.Release()
+		p.results.Put(res)
+		return resp
+	}
+	p.offsets.notePull(h.group, h.topic, h.queueID, res.NextBeginOffset)
+	p.stats.onGet(h.group, h.topic, len(res.Records), res.TotalBytes)
+	resp.Opaque = req.Opaque
+	resp.Flag |= codec.FlagResponse
+	err := pr.c.WriteWithBody(resp, res.Records, func(error) {
+		res.Release()
+		p.results.Put(res)
+	})
+	if err != nil {
+		p.log.Debug("pull: write response", "remote", pr.c.RemoteAddr(), "err", err)
+	}
+	return nil
+}
+
+// subscribe sets pr.filter from the request or from the group's heartbeat
+// (Java PullMessageProcessor's subscription checks).
+func (p *pullProcessor) subscribe(pr *pullRequest) *codec.Frame {
+	req, h := pr.req, &pr.h
+	if h.sysFlag&pullFlagSubscription != 0 {
+		if h.expressionType != "" && h.expressionType != "TAG" {
+			return p.nonTag(req, h.expressionType)
+		}
+		pr.filter = newTagFilter(h.subscription)
+		return nil
+	}
+	sub, found, known := p.clients.subscription(h.group, h.topic)
+	if !known {
+		return pullErr(req, codec.RespSubscriptionNotExist, "the consumer's group info not exist"+faqSuffix)
+	}
+	if !found {
+		return pullErr(req, codec.RespSubscriptionNotExist, "the consumer's subscription not exist"+faqSuffix)
+	}
+	if sub.SubVersion < h.subVersion {
+		return pullErr(req, codec.RespSubscriptionNotLatest, "the consumer's subscription not latest")
+	}
+	if sub.ExpressionType != "" && sub.ExpressionType != "TAG" {
+		return p.nonTag(req, sub.ExpressionType)
+	}
+	pr.filter = filterFromSub(&sub)
+	return nil
+}
+
+// nonTag answers a SQL92 (or other non-TAG) subscription, which this
+// broker does not evaluate.
+func (p *pullProcessor) nonTag(req *codec.Frame, typ string) *codec.Frame {
+	// compat: Java's remark when property filtering is off.
+	return pullErr(req, codec.RespSystemError, "The broker does not support consumer to filter message by "+typ)
+}
+
+// pullCode maps a store status to the pull response code as Java's
+// PullMessageProcessor does on a master.
+func pullCode(s store.GetStatus, reqOffset int64) (codec.ResponseCode, string) {
+	switch s {
+	case store.Found:
+		return codec.RespSuccess, s.String()
+	case store.MessageWasRemoving, store.NoMatchedMessage:
+		return codec.RespPullRetryImmediately, s.String()
+	case store.NoMatchedLogicQueue, store.NoMessageInQueue:
+		if reqOffset != 0 {
+			return codec.RespPullOffsetMoved, s.String()
+		}
+		return codec.RespPullNotFound, s.String()
+	case store.OffsetFoundNull, store.OffsetOverflowOne:
+		return codec.RespPullNotFound, s.String()
+	case store.OffsetOverflowBadly, store.OffsetTooSmall:
+		return codec.RespPullOffsetMoved, s.String()
+	}
+	return codec.RespSystemError, "store getMessage return null"
+}

@@ -1,0 +1,233 @@
+package broker
+
+import (
+	"container/heap"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// holdKey names one queue.
+type holdKey struct {
+	topic string
+	queue int32
+}
+
+// holdTable parks pulls that found nothing until a message arrives on their
+// queue or their deadline passes (Java PullRequestHoldService). One timer
+// goroutine serves every deadline; arrivals wake pulls from the store's
+// dispatcher. Re-runs execute on a few wake workers.
+type holdTable struct {
+	run   func(*pullRequest)
+	store MessageStore
+	log   *slog.Logger
+
+	mu     sync.Mutex
+	queues map[holdKey][]*pullRequest // guarded by mu
+	timers deadlineHeap               // guarded by mu
+	count  int                        // held pulls; guarded by mu
+
+	kick chan struct{} // a new earliest deadline was pushed
+	wake chan *pullRequest
+	quit chan struct{}
+	wg   sync.WaitGroup
+}
+
+const holdWakeWorkers = 4
+
+func newHoldTable(run func(*pullRequest), st MessageStore, log *slog.Logger) *holdTable {
+	return &holdTable{
+		run:    run,
+		store:  st,
+		log:    log,
+		queues: make(map[holdKey][]*pullRequest),
+		kick:   make(chan struct{}, 1),
+		wake:   make(chan *pullRequest, 4096),
+		quit:   make(chan struct{}),
+	}
+}
+
+func (t *holdTable) start() {
+	t.wg.Add(1 + holdWakeWorkers)
+	go t.timerLoop()
+	for range holdWakeWorkers {
+		go t.wakeLoop()
+	}
+}
+
+// stop ends the goroutines; held pulls are dropped (their connections are
+// closing with the server).
+func (t *holdTable) stop() {
+	close(t.quit)
+	t.wg.Wait()
+}
+
+// held reports how many pulls are parked.
+func (t *holdTable) held() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.count
+}
+
+// park holds pr, then checks the queue again so a message that arrived
+// between the pull's read and the park is not missed.
+func (t *holdTable) park(pr *pullRequest) {
+	k := holdKey{pr.h.topic, pr.h.queueID}
+	t.mu.Lock()
+	t.queues[k] = append(t.queues[k], pr)
+	heap.Push(&t.timers, pr)
+	t.count++
+	earliest := t.timers[0] == pr
+	t.mu.Unlock()
+	if earliest {
+		select {
+		case t.kick <- struct{}{}:
+		default:
+		}
+	}
+	if t.store.MaxOffset(pr.h.topic, pr.h.queueID) > pr.h.queueOffset {
+		if t.claim(pr) {
+			t.dispatch(pr)
+		}
+	}
+}
+
+// claim takes pr out of the table; false when someone else already did.
+// Caller must not hold mu.
+func (t *holdTable) claim(pr *pullRequest) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.claimLocked(pr)
+}
+
+func (t *holdTable) claimLocked(pr *pullRequest) bool {
+	if pr.claimed {
+		return false
+	}
+	pr.claimed = true
+	k := holdKey{pr.h.topic, pr.h.queueID}
+	list := t.queues[k]
+	for i, x := range list {
+		if x == pr {
+			list[i] = list[len(list)-1]
+			list[len(list)-1] = nil
+			list = list[:len(list)-1]
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(t.queues, k)
+	} else {
+		t.queues[k] = list
+	}
+	if pr.index >= 0 && pr.index < len(t.timers) && t.timers[pr.index] == pr {
+		heap.Remove(&t.timers, pr.index)
+	}
+	t.count--
+	return true
+}
+
+// arrived wakes the pulls held on (topic, queue) that can now find
+// something (store.OnArrival callback).
+func (t *holdTable) arrived(topic string, queue int32, maxOffset int64, tagsCode int64, _ string) {
+	k := holdKey{topic, queue}
+	var ready []*pullRequest
+	t.mu.Lock()
+	for _, pr := range t.queues[k] {
+		if pr.h.queueOffset < maxOffset && pr.filter.match(tagsCode) {
+			ready = append(ready, pr)
+		}
+	}
+	for _, pr := range ready {
+		t.claimLocked(pr)
+	}
+	t.mu.Unlock()
+	for _, pr := range ready {
+		t.dispatch(pr)
+	}
+}
+
+// dispatch hands pr to a wake worker, or runs it here when they are busy.
+func (t *holdTable) dispatch(pr *pullRequest) {
+	select {
+	case t.wake <- pr:
+	default:
+		t.run(pr)
+	}
+}
+
+func (t *holdTable) wakeLoop() {
+	defer t.wg.Done()
+	for {
+		select {
+		case <-t.quit:
+			return
+		case pr := <-t.wake:
+			t.run(pr)
+		}
+	}
+}
+
+// timerLoop sleeps until the earliest deadline, then re-runs every expired
+// pull. It never polls: with nothing held it waits for a kick.
+func (t *holdTable) timerLoop() {
+	defer t.wg.Done()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		t.mu.Lock()
+		now := time.Now()
+		var due []*pullRequest
+		for len(t.timers) > 0 && !t.timers[0].deadline.After(now) {
+			pr := t.timers[0]
+			t.claimLocked(pr)
+			due = append(due, pr)
+		}
+		wait := time.Hour
+		if len(t.timers) > 0 {
+			wait = t.timers[0].deadline.Sub(now)
+		}
+		t.mu.Unlock()
+		for _, pr := range due {
+			t.dispatch(pr)
+		}
+		timer.Reset(wait)
+		select {
+		case <-t.quit:
+			return
+		case <-t.kick:
+			if !timer.Stop() {
+				select {
+				case <-timer.C:
+				default:
+				}
+			}
+		case <-timer.C:
+		}
+	}
+}
+
+// deadlineHeap orders held pulls by deadline.
+type deadlineHeap []*pullRequest
+
+func (h deadlineHeap) Len() int           { return len(h) }
+func (h deadlineHeap) Less(i, j int) bool { return h[i].deadline.Before(h[j].deadline) }
+func (h deadlineHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index = i
+	h[j].index = j
+}
+func (h *deadlineHeap) Push(x any) {
+	pr := x.(*pullRequest)
+	pr.index = len(*h)
+	*h = append(*h, pr)
+}
+func (h *deadlineHeap) Pop() any {
+	old := *h
+	n := len(old)
+	pr := old[n-1]
+	old[n-1] = nil
+	pr.index = -1
+	*h = old[:n-1]
+	return pr
+}

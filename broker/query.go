@@ -1,0 +1,65 @@
+package broker
+
+import (
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/transport"
+)
+
+// defaultQueryMaxNum is Java's defaultQueryMaxNum, used for unique-key
+// queries.
+const defaultQueryMaxNum = 32
+
+// queryProcessor serves QUERY_MESSAGE and VIEW_MESSAGE_BY_ID.
+type queryProcessor struct {
+	store MessageStore
+	log   *slog.Logger
+}
+
+func (p *queryProcessor) queryMessage(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	topic, key := req.Value("topic"), req.Value("key")
+	maxNum := int(atoi32(req.Value("maxNum")))
+	if req.Value("_UNIQUE_KEY_QUERY") == "true" || maxNum <= 0 {
+		maxNum = defaultQueryMaxNum
+	}
+	begin, end := atoi64(req.Value("beginTimestamp")), atoi64(req.Value("endTimestamp"))
+	if end <= 0 {
+		end = time.Now().UnixMilli()
+	}
+	offs, err := p.store.QueryByKey(topic, key, maxNum, begin, end)
+	if err != nil {
+		p.log.Warn("query message by key", "topic", topic, "key", key, "err", err)
+	}
+	var out []byte
+	for _, off := range offs {
+		rec, err := p.store.ReadRecord(off, 0)
+		if err != nil {
+			continue
+		}
+		out = append(out, rec...)
+	}
+	if len(out) == 0 {
+		return codec.NewResponse(req, int32(codec.RespQueryNotFound), "can not find message, maybe time range not correct")
+	}
+	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
+	resp.Ext = []codec.KV{
+		{Key: "indexLastUpdateTimestamp", Value: strconv.FormatInt(time.Now().UnixMilli(), 10)},
+		{Key: "indexLastUpdatePhyoffset", Value: strconv.FormatInt(p.store.MaxPhyOffset(), 10)},
+	}
+	resp.Body = out
+	return resp
+}
+
+func (p *queryProcessor) viewMessageByID(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	off := atoi64(req.Value("offset"))
+	rec, err := p.store.ReadRecord(off, 0)
+	if err != nil || len(rec) == 0 {
+		return codec.NewResponse(req, int32(codec.RespSystemError), "can not find message by the offset, "+strconv.FormatInt(off, 10))
+	}
+	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
+	resp.Body = rec
+	return resp
+}

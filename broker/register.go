@@ -1,0 +1,156 @@
+package broker
+
+import (
+	"context"
+	"hash/crc32"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/codec/transport"
+)
+
+// registrar keeps the broker registered with every name server: at start,
+// every registerNameServerPeriod, and soon after any topic change.
+type registrar struct {
+	cfg    *Config
+	topics *topicTable
+	client *transport.Client
+	log    *slog.Logger
+	period time.Duration
+
+	trigger chan struct{}
+	quit    chan struct{}
+	wg      sync.WaitGroup
+}
+
+func newRegistrar(cfg *Config, topics *topicTable, client *transport.Client, log *slog.Logger) *registrar {
+	period := time.Duration(cfg.RegisterNameServerPeriod) * time.Millisecond
+	if period < time.Second {
+		period = 30 * time.Second
+	}
+	return &registrar{cfg: cfg, topics: topics, client: client, log: log, period: period,
+		trigger: make(chan struct{}, 1), quit: make(chan struct{})}
+}
+
+// start registers once (waiting for the answers) and then keeps
+// registering in the background.
+func (r *registrar) start() {
+	r.registerAll()
+	r.wg.Add(1)
+	go r.loop()
+}
+
+// changed asks for a registration soon; calls coalesce.
+func (r *registrar) changed() {
+	select {
+	case r.trigger <- struct{}{}:
+	default:
+	}
+}
+
+func (r *registrar) loop() {
+	defer r.wg.Done()
+	tick := time.NewTicker(r.period)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.quit:
+			return
+		case <-tick.C:
+		case <-r.trigger:
+		}
+		r.registerAll()
+	}
+}
+
+// stop ends the loop and unregisters from every name server.
+func (r *registrar) stop() {
+	close(r.quit)
+	r.wg.Wait()
+	r.unregisterAll()
+}
+
+func (r *registrar) haAddr() string {
+	ip := r.cfg.BrokerIP2
+	if ip == "" {
+		ip = r.cfg.BrokerIP1
+	}
+	return net.JoinHostPort(ip, strconv.Itoa(r.cfg.ListenPort+1))
+}
+
+// registerBody builds the RegisterBrokerBody JSON (uncompressed form).
+func (r *registrar) registerBody() []byte {
+	v, topics := r.topics.snapshot()
+	b := append(make([]byte, 0, 256+len(topics)*220), `{"filterServerList":[],"topicConfigSerializeWrapper":`...)
+	b = body.AppendTopicConfigFile(b, v, topics)
+	return append(b, '}')
+}
+
+func (r *registrar) registerAll() {
+	addrs := r.cfg.NamesrvAddrs()
+	if len(addrs) == 0 {
+		return
+	}
+	b := r.registerBody()
+	crc := int64(crc32.ChecksumIEEE(b) & 0x7FFFFFFF)
+	var wg sync.WaitGroup
+	for _, addr := range addrs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := &codec.Frame{Code: int32(codec.ReqRegisterBroker), Language: codec.LangJava, Version: codec.ServerVersion, Body: b}
+			req.Ext = []codec.KV{
+				{Key: "brokerName", Value: r.cfg.BrokerName},
+				{Key: "brokerAddr", Value: r.cfg.BrokerAddr()},
+				{Key: "clusterName", Value: r.cfg.BrokerClusterName},
+				{Key: "haServerAddr", Value: r.haAddr()},
+				{Key: "brokerId", Value: strconv.FormatInt(r.cfg.BrokerID, 10)},
+				{Key: "heartbeatTimeoutMillis", Value: "120000"},
+				{Key: "enableActingMaster", Value: "false"},
+				{Key: "compressed", Value: "false"},
+				{Key: "bodyCrc32", Value: strconv.FormatInt(crc, 10)},
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
+			defer cancel()
+			resp, err := r.client.Invoke(ctx, addr, req)
+			if err != nil {
+				r.log.Warn("register broker failed", "namesrv", addr, "err", err)
+				return
+			}
+			if resp.Code != int32(codec.RespSuccess) {
+				r.log.Warn("register broker refused", "namesrv", addr, "code", resp.Code, "remark", resp.Remark)
+				return
+			}
+			r.log.Debug("registered with name server", "namesrv", addr)
+		}()
+	}
+	wg.Wait()
+}
+
+func (r *registrar) unregisterAll() {
+	var wg sync.WaitGroup
+	for _, addr := range r.cfg.NamesrvAddrs() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := &codec.Frame{Code: int32(codec.ReqUnregisterBroker), Language: codec.LangJava, Version: codec.ServerVersion}
+			req.Ext = []codec.KV{
+				{Key: "brokerName", Value: r.cfg.BrokerName},
+				{Key: "brokerAddr", Value: r.cfg.BrokerAddr()},
+				{Key: "clusterName", Value: r.cfg.BrokerClusterName},
+				{Key: "brokerId", Value: strconv.FormatInt(r.cfg.BrokerID, 10)},
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			if _, err := r.client.Invoke(ctx, addr, req); err != nil {
+				r.log.Warn("unregister broker failed", "namesrv", addr, "err", err)
+			}
+		}()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,78 @@
+package broker
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/namesrv"
+)
+
+func startNamesrv(t *testing.T) string {
+	t.Helper()
+	cfg := namesrv.Default()
+	cfg.BindAddress = "127.0.0.1"
+	cfg.ListenPort = 0
+	dir := t.TempDir()
+	cfg.KVConfigPath = filepath.Join(dir, "kvConfig.json")
+	cfg.ConfigStorePath = filepath.Join(dir, "namesrv.properties")
+	ns, err := namesrv.New(cfg, testLogger())
+	require.NoError(t, err)
+	require.NoError(t, ns.Start())
+	t.Cleanup(func() { ns.Close() })
+	return ns.Addr()
+}
+
+func (tb *testBroker) route(t *testing.T, ns, topic string) *codec.Frame {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	resp, err := tb.cli.Invoke(ctx, ns, request(codec.ReqGetRouteinfoByTopic, "topic", topic))
+	require.NoError(t, err)
+	return resp
+}
+
+func TestRegistersWithNameServer(t *testing.T) {
+	ns := startNamesrv(t)
+	tb := startBroker(t, func(c *Config) { c.NamesrvAddr = ns; c.FastListen = true })
+
+	// Registered at start: TBW102 and the cluster topic route to us.
+	resp := tb.route(t, ns, "TBW102")
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+	require.Contains(t, string(resp.Body), tb.BrokerAddr())
+	require.Contains(t, string(resp.Body), `"perm":7`)
+
+	// An auto-created topic and a heartbeat-created retry topic are
+	// registered at once.
+	require.Equal(t, int32(codec.RespTopicNotExist), tb.route(t, ns, "NewTopic").Code)
+	send := tb.invoke(t, sendV1("NewTopic", 0, "", []byte("x")))
+	require.Equal(t, int32(codec.RespSuccess), send.Code)
+	require.Eventually(t, func() bool { return tb.route(t, ns, "NewTopic").Code == int32(codec.RespSuccess) }, 5*time.Second, 10*time.Millisecond)
+	hb := request(codec.ReqHeartBeat)
+	hb.Body = goHeartbeat("10.0.0.1@1", "grp", "NewTopic", "*")
+	require.Equal(t, int32(codec.RespSuccess), tb.invoke(t, hb).Code)
+	require.Eventually(t, func() bool { return tb.route(t, ns, "%RETRY%grp").Code == int32(codec.RespSuccess) }, 5*time.Second, 10*time.Millisecond)
+
+	// The VIP port serves sends but not pulls.
+	fast := tb.FastAddr()
+	require.NotEmpty(t, fast)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	r, err := tb.cli.Invoke(ctx, fast, sendV1("NewTopic", 0, "", []byte("vip")))
+	require.NoError(t, err)
+	require.Equal(t, int32(codec.RespSuccess), r.Code, r.Remark)
+	r, err = tb.cli.Invoke(ctx, fast, pullReq("grp", "NewTopic", 0, 0, pullFlagSubscription, 0, "*"))
+	require.NoError(t, err)
+	require.Equal(t, int32(codec.RespRequestCodeNotSupported), r.Code)
+
+	// Close unregisters.
+	require.NoError(t, tb.Close())
+	resp = tb.route(t, ns, "NewTopic")
+	require.Equal(t, int32(codec.RespTopicNotExist), resp.Code)
+	require.True(t, strings.HasPrefix(resp.Remark, "No topic route info in name server for the topic: NewTopic"), resp.Remark)
+}

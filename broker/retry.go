@@ -1,0 +1,109 @@
+package broker
+
+import (
+	"time"
+
+	"log/slog"
+	"math/rand/v2"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/codec/message"
+	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/store"
+)
+
+// retryProcessor serves CONSUMER_SEND_MSG_BACK: a consumer hands back a
+// message it failed to consume; it goes to %RETRY%<group> with a delay, or
+// to %DLQ%<group> once retries are exhausted.
+type retryProcessor struct {
+	cfg       *Config
+	store     MessageStore
+	topics    *topicTable
+	groups    *groupTable
+	delays    *delayTable
+	storeHost *netip.AddrPort // set at Start
+	log       *slog.Logger
+}
+
+func (p *retryProcessor) sendBack(c *transport.Conn, req *codec.Frame) *codec.Frame {
+	group := req.Value("group")
+	sg, ok := p.groups.find(group)
+	if !ok {
+		return errResp(req, codec.RespSubscriptionGroupNotExist, "subscription group not exist, "+group+" "+faqSuffix)
+	}
+	if p.cfg.BrokerPermission&body.PermWrite == 0 {
+		return errResp(req, codec.RespNoPermission, "the broker["+p.cfg.BrokerIP1+"] sending message is forbidden")
+	}
+	if sg.RetryQueueNums <= 0 {
+		return codec.NewResponse(req, int32(codec.RespSuccess), "")
+	}
+	var sysFlag int32
+	if strings.EqualFold(req.Value("unitMode"), "true") {
+		sysFlag = 2
+	}
+	topic := RetryGroupPrefix + group
+	queueID := rand.Int32N(sg.RetryQueueNums)
+	tc := p.topics.createIfAbsent(topic, sg.RetryQueueNums, body.PermWrite|body.PermRead, sysFlag)
+	if tc.Perm&body.PermWrite == 0 {
+		return errResp(req, codec.RespNoPermission, "the topic["+topic+"] sending message is forbidden")
+	}
+	offset := atoi64(req.Value("offset"))
+	rec, err := readRecordWait(p.store, offset, 2*time.Second)
+	var e message.Ext
+	if err == nil {
+		err = message.Decode(rec, &e)
+	}
+	if err != nil {
+		return errResp(req, codec.RespSystemError, "look message by offset failed, "+strconv.FormatInt(offset, 10))
+	}
+	props := e.Properties
+	if _, ok := message.Property(props, message.PropertyRetryTopic); !ok {
+		props = message.SetProperty(props, message.PropertyRetryTopic, e.Topic)
+	}
+	props = message.SetProperty(props, message.PropertyWaitStoreMsgOK, "false")
+
+	delayLevel := atoi32(req.Value("delayLevel"))
+	maxTimes := sg.RetryMaxTimes
+	if v, ok := req.Get("maxReconsumeTimes"); ok && req.Version >= versionV3_4_9 {
+		maxTimes = atoi32(v)
+	}
+	if e.ReconsumeTimes >= maxTimes || delayLevel < 0 {
+		topic = DLQGroupPrefix + group
+		queueID = 0
+		p.topics.createIfAbsent(topic, 1, body.PermWrite|body.PermRead, 0)
+		props = message.SetProperty(props, message.PropertyDelayLevel, "0")
+	} else {
+		if delayLevel == 0 {
+			delayLevel = 3 + e.ReconsumeTimes
+		}
+		props = message.SetProperty(props, message.PropertyDelayLevel, strconv.Itoa(int(delayLevel)))
+	}
+	if _, ok := message.Property(props, message.PropertyOriginMessageID); !ok {
+		props = message.SetProperty(props, message.PropertyOriginMessageID, message.OffsetMsgID(e.StoreHost, e.PhysicalOffset))
+	}
+	tags, _ := message.Property(props, message.PropertyTags)
+	m := &message.Message{
+		Topic: topic, QueueID: queueID, Flag: e.Flag,
+		Body:          append([]byte(nil), e.Body...),
+		Properties:    props,
+		BornTimestamp: e.BornTimestamp, BornHost: e.BornHost, StoreHost: *p.storeHost,
+		SysFlag: e.SysFlag, ReconsumeTimes: e.ReconsumeTimes + 1, TagsCode: message.TagsHash(tags),
+	}
+	p.delays.schedule(m)
+	p.store.Put(m, func(r store.PutResult) {
+		resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
+		if r.Status != store.PutOK && r.Status != store.FlushDiskTimeout {
+			resp = errResp(req, codec.RespSystemError, r.Status.String())
+		}
+		if !req.IsOneway() {
+			if err := c.Write(resp); err != nil {
+				p.log.Debug("send back: write response", "err", err)
+			}
+		}
+	})
+	return nil
+}

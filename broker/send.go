@@ -1,0 +1,461 @@
+package broker
+
+import (
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/codec/message"
+	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/store"
+)
+
+// sendHeader is SendMessageRequestHeader in its V1 (long keys) or V2
+// (single letters) spelling.
+type sendHeader struct {
+	producerGroup, topic, defaultTopic, properties string
+	defaultTopicQueueNums, queueID, sysFlag, flag  int32
+	reconsumeTimes, maxReconsumeTimes              int32
+	hasMaxReconsume, batch, unitMode               bool
+	bornTimestamp                                  int64
+}
+
+func atoi32(s string) int32 {
+	n, _ := strconv.ParseInt(s, 10, 32)
+	return int32(n)
+}
+
+func atoi64(s string) int64 {
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
+}
+
+// parse reads either spelling in one pass over extFields; a number that
+// does not parse reads as 0, as an absent key does.
+func (h *sendHeader) parse(req *codec.Frame) {
+	*h = sendHeader{queueID: -1}
+	for _, kv := range req.Ext {
+		v := kv.Value
+		switch kv.Key {
+		case "a", "producerGroup":
+			h.producerGroup = v
+		case "b", "topic":
+			h.topic = v
+		case "c", "defaultTopic":
+			h.defaultTopic = v
+		case "d", "defaultTopicQueueNums":
+			h.defaultTopicQueueNums = atoi32(v)
+		case "e", "queueId":
+			if v != "" {
+				h.queueID = atoi32(v)
+			}
+		case "f", "sysFlag":
+			h.sysFlag = atoi32(v)
+		case "g", "bornTimestamp":
+			h.bornTimestamp = atoi64(v)
+		case "h", "flag":
+			h.flag = atoi32(v)
+		case "i", "properties":
+			h.properties = v
+		case "j", "reconsumeTimes":
+			h.reconsumeTimes = atoi32(v)
+		case "k", "unitMode":
+			h.unitMode = strings.EqualFold(v, "true")
+		case "l", "maxReconsumeTimes":
+			if v != "" {
+				h.maxReconsumeTimes, h.hasMaxReconsume = atoi32(v), true
+			}
+		case "m", "batch":
+			h.batch = strings.EqualFold(v, "true")
+		}
+	}
+}
+
+// sendTask is one queued send request.
+type sendTask struct {
+	c        *transport.Conn
+	req      *codec.Frame
+	enqueued time.Time
+}
+
+// sendProcessor stores messages: SEND_MESSAGE, SEND_MESSAGE_V2,
+// SEND_BATCH_MESSAGE (and the reply variants).
+type sendProcessor struct {
+	cfg       *Config
+	store     MessageStore
+	topics    *topicTable
+	groups    *groupTable
+	locks     *lockTable
+	delays    *delayTable
+	stats     *brokerStats
+	log       *slog.Logger
+	storeHost netip.AddrPort
+	maxWait   time.Duration
+
+	queue chan sendTask
+	quit  chan struct{}
+	wg    sync.WaitGroup
+
+	uniqMu sync.Mutex
+	uniq   *message.UniqIDGen // guarded by uniqMu
+}
+
+func newSendProcessor(cfg *Config, st MessageStore, topics *topicTable, groups *groupTable, locks *lockTable, stats *brokerStats, storeHost netip.AddrPort, log *slog.Logger) *sendProcessor {
+	return &sendProcessor{
+		cfg: cfg, store: st, topics: topics, groups: groups, locks: locks, stats: stats, log: log,
+		storeHost: storeHost,
+		maxWait:   time.Duration(cfg.WaitTimeMillsInSendQueue) * time.Millisecond,
+		queue:     make(chan sendTask, cfg.SendThreadPoolQueueCapacity),
+		quit:      make(chan struct{}),
+		uniq:      message.NewUniqIDGen(storeHost.Addr(), pid(), int32(time.Now().UnixNano()), nil),
+	}
+}
+
+func (p *sendProcessor) start() {
+	for range p.cfg.SendMessageThreadPoolNums {
+		p.wg.Add(1)
+		go p.work()
+	}
+}
+
+func (p *sendProcessor) stop() {
+	close(p.quit)
+	p.wg.Wait()
+}
+
+// enqueue runs inline on the event loop: it only stamps and queues the
+// request, so the head-of-queue wait can be measured (Java's
+// waitTimeMillsInSendQueue fast failure).
+func (p *sendProcessor) enqueue(c *transport.Conn, req *codec.Frame) *codec.Frame {
+	select {
+	case p.queue <- sendTask{c: c, req: req, enqueued: time.Now()}:
+		return nil
+	default:
+		// compat: Java's remark for a full executor queue.
+		return codec.NewResponse(req, int32(codec.RespSystemBusy), "[OVERLOAD]system busy, start flow control for a while")
+	}
+}
+
+func (p *sendProcessor) work() {
+	defer p.wg.Done()
+	for {
+		select {
+		case <-p.quit:
+			return
+		case t := <-p.queue:
+			if waited := time.Since(t.enqueued); p.maxWait > 0 && waited > p.maxWait {
+				// compat: BrokerFastFailure's remark for a request that waited too long.
+				p.reply(t.c, t.req, codec.NewResponse(t.req, int32(codec.RespSystemBusy),
+					fmt.Sprintf("[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: %dms, size of queue: %d",
+						waited.Milliseconds(), len(p.queue))))
+				continue
+			}
+			if resp := p.process(t.c, t.req); resp != nil {
+				p.reply(t.c, t.req, resp)
+			}
+		}
+	}
+}
+
+func (p *sendProcessor) reply(c *transport.Conn, req, resp *codec.Frame) {
+	if req.IsOneway() {
+		return
+	}
+	resp.Opaque = req.Opaque
+	resp.Flag |= codec.FlagResponse
+	if err := c.Write(resp); err != nil {
+		p.log.Debug("send: write response", "remote", c.RemoteAddr(), "err", err)
+	}
+}
+
+func errResp(req *codec.Frame, code codec.ResponseCode, remark string) *codec.Frame {
+	return codec.NewResponse(req, int32(code), remark)
+}
+
+// process validates and stores one request. It returns an immediate
+// response, or nil when the store's completion will answer.
+func (p *sendProcessor) process(c *transport.Conn, req *codec.Frame) *codec.Frame {
+	var h sendHeader
+	h.parse(req)
+	tc, resp := p.check(c, req, &h)
+	if resp != nil {
+		return resp
+	}
+	queueID := h.queueID
+	if queueID < 0 {
+		queueID = rand.Int32N(max(tc.WriteQueueNums, 1))
+	}
+	bornHost := parseAddrPort(c.RemoteAddr())
+	if h.batch {
+		return p.sendBatch(c, req, &h, &tc, queueID, bornHost)
+	}
+
+	if len(req.Body) > p.cfg.MaxMessageSize {
+		return errResp(req, codec.RespMessageIllegal, illegalRemark(p.cfg.MaxMessageSize))
+	}
+	topic := h.topic
+	props := h.properties
+	if isRetryTopic(topic) {
+		var dlq bool
+		var r *codec.Frame
+		topic, queueID, dlq, r = p.retryTarget(req, &h, queueID)
+		if r != nil {
+			return r
+		}
+		if dlq {
+			props = message.SetProperty(props, message.PropertyDelayLevel, "-1")
+		}
+	}
+	props = message.DeleteProperty(props, message.PropertyPopCK)
+	uniq, ok := message.Property(props, message.PropertyUniqKey)
+	if !ok || uniq == "" {
+		uniq = p.newUniqKey()
+		props = appendProp(props, message.PropertyUniqKey, uniq)
+	}
+	props = appendProp(props, message.PropertyCluster, p.cfg.BrokerClusterName)
+	if len(props) > message.MaxPropertiesLen {
+		return errResp(req, codec.RespMessageIllegal, illegalRemark(p.cfg.MaxMessageSize))
+	}
+	sysFlag := h.sysFlag
+	if tc.TopicFilterType == body.MultiTag {
+		sysFlag |= message.MultiTagsFlag
+	}
+	tags, _ := message.Property(props, message.PropertyTags)
+	m := &message.Message{
+		Topic:          topic,
+		QueueID:        queueID,
+		Flag:           h.flag,
+		Body:           req.Body,
+		Properties:     props,
+		BornTimestamp:  h.bornTimestamp,
+		BornHost:       bornHost,
+		StoreHost:      p.storeHost,
+		SysFlag:        sysFlag,
+		ReconsumeTimes: h.reconsumeTimes,
+		TagsCode:       message.TagsHash(tags),
+	}
+	if isPrepared(h.sysFlag, props) {
+		toHalf(m)
+	} else {
+		p.delays.schedule(m)
+	}
+	p.store.Put(m, func(r store.PutResult) {
+		p.stats.onPut(topic, r)
+		p.reply(c, req, p.putResponse(req, r, queueID, uniq, nil))
+	})
+	return nil
+}
+
+// check runs Java's msgCheck: broker permission, topic name, forbidden
+// system topics, topic existence (with auto-creation), queue id range.
+func (p *sendProcessor) check(c *transport.Conn, req *codec.Frame, h *sendHeader) (body.TopicConfig, *codec.Frame) {
+	if p.cfg.BrokerPermission&body.PermWrite == 0 {
+		return body.TopicConfig{}, errResp(req, codec.RespNoPermission, "the broker["+p.cfg.BrokerIP1+"] sending message is forbidden")
+	}
+	if remark := validateTopic(h.topic); remark != "" {
+		return body.TopicConfig{}, errResp(req, codec.RespInvalidParameter, remark)
+	}
+	if notAllowedSend[h.topic] {
+		return body.TopicConfig{}, errResp(req, codec.RespNoPermission, "Sending message to topic["+h.topic+"] is forbidden.")
+	}
+	tc, ok := p.topics.get(h.topic)
+	if !ok {
+		var sysFlag int32
+		if h.unitMode {
+			if isRetryTopic(h.topic) {
+				sysFlag = 2
+			} else {
+				sysFlag = 1
+			}
+		}
+		p.log.Warn("send: topic not exist", "topic", h.topic, "producer", c.RemoteAddr())
+		tc, ok = p.topics.createInSend(h.topic, h.defaultTopic, h.defaultTopicQueueNums, sysFlag)
+		if !ok && isRetryTopic(h.topic) {
+			tc, ok = p.topics.createIfAbsent(h.topic, 1, body.PermWrite|body.PermRead, sysFlag), true
+		}
+		if !ok {
+			return tc, errResp(req, codec.RespTopicNotExist, "topic["+h.topic+"] not exist, apply first please!"+faqSuffix)
+		}
+	}
+	if h.queueID >= max(tc.WriteQueueNums, tc.ReadQueueNums) {
+		return tc, errResp(req, codec.RespInvalidParameter, fmt.Sprintf("request queueId[%d] is illegal, %s Producer: %s",
+			h.queueID, topicConfigString(&tc), c.RemoteAddr()))
+	}
+	return tc, nil
+}
+
+// retryTarget applies handleRetryAndDLQ to a send into %RETRY%<group>: the
+// group must exist, and past maxReconsumeTimes the message goes to the DLQ.
+func (p *sendProcessor) retryTarget(req *codec.Frame, h *sendHeader, queueID int32) (topic string, q int32, dlq bool, resp *codec.Frame) {
+	group := strings.TrimPrefix(h.topic, RetryGroupPrefix)
+	sg, ok := p.groups.find(group)
+	if !ok {
+		return "", 0, false, errResp(req, codec.RespSubscriptionGroupNotExist, "subscription group not exist, "+group+" "+faqSuffix)
+	}
+	maxTimes := sg.RetryMaxTimes
+	if req.Version >= versionV3_4_9 && h.hasMaxReconsume {
+		maxTimes = h.maxReconsumeTimes
+	}
+	if h.reconsumeTimes > maxTimes || (p.locks != nil && p.locks.groupHasLock(group)) {
+		dlqTopic := DLQGroupPrefix + group
+		p.topics.createIfAbsent(dlqTopic, 1, body.PermWrite|body.PermRead, 0)
+		return dlqTopic, 0, true, nil
+	}
+	return h.topic, queueID, false, nil
+}
+
+func (p *sendProcessor) sendBatch(c *transport.Conn, req *codec.Frame, h *sendHeader, tc *body.TopicConfig, queueID int32, bornHost netip.AddrPort) *codec.Frame {
+	if len(h.topic) > topicMaxLen || isRetryTopic(h.topic) {
+		// compat: Java rejects batches to long or retry topics with no remark.
+		return errResp(req, codec.RespMessageIllegal, "")
+	}
+	sysFlag := h.sysFlag
+	if tc.TopicFilterType == body.MultiTag {
+		sysFlag |= message.MultiTagsFlag
+	}
+	var msgs []message.Message
+	it := message.IterBatch(req.Body)
+	var e message.BatchEntry
+	for it.Next(&e) {
+		if len(e.Body) > p.cfg.MaxMessageSize || len(e.Properties) > message.MaxPropertiesLen {
+			return errResp(req, codec.RespMessageIllegal, illegalRemark(p.cfg.MaxMessageSize))
+		}
+		tags, _ := message.Property(e.Properties, message.PropertyTags)
+		msgs = append(msgs, message.Message{
+			Topic:          h.topic,
+			QueueID:        queueID,
+			Flag:           e.Flag,
+			Body:           e.Body,
+			Properties:     e.Properties,
+			BornTimestamp:  h.bornTimestamp,
+			BornHost:       bornHost,
+			StoreHost:      p.storeHost,
+			SysFlag:        sysFlag,
+			ReconsumeTimes: h.reconsumeTimes,
+			TagsCode:       message.TagsHash(tags),
+		})
+	}
+	if err := it.Err(); err != nil || len(msgs) == 0 {
+		p.log.Warn("send: bad batch body", "topic", h.topic, "remote", c.RemoteAddr(), "err", err)
+		return errResp(req, codec.RespMessageIllegal, illegalRemark(p.cfg.MaxMessageSize))
+	}
+	uniq, _ := message.Property(h.properties, message.PropertyUniqKey)
+	topic := h.topic
+	p.store.PutBatch(msgs, func(r store.PutResult) {
+		p.stats.onPut(topic, r)
+		p.reply(c, req, p.putResponse(req, r, queueID, uniq, msgs))
+	})
+	return nil
+}
+
+// putResponse maps a store result to the send response (Java
+// handlePutMessageResult). batch, when not nil, lists the stored messages
+// so each gets its own offset id.
+func (p *sendProcessor) putResponse(req *codec.Frame, r store.PutResult, queueID int32, uniq string, batch []message.Message) *codec.Frame {
+	var code codec.ResponseCode
+	remark := ""
+	switch r.Status {
+	case store.PutOK:
+		code = codec.RespSuccess
+	case store.FlushDiskTimeout:
+		code = codec.RespFlushDiskTimeout
+	case store.MessageIllegal, store.PropertiesSizeExceeded:
+		return errResp(req, codec.RespMessageIllegal, illegalRemark(p.cfg.MaxMessageSize))
+	case store.ServiceNotAvailable:
+		return errResp(req, codec.RespServiceNotAvailable, "service not available now. It may be caused by one of the following reasons: the broker's disk is full, messages are put to the slave, message store has been shut down, etc.")
+	case store.OSPageCacheBusy:
+		return errResp(req, codec.RespSystemBusy, "[PC_SYNCHRONIZED]broker busy, start flow control for a while")
+	default:
+		return errResp(req, codec.RespSystemError, "UNKNOWN_ERROR")
+	}
+	resp := codec.NewResponse(req, int32(code), remark)
+	var ids []byte
+	if batch == nil {
+		ids = message.AppendOffsetMsgID(make([]byte, 0, 32), p.storeHost, r.WroteOffset)
+	} else {
+		off := r.WroteOffset
+		ids = make([]byte, 0, 33*len(batch))
+		for i := range batch {
+			if i > 0 {
+				ids = append(ids, ',')
+			}
+			ids = message.AppendOffsetMsgID(ids, p.storeHost, off)
+			off += int64(batch[i].RecordSize())
+		}
+	}
+	resp.Ext = make([]codec.KV, 0, 6)
+	resp.Ext = append(resp.Ext,
+		codec.KV{Key: "msgId", Value: string(ids)},
+		codec.KV{Key: "queueId", Value: strconv.FormatInt(int64(queueID), 10)},
+		codec.KV{Key: "queueOffset", Value: strconv.FormatInt(r.QueueOffset, 10)},
+		codec.KV{Key: "MSG_REGION", Value: p.cfg.RegionID},
+		codec.KV{Key: "TRACE_ON", Value: strconv.FormatBool(p.cfg.TraceOn)},
+	)
+	if uniq != "" {
+		resp.Ext = append(resp.Ext, codec.KV{Key: "transactionId", Value: uniq})
+	}
+	return resp
+}
+
+func (p *sendProcessor) newUniqKey() string {
+	p.uniqMu.Lock()
+	b := p.uniq.Append(make([]byte, 0, 32), time.Now())
+	p.uniqMu.Unlock()
+	return string(b)
+}
+
+// appendProp adds name=value to an encoded properties string.
+func appendProp(props, name, value string) string {
+	b := make([]byte, 0, len(props)+len(name)+len(value)+2)
+	b = append(b, props...)
+	b = message.AppendProperty(b, name, value)
+	return string(b)
+}
+
+// compat: FAQUrl.suggestTodo for the topic and group FAQ links.
+const faqSuffix = "\nSee https://rocketmq.apache.org/docs/bestPractice/06FAQ for further details."
+
+// versionV3_4_9 is the MQVersion ordinal from which the header's
+// maxReconsumeTimes is honoured.
+const versionV3_4_9 = 121
+
+func illegalRemark(maxSize int) string {
+	return fmt.Sprintf("the message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KB.", maxSize)
+}
+
+// topicConfigString mimics TopicConfig.toString for remarks.
+func topicConfigString(tc *body.TopicConfig) string {
+	return fmt.Sprintf("TopicConfig [topicName=%s, readQueueNums=%d, writeQueueNums=%d, perm=%s, topicFilterType=%s, topicSysFlag=%d, order=%t, attributes=%v]",
+		tc.TopicName, tc.ReadQueueNums, tc.WriteQueueNums, permString(tc.Perm), tc.TopicFilterType, tc.TopicSysFlag, tc.Order, tc.Attributes)
+}
+
+// permString is PermName.perm2String ("RW-", "R--" …).
+func permString(perm int32) string {
+	b := []byte("---")
+	if perm&body.PermRead != 0 {
+		b[0] = 'R'
+	}
+	if perm&body.PermWrite != 0 {
+		b[1] = 'W'
+	}
+	if perm&body.PermInherit != 0 {
+		b[2] = 'X'
+	}
+	return string(b)
+}
+
+// parseAddrPort parses "ip:port", or returns the zero value.
+func parseAddrPort(s string) netip.AddrPort {
+	ap, err := netip.ParseAddrPort(s)
+	if err != nil {
+		return netip.AddrPortFrom(netip.IPv4Unspecified(), 0)
+	}
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+}

@@ -1,0 +1,68 @@
+// Command mqbroker runs a RocketMQ broker: mqbroker -c broker.conf [-n addr] [-p].
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/rocketgo/rocketgo/broker"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "mqbroker:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	confPath := flag.String("c", "", "broker.conf (Java properties)")
+	namesrv := flag.String("n", "", "name server address list, ';'-separated")
+	printConf := flag.Bool("p", false, "print the effective configuration and exit")
+	flag.Parse()
+
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	cfg := broker.DefaultConfig()
+	if v := os.Getenv("NAMESRV_ADDR"); v != "" {
+		cfg.NamesrvAddr = v
+	}
+	if *confPath != "" {
+		unknown, err := cfg.LoadFile(*confPath)
+		if err != nil {
+			return err
+		}
+		for _, k := range unknown {
+			log.Warn("unknown broker.conf key ignored", "key", k)
+		}
+	}
+	if *namesrv != "" {
+		cfg.NamesrvAddr = *namesrv
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if *printConf {
+		for _, kv := range cfg.Properties() {
+			fmt.Printf("%s=%s\n", kv[0], kv[1])
+		}
+		return nil
+	}
+	b, err := broker.New(cfg, broker.Deps{Logger: log})
+	if err != nil {
+		return err
+	}
+	if err := b.Start(); err != nil {
+		b.Close()
+		return err
+	}
+	fmt.Printf("The broker[%s, %s] boot success. serializeType=JSON and name server is %s\n", cfg.BrokerName, b.BrokerAddr(), cfg.NamesrvAddr)
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	<-sig
+	log.Info("shutting down")
+	return b.Close()
+}

@@ -1,0 +1,115 @@
+package transport
+
+import (
+	"fmt"
+	"runtime/debug"
+
+	"github.com/rocketgo/rocketgo/codec"
+)
+
+// Remarks of the transport's own error responses, as the Java remoting
+// layer words them.
+const (
+	// compat: Java's NettyRemotingAbstract answers a rejected execution with this remark.
+	remarkOverload = "[OVERLOAD]system busy, start flow control for a while"
+)
+
+// route is where one request code goes.
+type route struct {
+	h    Handler
+	pool *Pool // nil: inline on the event loop
+}
+
+// Router maps request codes to handlers and the pools they run on. Build it
+// completely before the server or client using it starts; it is read
+// without locks afterwards.
+type Router struct {
+	routes map[int32]route
+	def    route
+}
+
+// NewRouter returns an empty router: every code answers
+// REQUEST_CODE_NOT_SUPPORTED until a handler is registered.
+func NewRouter() *Router {
+	return &Router{routes: make(map[int32]route)}
+}
+
+// Handle routes code to h, run on pool, or inline on the event loop when
+// pool is nil (only for cheap, non-blocking, in-memory handlers). A second
+// registration of the same code replaces the first.
+func (r *Router) Handle(code codec.RequestCode, pool *Pool, h Handler) {
+	if h == nil {
+		panic("transport: Router.Handle with nil handler")
+	}
+	r.routes[int32(code)] = route{h: h, pool: pool}
+}
+
+// SetDefault routes every code without its own handler to h.
+func (r *Router) SetDefault(pool *Pool, h Handler) {
+	r.def = route{h: h, pool: pool}
+}
+
+func (r *Router) lookup(code int32) route {
+	if r == nil {
+		return route{}
+	}
+	if rt, ok := r.routes[code]; ok {
+		return rt
+	}
+	return r.def
+}
+
+// dispatch routes one request from the connection's reader. It returns the
+// response to write now (inline handlers, refusals), or nil when a pool
+// took the request or no reply is due.
+func (c *Conn) dispatch(r *Router, req *codec.Frame) *codec.Frame {
+	rt := r.lookup(req.Code)
+	if rt.h == nil {
+		c.log.Warn("transport: request code not supported", "remote", c.remote, "code", codec.RequestCode(req.Code).String())
+		return c.refuse(req, codec.RespRequestCodeNotSupported, notSupportedRemark(req.Code))
+	}
+	if rt.pool == nil {
+		return c.run(rt.h, req)
+	}
+	if !rt.pool.submit(task{c: c, req: req, h: rt.h}) {
+		if rt.pool.shouldWarn() {
+			c.log.Warn("transport: pool full, answering SYSTEM_BUSY", "pool", rt.pool.name, "remote", c.remote, "code", req.Code)
+		}
+		return c.refuse(req, codec.RespSystemBusy, remarkOverload)
+	}
+	return nil
+}
+
+// compat: Java's remark for an unknown code, leading space included.
+func notSupportedRemark(code int32) string {
+	return fmt.Sprintf(" request type %d not supported", code)
+}
+
+// refuse builds a transport error response, or nil for a oneway request.
+func (c *Conn) refuse(req *codec.Frame, code codec.ResponseCode, remark string) *codec.Frame {
+	if req.IsOneway() {
+		return nil
+	}
+	return codec.NewResponse(req, int32(code), remark)
+}
+
+// run calls h and completes its response: opaque, response flag, version.
+// A panic becomes SYSTEM_ERROR; the connection stays up.
+func (c *Conn) run(h Handler, req *codec.Frame) (resp *codec.Frame) {
+	defer func() {
+		if v := recover(); v != nil {
+			c.log.Error("transport: handler panic", "remote", c.remote, "code", req.Code, "panic", v, "stack", string(debug.Stack()))
+			resp = c.refuse(req, codec.RespSystemError, fmt.Sprintf("process request panic: %v", v))
+		}
+	}()
+	resp = h(c, req)
+	if resp == nil || req.IsOneway() {
+		return nil
+	}
+	resp.Opaque = req.Opaque
+	resp.Flag |= codec.FlagResponse
+	if resp.Version == 0 {
+		resp.Version = codec.ServerVersion
+	}
+	return resp
+}

@@ -1,0 +1,296 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Kind names a server combination.
+type Kind string
+
+// The server combinations of the matrix.
+const (
+	Ours       Kind = "ours"
+	Java       Kind = "java"
+	JavaNSOurs Kind = "javans-ours" // Java name server + our broker
+	OursNSJava Kind = "oursns-java" // our name server + Java broker
+)
+
+// Kinds is every combination in matrix order.
+var Kinds = []Kind{Ours, Java, JavaNSOurs, OursNSJava}
+
+// UsesOurs reports whether any of the kind's processes is ours.
+func (k Kind) UsesOurs() bool { return k != Java }
+
+// ErrNotBuilt means a binary of ours is missing (run `make build`).
+var ErrNotBuilt = errors.New("harness: rocketgo binary not built")
+
+// ErrNoJava means java or the reference-server jars are unavailable.
+var ErrNoJava = errors.New("harness: java reference server unavailable")
+
+// Env locates the tools the harness needs.
+type Env struct {
+	Root   string // repository root (holds bin/ and conformance/)
+	Script string // conformance/scripts/javaserver.sh
+}
+
+// FindEnv walks up from the working directory to the repository root.
+func FindEnv() (Env, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return Env{}, fmt.Errorf("harness: getwd: %w", err)
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "conformance", "go.mod")); err == nil {
+			return Env{Root: d, Script: filepath.Join(d, "conformance", "scripts", "javaserver.sh")}, nil
+		}
+		if filepath.Dir(d) == d {
+			return Env{}, fmt.Errorf("harness: no conformance/go.mod above %s", dir)
+		}
+	}
+}
+
+// Bin is the path of one of our binaries.
+func (e Env) Bin(name string) string { return filepath.Join(e.Root, "bin", name) }
+
+// HaveJavaServer reports whether the reference server can be started.
+func (e Env) HaveJavaServer() bool {
+	if _, err := os.Stat(filepath.Join(e.Root, "conformance", ".cache", "java-server", "lib")); err != nil {
+		return false
+	}
+	_, err := execLookPath("java")
+	return err == nil
+}
+
+// Options tunes a cluster.
+type Options struct {
+	Dir string // scratch directory (a test's TempDir)
+	// BrokerExtraConf lines are appended to the Java broker.conf.
+	BrokerExtraConf []string
+	// BrokerNamesrv overrides the name-server address the broker registers
+	// with (a capture proxy), and BrokerListenAddr is where the broker binds
+	// when it differs from its advertised 127.0.0.1:port (capture).
+	BrokerNamesrv string
+	ReadyTimeout  time.Duration
+}
+
+// Cluster is a running name server + broker pair.
+type Cluster struct {
+	Kind        Kind
+	NamesrvAddr string // 127.0.0.1:port
+	BrokerAddr  string // advertised 127.0.0.1:port
+	Dir         string
+	procs       []*Process
+}
+
+// Start launches the processes of kind and waits until the broker is
+// listed by the name server. On error everything started is stopped.
+func Start(ctx context.Context, env Env, kind Kind, opt Options) (*Cluster, error) {
+	if opt.ReadyTimeout == 0 {
+		opt.ReadyTimeout = 180 * time.Second // Java start-up on a loaded 2-core box
+	}
+	nsPort, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	brPort, err := FreeBrokerPort()
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{Kind: kind, Dir: opt.Dir,
+		NamesrvAddr: "127.0.0.1:" + strconv.Itoa(nsPort),
+		BrokerAddr:  "127.0.0.1:" + strconv.Itoa(brPort)}
+	brokerNS := c.NamesrvAddr
+	if opt.BrokerNamesrv != "" {
+		brokerNS = opt.BrokerNamesrv
+	}
+	needOurs := map[Kind][]string{Ours: {"rocketgo"}, JavaNSOurs: {"mqbroker"}, OursNSJava: {"mqnamesrv"}}[kind]
+	for _, b := range needOurs {
+		if _, err := os.Stat(env.Bin(b)); err != nil {
+			return nil, fmt.Errorf("%w: %s", ErrNotBuilt, env.Bin(b))
+		}
+	}
+	if kind != Ours && !env.HaveJavaServer() {
+		return nil, ErrNoJava
+	}
+	startJavaNS := func() error {
+		dir := filepath.Join(opt.Dir, "java-namesrv")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("harness: mkdir: %w", err)
+		}
+		p, err := StartProcess("namesrv", dir, []string{"FOREGROUND=1"},
+			env.Script, "start-namesrv", strconv.Itoa(nsPort), dir)
+		if err == nil {
+			c.procs = append(c.procs, p)
+		}
+		return err
+	}
+	startJavaBroker := func() error {
+		dir := filepath.Join(opt.Dir, "java-broker")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("harness: mkdir: %w", err)
+		}
+		p, err := StartProcess("broker", dir,
+			[]string{"FOREGROUND=1", "BROKER_EXTRA_CONF=" + strings.Join(opt.BrokerExtraConf, "\n")},
+			env.Script, "start-broker", brokerNS, strconv.Itoa(brPort), dir)
+		if err == nil {
+			c.procs = append(c.procs, p)
+		}
+		return err
+	}
+	startOurs := func(name string, args ...string) error {
+		dir := filepath.Join(opt.Dir, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("harness: mkdir: %w", err)
+		}
+		p, err := StartProcess(name, dir, nil, append([]string{env.Bin(name)}, args...)...)
+		if err == nil {
+			c.procs = append(c.procs, p)
+		}
+		return err
+	}
+	oursBrokerConf := func(dir string) (string, error) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", fmt.Errorf("harness: mkdir: %w", err)
+		}
+		conf := filepath.Join(dir, "broker.conf")
+		text := strings.Join([]string{
+			"brokerClusterName=DefaultCluster", "brokerName=broker-a", "brokerId=0",
+			"listenPort=" + strconv.Itoa(brPort), "brokerIP1=127.0.0.1",
+			"storePathRootDir=" + filepath.Join(dir, "store"), "namesrvAddr=" + brokerNS,
+			"autoCreateTopicEnable=true", "enablePropertyFilter=true",
+		}, "\n") + "\n"
+		return conf, os.WriteFile(conf, []byte(text), 0o644)
+	}
+
+	var startErr error
+	switch kind {
+	case Ours:
+		startErr = startOurs("rocketgo", "-dataDir", filepath.Join(opt.Dir, "rocketgo", "data"),
+			"-namesrvListen", c.NamesrvAddr, "-brokerListen", c.BrokerAddr)
+	case Java:
+		if startErr = startJavaNS(); startErr == nil {
+			startErr = startJavaBroker()
+		}
+	case JavaNSOurs:
+		if startErr = startJavaNS(); startErr == nil {
+			var conf string
+			if conf, startErr = oursBrokerConf(filepath.Join(opt.Dir, "mqbroker")); startErr == nil {
+				startErr = startOurs("mqbroker", "-c", conf, "-n", brokerNS)
+			}
+		}
+	case OursNSJava:
+		dir := filepath.Join(opt.Dir, "mqnamesrv")
+		if startErr = os.MkdirAll(dir, 0o755); startErr == nil {
+			conf := filepath.Join(dir, "namesrv.conf")
+			if startErr = os.WriteFile(conf, []byte("listenPort="+strconv.Itoa(nsPort)+"\n"), 0o644); startErr == nil {
+				if startErr = startOurs("mqnamesrv", "-c", conf); startErr == nil {
+					startErr = startJavaBroker()
+				}
+			}
+		}
+	default:
+		startErr = fmt.Errorf("harness: unknown kind %q", kind)
+	}
+	if startErr == nil {
+		startErr = c.waitReady(ctx, opt.ReadyTimeout)
+	}
+	if startErr != nil {
+		c.Close()
+		return nil, startErr
+	}
+	return c, nil
+}
+
+// waitReady polls the name server's cluster info until it lists the broker.
+func (c *Cluster) waitReady(ctx context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	var last error
+	for {
+		for _, p := range c.procs {
+			if done, err := p.Exited(); done {
+				return fmt.Errorf("harness: %s exited early (%v): %s", p.Name, err, p.Tail(2000))
+			}
+		}
+		f, err := Call(ctx, c.NamesrvAddr, codeGetBrokerClusterInfo, nil, nil)
+		switch {
+		case err != nil:
+			last = err
+		case f.Code != 0:
+			last = fmt.Errorf("harness: cluster info code %d %q", f.Code, f.Remark)
+		case !strings.Contains(string(f.Body), c.BrokerAddr):
+			last = fmt.Errorf("harness: broker %s not registered yet", c.BrokerAddr)
+		default:
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("harness: %s not ready after %v: %w\n%s", c.Kind, timeout, last, c.Logs(1500))
+		case <-tick.C:
+		}
+	}
+}
+
+// Logs returns the tails of every process log, for failure reports.
+func (c *Cluster) Logs(n int) string {
+	var b strings.Builder
+	for _, p := range c.procs {
+		fmt.Fprintf(&b, "--- %s (%s)\n%s\n", p.Name, p.Log, p.Tail(n))
+	}
+	return b.String()
+}
+
+// Close stops every process (brokers first).
+func (c *Cluster) Close() {
+	for i := len(c.procs) - 1; i >= 0; i-- {
+		c.procs[i].Stop(10 * time.Second)
+	}
+	c.procs = nil
+}
+
+// CreateTopic creates topic on the broker with UPDATE_AND_CREATE_TOPIC and
+// waits until the name server routes it.
+func (c *Cluster) CreateTopic(ctx context.Context, topic string, queues int, extra map[string]string) error {
+	ext := map[string]string{
+		"topic": topic, "defaultTopic": "TBW102",
+		"readQueueNums": strconv.Itoa(queues), "writeQueueNums": strconv.Itoa(queues),
+		"perm": "6", "topicFilterType": "SINGLE_TAG", "topicSysFlag": "0", "order": "false",
+	}
+	for k, v := range extra {
+		ext[k] = v
+	}
+	f, err := Call(ctx, c.BrokerAddr, codeUpdateAndCreateTopic, ext, nil)
+	if err != nil {
+		return fmt.Errorf("harness: create topic %s: %w", topic, err)
+	}
+	if f.Code != 0 {
+		return fmt.Errorf("harness: create topic %s: code %d %q", topic, f.Code, f.Remark)
+	}
+	return c.WaitRoute(ctx, topic, 20*time.Second)
+}
+
+// WaitRoute polls GET_ROUTEINFO_BY_TOPIC until the name server answers 0.
+func (c *Cluster) WaitRoute(ctx context.Context, topic string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		f, err := Call(ctx, c.NamesrvAddr, codeGetRouteinfoByTopic, map[string]string{"topic": topic}, nil)
+		if err == nil && f.Code == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("harness: no route for %s within %v (last: %v)", topic, timeout, err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,161 @@
+package io.rocketgo.conformance;
+
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Runs named conformance scenarios in one JVM and prints, per scenario,
+ * {@code PASS <name> <seconds>} or {@code FAIL <name> <seconds>: <reason>}.
+ *
+ * <p>Usage: {@code java -Dnamesrv=ip:port -Dbroker=ip:port -Dprefix=p Driver name:timeoutSeconds ...}
+ * The scenario names are the rows of conformance/scenario/table.go.
+ */
+public final class Driver {
+    private Driver() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        String namesrv = required("namesrv");
+        String broker = required("broker");
+        String prefix = System.getProperty("prefix", "java");
+        ExecutorService pool = Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "scenario");
+            t.setDaemon(true);
+            return t;
+        });
+        for (String arg : args) {
+            String[] parts = arg.split(":", 2);
+            String name = parts[0];
+            long timeoutSec = parts.length > 1 ? Long.parseLong(parts[1]) : 60;
+            Ctx ctx = new Ctx(namesrv, broker, prefix + "_" + name, timeoutSec);
+            long start = System.nanoTime();
+            String failure = null;
+            Future<?> f = pool.submit(() -> {
+                Scenarios.run(name, ctx);
+                return null;
+            });
+            try {
+                f.get(timeoutSec, TimeUnit.SECONDS);
+            } catch (TimeoutException e) {
+                f.cancel(true);
+                failure = "timed out after " + timeoutSec + " s";
+            } catch (java.util.concurrent.ExecutionException e) {
+                failure = describe(e.getCause());
+            } finally {
+                ctx.closeAll();
+            }
+            double secs = (System.nanoTime() - start) / 1e9;
+            if (failure == null) {
+                System.out.printf("PASS %s %.2f%n", name, secs);
+            } else {
+                System.out.printf("FAIL %s %.2f: %s%n", name, secs, failure.replace('\n', ' '));
+            }
+            System.out.flush();
+        }
+        pool.shutdownNow();
+        // Client libraries leave non-daemon threads behind; the run is over.
+        System.exit(0);
+    }
+
+    static String describe(Throwable t) {
+        StringBuilder b = new StringBuilder();
+        for (Throwable c = t; c != null && b.length() < 600; c = c.getCause()) {
+            if (b.length() > 0) {
+                b.append(" <- ");
+            }
+            b.append(c.getClass().getSimpleName()).append(": ").append(c.getMessage());
+            if (c.getCause() == c) {
+                break;
+            }
+        }
+        return b.toString();
+    }
+
+    private static String required(String prop) {
+        String v = System.getProperty(prop);
+        if (v == null || v.isEmpty()) {
+            throw new IllegalArgumentException("missing -D" + prop);
+        }
+        return v;
+    }
+
+    /** Per-scenario context: addresses, unique names, deadline, things to shut down. */
+    static final class Ctx {
+        final String namesrv;
+        final String broker;
+        final String prefix;
+        final long deadlineNanos;
+        private final List<Runnable> closers = new ArrayList<>();
+
+        Ctx(String namesrv, String broker, String prefix, long timeoutSec) {
+            this.namesrv = namesrv;
+            this.broker = broker;
+            this.prefix = prefix;
+            this.deadlineNanos = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSec);
+        }
+
+        String name(String s) {
+            return prefix + "_" + s;
+        }
+
+        long remainingMillis() {
+            return Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime()));
+        }
+
+        synchronized void onClose(Runnable r) {
+            closers.add(r);
+        }
+
+        synchronized void closeAll() {
+            for (int i = closers.size() - 1; i >= 0; i--) {
+                try {
+                    closers.get(i).run();
+                } catch (RuntimeException e) {
+                    // shutting down a client that failed to start
+                }
+            }
+            closers.clear();
+        }
+    }
+
+    /** Sets an enum-typed property whose enum class moved packages between 4.9 and 5.x. */
+    static void setEnum(Object target, String setter, String value) throws Exception {
+        for (Method m : target.getClass().getMethods()) {
+            if (m.getName().equals(setter) && m.getParameterCount() == 1 && m.getParameterTypes()[0].isEnum()) {
+                @SuppressWarnings({"unchecked", "rawtypes"})
+                Object v = Enum.valueOf((Class) m.getParameterTypes()[0], value);
+                m.invoke(target, v);
+                return;
+            }
+        }
+        throw new NoSuchMethodException(setter);
+    }
+
+    /** Instantiates the first class that exists (types that moved packages). */
+    static Object newOf(String... classNames) throws Exception {
+        for (String n : classNames) {
+            try {
+                return Class.forName(n).getDeclaredConstructor().newInstance();
+            } catch (ClassNotFoundException e) {
+                // try the next package
+            }
+        }
+        throw new ClassNotFoundException(String.join(" | ", classNames));
+    }
+
+    /** Invokes the single public method of that name and arity. */
+    static Object call(Object target, String method, Object... args) throws Exception {
+        for (Method m : target.getClass().getMethods()) {
+            if (m.getName().equals(method) && m.getParameterCount() == args.length) {
+                return m.invoke(target, args);
+            }
+        }
+        throw new NoSuchMethodException(method + "/" + args.length);
+    }
+}

@@ -1,0 +1,97 @@
+package scenario
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Status is the outcome of one scenario × client × server cell.
+type Status string
+
+// Cell outcomes.
+const (
+	Pass   Status = "pass"
+	Fail   Status = "FAIL"
+	NotYet Status = "not-yet" // feature not built in our server (see NotYetTable)
+	NA     Status = "n/a"     // client has no such feature
+	Skip   Status = "skip"    // tool missing on this machine (java/mvn), with a reason
+)
+
+// Result is one cell of the matrix.
+type Result struct {
+	Scenario string
+	Client   Client
+	Server   string
+	Status   Status
+	Detail   string
+	Elapsed  time.Duration
+}
+
+// Line renders a result as one log line.
+func (r Result) Line() string {
+	s := fmt.Sprintf("%-8s %-14s %-11s %-12s %6.1fs", r.Status, r.Scenario, r.Client, r.Server, r.Elapsed.Seconds())
+	if r.Detail != "" {
+		s += "  " + r.Detail
+	}
+	return s
+}
+
+// Markdown renders results as one table per server kind, scenarios as rows
+// and clients as columns.
+func Markdown(results []Result, servers []string) string {
+	cell := map[[3]string]Result{}
+	for _, r := range results {
+		cell[[3]string{r.Server, r.Scenario, string(r.Client)}] = r
+	}
+	var b strings.Builder
+	for _, srv := range servers {
+		fmt.Fprintf(&b, "\n### server: %s\n\n| scenario |", srv)
+		for _, c := range Clients {
+			fmt.Fprintf(&b, " %s |", c)
+		}
+		b.WriteString("\n|---|")
+		for range Clients {
+			b.WriteString("---|")
+		}
+		b.WriteString("\n")
+		for _, s := range Table {
+			fmt.Fprintf(&b, "| %s |", s.Name)
+			for _, c := range Clients {
+				r, ok := cell[[3]string{srv, s.Name, string(c)}]
+				if !ok {
+					b.WriteString(" |")
+					continue
+				}
+				fmt.Fprintf(&b, " %s |", r.Status)
+			}
+			b.WriteString("\n")
+		}
+	}
+	var notes []string
+	for _, r := range results {
+		if (r.Status == Fail || r.Status == Skip) && r.Detail != "" {
+			notes = append(notes, fmt.Sprintf("- %s / %s / %s: %s", r.Server, r.Scenario, r.Client, oneLine(r.Detail, 300)))
+		}
+	}
+	if len(notes) > 0 {
+		sort.Strings(notes)
+		b.WriteString("\n### failures and skips\n\n" + strings.Join(notes, "\n") + "\n")
+	}
+	var ny []string
+	for k, v := range NotYetTable {
+		ny = append(ny, fmt.Sprintf("| %s | %s |", k, v))
+	}
+	sort.Strings(ny)
+	b.WriteString("\n### not-yet (scenario.NotYetTable)\n\n| scenario | reason |\n|---|---|\n" + strings.Join(ny, "\n") + "\n")
+	return b.String()
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return s
+}

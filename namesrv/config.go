@@ -1,0 +1,214 @@
+package namesrv
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rocketgo/rocketgo/compat/javaprops"
+)
+
+// Config is the name server's configuration: Java's NamesrvConfig plus the
+// NettyServerConfig keys we honour, under the same property names.
+type Config struct {
+	RocketmqHome                         string
+	KVConfigPath                         string
+	ConfigStorePath                      string
+	ProductEnvName                       string
+	ClusterTest                          bool
+	OrderMessageEnable                   bool
+	ReturnOrderTopicConfigToBroker       bool
+	ClientRequestThreadPoolNums          int
+	DefaultThreadPoolNums                int
+	ClientRequestThreadPoolQueueCapacity int
+	DefaultThreadPoolQueueCapacity       int
+	ScanNotActiveBrokerInterval          time.Duration // property in ms
+	// BrokerChannelExpiredTime is how long a broker may stay silent; Java
+	// hard-codes 120 s (a broker's heartbeatTimeoutMillis overrides it).
+	BrokerChannelExpiredTime          time.Duration // property in ms
+	SupportActingMaster               bool
+	EnableAllTopicList                bool
+	EnableTopicList                   bool
+	NeedWaitForService                bool
+	WaitSecondsForService             int
+	DeleteTopicWithBrokerRegistration bool
+	ConfigBlackList                   string
+
+	BindAddress                     string
+	ListenPort                      int
+	ServerChannelMaxIdleTimeSeconds int
+}
+
+// Default returns Java's defaults, with paths under the user's home.
+func Default() Config {
+	home, _ := os.UserHomeDir()
+	return Config{
+		RocketmqHome:                         os.Getenv("ROCKETMQ_HOME"),
+		KVConfigPath:                         filepath.Join(home, "namesrv", "kvConfig.json"),
+		ConfigStorePath:                      filepath.Join(home, "namesrv", "namesrv.properties"),
+		ProductEnvName:                       "center",
+		ReturnOrderTopicConfigToBroker:       true,
+		ClientRequestThreadPoolNums:          8,
+		DefaultThreadPoolNums:                16,
+		ClientRequestThreadPoolQueueCapacity: 50000,
+		DefaultThreadPoolQueueCapacity:       10000,
+		ScanNotActiveBrokerInterval:          5 * time.Second,
+		BrokerChannelExpiredTime:             120 * time.Second,
+		EnableAllTopicList:                   true,
+		EnableTopicList:                      true,
+		WaitSecondsForService:                45,
+		ConfigBlackList:                      "configBlackList;configStorePath;kvConfigPath",
+		BindAddress:                          "0.0.0.0",
+		ListenPort:                           9876,
+		ServerChannelMaxIdleTimeSeconds:      120,
+	}
+}
+
+// Validate reports settings the server cannot run with.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.ListenPort < 0 || c.ListenPort > 65535 {
+		errs = append(errs, fmt.Errorf("listenPort %d out of range", c.ListenPort))
+	}
+	if c.ScanNotActiveBrokerInterval <= 0 {
+		errs = append(errs, fmt.Errorf("scanNotActiveBrokerInterval must be positive"))
+	}
+	if c.BrokerChannelExpiredTime <= 0 {
+		errs = append(errs, fmt.Errorf("brokerChannelExpiredTime must be positive"))
+	}
+	if c.ClientRequestThreadPoolNums < 1 || c.DefaultThreadPoolNums < 1 {
+		errs = append(errs, fmt.Errorf("thread pool sizes must be at least 1"))
+	}
+	if c.KVConfigPath == "" {
+		errs = append(errs, fmt.Errorf("kvConfigPath is empty"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("namesrv: config: %w", err)
+	}
+	return nil
+}
+
+// ListenAddr is "bindAddress:listenPort".
+func (c *Config) ListenAddr() string {
+	return c.BindAddress + ":" + strconv.Itoa(c.ListenPort)
+}
+
+type prop struct {
+	name string
+	get  func(*Config) string
+	set  func(*Config, string) error
+}
+
+func strProp(name string, f func(*Config) *string) prop {
+	return prop{name, func(c *Config) string { return *f(c) }, func(c *Config, v string) error { *f(c) = v; return nil }}
+}
+
+func boolProp(name string, f func(*Config) *bool) prop {
+	return prop{name, func(c *Config) string { return strconv.FormatBool(*f(c)) }, func(c *Config, v string) error {
+		// Like Java's Boolean.parseBoolean: "true" in any case, else false.
+		*f(c) = strings.EqualFold(strings.TrimSpace(v), "true")
+		return nil
+	}}
+}
+
+func intProp(name string, f func(*Config) *int) prop {
+	return prop{name, func(c *Config) string { return strconv.Itoa(*f(c)) }, func(c *Config, v string) error {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		*f(c) = n
+		return nil
+	}}
+}
+
+func msProp(name string, f func(*Config) *time.Duration) prop {
+	return prop{name, func(c *Config) string { return strconv.FormatInt(f(c).Milliseconds(), 10) }, func(c *Config, v string) error {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		*f(c) = time.Duration(n) * time.Millisecond
+		return nil
+	}}
+}
+
+// props lists every property in the order -p and GET_NAMESRV_CONFIG print them.
+var props = []prop{
+	strProp("rocketmqHome", func(c *Config) *string { return &c.RocketmqHome }),
+	strProp("kvConfigPath", func(c *Config) *string { return &c.KVConfigPath }),
+	strProp("configStorePath", func(c *Config) *string { return &c.ConfigStorePath }),
+	strProp("productEnvName", func(c *Config) *string { return &c.ProductEnvName }),
+	boolProp("clusterTest", func(c *Config) *bool { return &c.ClusterTest }),
+	boolProp("orderMessageEnable", func(c *Config) *bool { return &c.OrderMessageEnable }),
+	boolProp("returnOrderTopicConfigToBroker", func(c *Config) *bool { return &c.ReturnOrderTopicConfigToBroker }),
+	intProp("clientRequestThreadPoolNums", func(c *Config) *int { return &c.ClientRequestThreadPoolNums }),
+	intProp("defaultThreadPoolNums", func(c *Config) *int { return &c.DefaultThreadPoolNums }),
+	intProp("clientRequestThreadPoolQueueCapacity", func(c *Config) *int { return &c.ClientRequestThreadPoolQueueCapacity }),
+	intProp("defaultThreadPoolQueueCapacity", func(c *Config) *int { return &c.DefaultThreadPoolQueueCapacity }),
+	msProp("scanNotActiveBrokerInterval", func(c *Config) *time.Duration { return &c.ScanNotActiveBrokerInterval }),
+	msProp("brokerChannelExpiredTime", func(c *Config) *time.Duration { return &c.BrokerChannelExpiredTime }),
+	boolProp("supportActingMaster", func(c *Config) *bool { return &c.SupportActingMaster }),
+	boolProp("enableAllTopicList", func(c *Config) *bool { return &c.EnableAllTopicList }),
+	boolProp("enableTopicList", func(c *Config) *bool { return &c.EnableTopicList }),
+	boolProp("needWaitForService", func(c *Config) *bool { return &c.NeedWaitForService }),
+	intProp("waitSecondsForService", func(c *Config) *int { return &c.WaitSecondsForService }),
+	boolProp("deleteTopicWithBrokerRegistration", func(c *Config) *bool { return &c.DeleteTopicWithBrokerRegistration }),
+	strProp("configBlackList", func(c *Config) *string { return &c.ConfigBlackList }),
+	strProp("bindAddress", func(c *Config) *string { return &c.BindAddress }),
+	intProp("listenPort", func(c *Config) *int { return &c.ListenPort }),
+	intProp("serverChannelMaxIdleTimeSeconds", func(c *Config) *int { return &c.ServerChannelMaxIdleTimeSeconds }),
+}
+
+// Apply sets the properties p names. Unknown keys are returned (Java
+// ignores them); a value that does not parse is an error and leaves that
+// field unchanged, the others applied.
+func (c *Config) Apply(p javaprops.Props) (unknown []string, err error) {
+	var errs []error
+	for _, e := range p {
+		found := false
+		for _, pr := range props {
+			if pr.name == e.Key {
+				found = true
+				if err := pr.set(c, e.Value); err != nil {
+					errs = append(errs, err)
+				}
+				break
+			}
+		}
+		if !found {
+			unknown = append(unknown, e.Key)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return unknown, fmt.Errorf("namesrv: config: %w", err)
+	}
+	return unknown, nil
+}
+
+// Properties returns every setting as key/value pairs.
+func (c *Config) Properties() javaprops.Props {
+	out := make(javaprops.Props, 0, len(props))
+	for _, pr := range props {
+		out = append(out, javaprops.Entry{Key: pr.name, Value: pr.get(c)})
+	}
+	return out
+}
+
+// blackListed reports whether key may not be changed remotely.
+func (c *Config) blackListed(key string) bool {
+	switch key {
+	case "configBlackList", "configStorePath", "kvConfigPath", "rocketmqHome":
+		return true
+	}
+	for _, k := range strings.Split(c.ConfigBlackList, ";") {
+		if strings.TrimSpace(k) == key {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,160 @@
+package namesrv
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"github.com/rocketgo/rocketgo/codec/body"
+)
+
+// namespaceOrderTopicConfig is Java's NamesrvUtil.NAMESPACE_ORDER_TOPIC_CONFIG.
+const namespaceOrderTopicConfig = "ORDER_TOPIC_CONFIG"
+
+// kvStore is the namespace → key → value configuration table, persisted
+// to one JSON file (Java's kvConfig.json shape) after every change.
+type kvStore struct {
+	path string
+	log  *slog.Logger
+
+	mu    sync.RWMutex
+	table map[string]map[string]string // guarded by mu
+
+	persistMu sync.Mutex // serializes file writes, taken after mu is released
+}
+
+func newKVStore(path string, log *slog.Logger) *kvStore {
+	return &kvStore{path: path, log: log, table: make(map[string]map[string]string)}
+}
+
+// load reads the file; a missing file is an empty table.
+func (s *kvStore) load() error {
+	b, err := os.ReadFile(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("namesrv: kv config: %w", err)
+	}
+	nss, err := body.DecodeKVConfigFile(b)
+	if err != nil {
+		return fmt.Errorf("namesrv: kv config %s: %w", s.path, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ns := range nss {
+		m := make(map[string]string, len(ns.Table))
+		for _, kv := range ns.Table {
+			m[kv.Key] = kv.Value
+		}
+		s.table[ns.Namespace] = m
+	}
+	return nil
+}
+
+func (s *kvStore) get(ns, key string) (string, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	v, ok := s.table[ns][key]
+	return v, ok
+}
+
+// list returns a namespace's entries sorted by key; ok is false when the
+// namespace does not exist (an existing empty one is ok, as in Java).
+func (s *kvStore) list(ns string) ([]body.KVEntry, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	m, ok := s.table[ns]
+	if !ok {
+		return nil, false
+	}
+	return sortedEntries(m), true
+}
+
+func sortedEntries(m map[string]string) []body.KVEntry {
+	out := make([]body.KVEntry, 0, len(m))
+	for k, v := range m {
+		out = append(out, body.KVEntry{Key: k, Value: v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+func (s *kvStore) put(ns, key, value string) error {
+	s.mu.Lock()
+	m := s.table[ns]
+	if m == nil {
+		m = make(map[string]string)
+		s.table[ns] = m
+	}
+	m[key] = value
+	s.mu.Unlock()
+	s.log.Info("namesrv: put kv config", "namespace", ns, "key", key, "value", value)
+	return s.persist()
+}
+
+func (s *kvStore) delete(ns, key string) error {
+	s.mu.Lock()
+	if m := s.table[ns]; m != nil {
+		delete(m, key)
+	}
+	s.mu.Unlock()
+	s.log.Info("namesrv: delete kv config", "namespace", ns, "key", key)
+	return s.persist()
+}
+
+// persist writes the whole table: temp file, fsync, rename, fsync dir.
+func (s *kvStore) persist() error {
+	s.persistMu.Lock()
+	defer s.persistMu.Unlock()
+	s.mu.RLock()
+	nss := make([]body.KVNamespace, 0, len(s.table))
+	for ns, m := range s.table {
+		nss = append(nss, body.KVNamespace{Namespace: ns, Table: sortedEntries(m)})
+	}
+	s.mu.RUnlock()
+	sort.Slice(nss, func(i, j int) bool { return nss[i].Namespace < nss[j].Namespace })
+	if err := writeFileAtomic(s.path, body.AppendKVConfigFile(nil, nss)); err != nil {
+		return fmt.Errorf("namesrv: persist kv config: %w", err)
+	}
+	return nil
+}
+
+// writeFileAtomic replaces path with data so a crash leaves the old or the
+// new content, never a mix.
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // no-op after the rename
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,154 @@
+package namesrv
+
+import (
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/transport"
+)
+
+// Server is a running name server.
+type Server struct {
+	cfg    atomic.Pointer[Config] // replaced whole by UPDATE_NAMESRV_CONFIG
+	cfgMu  sync.Mutex             // serializes config updates
+	log    *slog.Logger
+	routes *routeTable
+	kv     *kvStore
+	start  time.Time
+
+	srv     *transport.Server
+	general *transport.Pool
+	client  *transport.Pool
+
+	stop      chan struct{}
+	done      chan struct{}
+	bg        sync.WaitGroup // connection-close handlers in flight
+	closeOnce sync.Once
+}
+
+// New builds a name server from cfg and loads the KV store; Start listens.
+func New(cfg Config, log *slog.Logger) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Server{
+		log:    log,
+		routes: newRouteTable(log, time.Now),
+		kv:     newKVStore(cfg.KVConfigPath, log),
+		stop:   make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+	c := cfg
+	s.cfg.Store(&c)
+	if err := s.kv.load(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Config returns the current configuration.
+func (s *Server) Config() Config { return *s.cfg.Load() }
+
+// Start listens on bindAddress:listenPort and starts the liveness scanner.
+func (s *Server) Start() error {
+	cfg := s.Config()
+	s.general = transport.NewPool("namesrv-default", cfg.DefaultThreadPoolNums, cfg.DefaultThreadPoolQueueCapacity)
+	s.client = transport.NewPool("namesrv-client", cfg.ClientRequestThreadPoolNums, cfg.ClientRequestThreadPoolQueueCapacity)
+	s.srv = transport.NewServer(transport.ServerConfig{
+		Addr:        cfg.ListenAddr(),
+		Logger:      s.log,
+		IdleTimeout: time.Duration(cfg.ServerChannelMaxIdleTimeSeconds) * time.Second,
+		OnClose: func(c *transport.Conn) {
+			// Off the event loop: unregistering takes the route table's write lock.
+			s.bg.Add(1)
+			go func() {
+				defer s.bg.Done()
+				s.routes.connClosed(c)
+			}()
+		},
+	}, s.router())
+	s.start = time.Now()
+	if err := s.srv.Start(); err != nil {
+		s.general.Close()
+		s.client.Close()
+		return fmt.Errorf("namesrv: start: %w", err)
+	}
+	go s.scan(cfg.ScanNotActiveBrokerInterval)
+	s.log.Info("namesrv: started", "addr", s.srv.Addr())
+	return nil
+}
+
+// Addr is the bound "ip:port".
+func (s *Server) Addr() string { return s.srv.Addr() }
+
+// Close stops listening, the scanner and the worker pools.
+func (s *Server) Close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		close(s.stop)
+		if s.srv == nil {
+			close(s.done)
+			return
+		}
+		err = s.srv.Close()
+		<-s.done
+		s.bg.Wait()
+		s.general.Close()
+		s.client.Close()
+		s.log.Info("namesrv: stopped")
+	})
+	return err
+}
+
+// scan drops brokers that stopped registering.
+func (s *Server) scan(every time.Duration) {
+	defer close(s.done)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-tick.C:
+			for _, c := range s.routes.expire(s.Config().BrokerChannelExpiredTime) {
+				c.Close()
+			}
+		}
+	}
+}
+
+func (s *Server) router() *transport.Router {
+	r := transport.NewRouter()
+	g := s.general
+	r.Handle(codec.ReqGetRouteinfoByTopic, s.client, s.getRouteInfo)
+	r.Handle(codec.ReqRegisterBroker, g, s.registerBroker)
+	r.Handle(codec.ReqUnregisterBroker, g, s.unregisterBroker)
+	r.Handle(codec.ReqBrokerHeartbeat, g, s.brokerHeartbeat)
+	r.Handle(codec.ReqQueryDataVersion, g, s.queryDataVersion)
+	r.Handle(codec.ReqGetBrokerClusterInfo, g, s.getBrokerClusterInfo)
+	r.Handle(codec.ReqGetBrokerMemberGroup, g, s.getBrokerMemberGroup)
+	r.Handle(codec.ReqGetAllTopicListFromNameserver, g, s.getAllTopicList)
+	r.Handle(codec.ReqGetTopicsByCluster, g, s.getTopicsByCluster)
+	r.Handle(codec.ReqGetSystemTopicListFromNs, g, s.getSystemTopicList)
+	r.Handle(codec.ReqGetUnitTopicList, g, s.unitTopicList(func(f int32) bool { return f&flagUnit != 0 }))
+	r.Handle(codec.ReqGetHasUnitSubTopicList, g, s.unitTopicList(func(f int32) bool { return f&flagUnitSub != 0 }))
+	r.Handle(codec.ReqGetHasUnitSubUnunitTopicList, g, s.unitTopicList(func(f int32) bool { return f&flagUnit == 0 && f&flagUnitSub != 0 }))
+	r.Handle(codec.ReqDeleteTopicInNamesrv, g, s.deleteTopic)
+	r.Handle(codec.ReqRegisterTopicInNamesrv, g, s.registerTopic)
+	r.Handle(codec.ReqPutKvConfig, g, s.putKVConfig)
+	r.Handle(codec.ReqGetKvConfig, g, s.getKVConfig)
+	r.Handle(codec.ReqDeleteKvConfig, g, s.deleteKVConfig)
+	r.Handle(codec.ReqGetKvlistByNamespace, g, s.getKVList)
+	r.Handle(codec.ReqWipeWritePermOfBroker, g, s.wipeWritePerm)
+	r.Handle(codec.ReqAddWritePermOfBroker, g, s.addWritePerm)
+	r.Handle(codec.ReqUpdateNamesrvConfig, g, s.updateConfig)
+	r.Handle(codec.ReqGetNamesrvConfig, g, s.getConfig)
+	return r
+}

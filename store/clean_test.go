@@ -1,0 +1,141 @@
+package store
+
+import (
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestRetentionDeletesOldSegments(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	cfg.CleanResourceInterval = time.Hour // driven by hand below
+	s := openT(t, cfg)
+	defer s.Close()
+	var rs []PutResult
+	for len(rs) == 0 || rs[len(rs)-1].WroteOffset < 3*cfg.MappedFileSizeCommitLog+100 {
+		rs = append(rs, putSync(t, s, testMsg("Ret", 0, len(rs), 20000)))
+	}
+	waitDispatched(t, s)
+	require.Eventually(t, func() bool { return s.FlushedOffset() == s.MaxPhyOffset() }, 5*time.Second, time.Millisecond)
+
+	require.Zero(t, s.DeleteExpired(time.Now(), false), "nothing is old enough")
+	n := s.DeleteExpired(time.Now().Add(cfg.FileReservedTime+time.Hour), false)
+	require.Equal(t, 3, n, "all but the segment taking writes")
+	require.Equal(t, 3*cfg.MappedFileSizeCommitLog, s.MinPhyOffset())
+
+	// The first queue offset still backed by the commit log.
+	var first int64
+	for i, r := range rs {
+		if r.WroteOffset >= s.MinPhyOffset() {
+			first = int64(i)
+			break
+		}
+	}
+	require.Equal(t, first, s.MinOffset("Ret", 0))
+	var res GetResult
+	s.GetMessages("Ret", 0, 0, 1, math.MaxInt32, nil, &res)
+	require.Equal(t, OffsetTooSmall, res.Status)
+	require.Equal(t, first, res.NextBeginOffset)
+	s.GetMessages("Ret", 0, first, 1, math.MaxInt32, nil, &res)
+	require.Equal(t, Found, res.Status)
+	res.Release()
+	_, err := s.ReadRecord(rs[0].WroteOffset, 0)
+	require.ErrorIs(t, err, ErrOffsetNotFound)
+	require.NoError(t, s.Check())
+	_, err = os.Stat(filepath.Join(cfg.CommitLogDir, segmentName(0)))
+	require.ErrorIs(t, err, os.ErrNotExist)
+
+	// Survives a reopen.
+	require.NoError(t, s.Close())
+	s = openT(t, cfg)
+	defer s.Close()
+	require.Equal(t, first, s.MinOffset("Ret", 0))
+	require.Equal(t, int64(len(rs)), s.MaxOffset("Ret", 0))
+	require.NoError(t, s.Check())
+}
+
+func TestDiskFullRefusesWritesKeepsReads(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	cfg.DiskFullRatio = 1 // any real disk is "full"
+	cfg.DiskMaxUsedSpaceRatio = 100
+	cfg.DiskCleanForciblyRatio = 100
+	cfg.CleanResourceInterval = time.Hour
+	s := openT(t, cfg)
+	defer s.Close()
+	require.Eventually(t, func() bool { return s.Writable() != nil }, 5*time.Second, time.Millisecond)
+	r := putSync(t, s, testMsg("Full", 0, 0, 10))
+	require.Equal(t, ServiceNotAvailable, r.Status)
+	require.ErrorIs(t, r.Err, ErrDiskFull)
+}
+
+func TestSegmentAllocationFailureTurnsReadOnly(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	s := openT(t, cfg)
+	defer s.Close()
+	// Block the third segment: a directory where its file must go (the
+	// second one is already preallocated).
+	require.NoError(t, os.Mkdir(filepath.Join(cfg.CommitLogDir, segmentName(2*cfg.MappedFileSizeCommitLog)), 0o755))
+	var ok []PutResult
+	var r PutResult
+	for i := 0; ; i++ {
+		r = putSync(t, s, testMsg("RO", 0, i, 50000))
+		if r.Status != PutOK {
+			break
+		}
+		ok = append(ok, r)
+	}
+	require.Equal(t, ServiceNotAvailable, r.Status)
+	require.ErrorIs(t, r.Err, ErrReadOnly)
+	require.ErrorIs(t, s.Writable(), ErrReadOnly)
+	waitDispatched(t, s)
+	var res GetResult
+	s.GetMessages("RO", 0, 0, 100, math.MaxInt32, nil, &res)
+	require.Equal(t, Found, res.Status)
+	require.Len(t, res.Records, len(ok))
+	res.Release()
+	require.NoError(t, s.Check())
+}
+
+// TestENOSPC runs the store on a 3 MiB tmpfs (root only): when the disk
+// fills, appends fail with ServiceNotAvailable and the process survives,
+// reads keep working.
+func TestENOSPC(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount a small tmpfs")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	cfg := testConfig(t, dir)
+	cfg.DiskFullRatio = 101 // let the OS say ENOSPC
+	cfg.DiskMaxUsedSpaceRatio = 101
+	cfg.DiskCleanForciblyRatio = 101
+	s := openT(t, cfg)
+	defer s.Close()
+	var ok int
+	var r PutResult
+	for i := 0; i < 1000; i++ {
+		r = putSync(t, s, testMsg("Full", 0, i, 30000))
+		if r.Status != PutOK {
+			break
+		}
+		ok++
+	}
+	require.Equal(t, ServiceNotAvailable, r.Status)
+	require.ErrorIs(t, r.Err, ErrReadOnly)
+	require.Greater(t, ok, 30)
+	waitDispatched(t, s)
+	var res GetResult
+	s.GetMessages("Full", 0, 0, 1000, math.MaxInt32, nil, &res)
+	require.Equal(t, Found, res.Status)
+	require.Len(t, res.Records, ok)
+	res.Release()
+	require.NoError(t, s.Check())
+}

@@ -1,0 +1,114 @@
+package store
+
+import (
+	"time"
+
+	"github.com/rocketgo/rocketgo/codec/message"
+)
+
+// dispatchLoop is the "reput" goroutine: it turns records below the durable
+// watermark into consume-queue units and index entries.
+func (s *Store) dispatchLoop() {
+	defer s.wg.Done()
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		s.dispatchUpTo(s.watermark())
+		select {
+		case <-s.stop:
+			return
+		case <-s.dispatchWake:
+		case <-t.C:
+		}
+	}
+}
+
+// dispatchUpTo dispatches records in [dispatched, wm). Only one goroutine
+// dispatches at a time (the loop, or recovery/Close while it is stopped).
+func (s *Store) dispatchUpTo(wm int64) {
+	var e message.Ext
+	d := s.dispatched.Load()
+	for d < wm {
+		seg := s.cl.find(d)
+		if seg == nil {
+			// Should not happen: segments below the watermark exist.
+			s.log.Error("store: dispatch: no segment", "offset", d)
+			return
+		}
+		pos := d - seg.start
+		if pos+message.BlankLen > seg.size {
+			d = seg.end()
+			s.dispatched.Store(d)
+			continue
+		}
+		err := message.Decode(seg.data[pos:], &e)
+		if err == message.ErrBlank {
+			d = seg.end()
+			s.dispatched.Store(d)
+			continue
+		}
+		if err != nil {
+			// The writer produced it and recovery validated it: a broken
+			// record below the watermark is a broken invariant.
+			panic("store: invariant violated: undecodable record below watermark at " + itoa(d) + ": " + err.Error())
+		}
+		s.dispatchRecord(&e, d)
+		d += int64(e.TotalSize)
+		s.dispatchTS.Store(e.StoreTimestamp)
+		s.dispatched.Store(d)
+	}
+}
+
+func (s *Store) dispatchRecord(e *message.Ext, phy int64) {
+	tt := message.TransactionValue(e.SysFlag)
+	if len(s.quarantine) > 0 && s.isQuarantined(phy) {
+		s.log.Warn("store: record with bad body crc hidden from consumers", "offset", phy)
+		if tt != message.TransactionPreparedType && tt != message.TransactionRollbackType {
+			if q := s.findCQ(e.Topic, e.QueueID); q != nil || phy >= s.repairBelow {
+				if err := s.cqFor(e.Topic, e.QueueID).hide(e.QueueOffset); err != nil {
+					s.setReadOnly(err)
+				}
+			}
+		}
+		return
+	}
+	if s.idx != nil && tt != message.TransactionRollbackType {
+		keys, _ := message.Property(e.Properties, message.PropertyKeys)
+		uniq, _ := message.Property(e.Properties, message.PropertyUniqKey)
+		if keys != "" || uniq != "" {
+			if err := s.idx.Put(e.Topic, keys, uniq, phy, e.StoreTimestamp); err != nil {
+				s.log.Warn("store: index put failed", "offset", phy, "err", err)
+			}
+		}
+	}
+	if tt == message.TransactionPreparedType || tt == message.TransactionRollbackType {
+		return
+	}
+	tags := s.tagsCode(e)
+	if phy < s.repairBelow {
+		// Recovery below the checkpoint: only fill what queues lack, never
+		// resurrect deleted topics.
+		if q := s.findCQ(e.Topic, e.QueueID); q != nil {
+			if err := q.repair(e.QueueOffset, phy, e.TotalSize, tags); err != nil {
+				s.setReadOnly(err)
+			}
+		}
+		return
+	}
+	q := s.cqFor(e.Topic, e.QueueID)
+	if err := q.put(e.QueueOffset, phy, e.TotalSize, tags); err != nil {
+		s.setReadOnly(err)
+		return
+	}
+	if fn := s.onArrival.Load(); fn != nil {
+		(*fn)(e.Topic, e.QueueID, e.QueueOffset+1, tags, e.Properties)
+	}
+}
+
+func (s *Store) tagsCode(e *message.Ext) int64 {
+	if s.cfg.TagsCode != nil {
+		return s.cfg.TagsCode(e.Topic, e.Properties, e.StoreTimestamp)
+	}
+	tags, _ := message.Property(e.Properties, message.PropertyTags)
+	return message.TagsHash(tags)
+}

@@ -1,0 +1,34 @@
+// Package store is the broker's message store, on disk in Apache
+// RocketMQ's layout so a store directory moves between Java and rocketgo:
+//
+//	root/
+//	  commitlog/<%020d start offset>         records back to back (codec/message)
+//	  consumequeue/<topic>/<qid>/<%020d>     20-byte units, 300000 per file
+//	  index/<yyyyMMddHHmmssSSS>              hash index (store/index)
+//	  checkpoint                             flushed timestamps (below)
+//	  abort                                  present while the store is open
+//
+// Consume-queue unit:
+//
+//	0 commitLogOffset int64 | 8 size int32 | 12 tagsCode int64
+//
+// Checkpoint (4096 bytes; Java fields at 0..39, ours after them):
+//
+//	 0 physicMsgTimestamp int64   store time of the last flushed record
+//	 8 logicsMsgTimestamp int64   store time of the last flushed CQ unit
+//	16 indexMsgTimestamp  int64   store time of the last flushed index entry
+//	24 masterFlushedOffset int64  (5.x; written as the flushed offset)
+//	32 confirmPhyOffset   int64   (5.x; written as the flushed offset)
+//	40 dispatchedOffset   int64   rocketgo: every record below it is in the
+//	                              flushed consume queues and index
+//
+// Data flow: Put encodes each record straight into the mapped commit-log
+// segment under one mutex (queue offsets are assigned there too), the
+// flusher makes it durable (a timer for ASYNC_FLUSH, group commit with one
+// fdatasync per batch for SYNC_FLUSH), and the dispatcher appends
+// consume-queue units and index entries for records up to the durable
+// watermark (written for async, flushed for sync), then calls OnArrival.
+//
+// Lock order: Store.mu (append) → commitLog.segMu; consume queues have their
+// own mutex and are never locked while holding Store.mu.
+package store

@@ -1,0 +1,177 @@
+package store
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/rocketgo/rocketgo/codec/message"
+)
+
+// maxScanUnits bounds the units one GetMessages call looks at when a
+// filter rejects them (Java: maxFilterMessageSize 16000 bytes = 800 units).
+const maxScanUnits = 800
+
+// GetMessages reads up to maxMsgs records (and about maxBytes; at least one
+// record when any matches) of topic/queueID from offset into res, which is
+// reset first. Records are views into the mapped commit log, valid until
+// res.Release. Offsets past the end and before the start are reported with
+// Java's statuses and NextBeginOffset corrections.
+func (s *Store) GetMessages(topic string, queueID int32, offset int64, maxMsgs, maxBytes int, filter *Filter, res *GetResult) {
+	res.reset()
+	q := s.findCQ(topic, queueID)
+	if q == nil {
+		res.Status = NoMatchedLogicQueue
+		return
+	}
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	minO, maxO := q.minOffset.Load(), q.maxOffset.Load()
+	res.MinOffset, res.MaxOffset = minO, maxO
+	switch {
+	case maxO == 0:
+		res.Status = NoMessageInQueue
+		return
+	case offset < minO:
+		res.Status, res.NextBeginOffset = OffsetTooSmall, minO
+		return
+	case offset == maxO:
+		res.Status, res.NextBeginOffset = OffsetOverflowOne, offset
+		return
+	case offset > maxO:
+		res.Status, res.NextBeginOffset = OffsetOverflowBadly, maxO
+		return
+	}
+	if maxMsgs <= 0 {
+		maxMsgs = 1
+	}
+	minPhy := s.cl.minOffset()
+	status := NoMatchedMessage
+	limit := min(maxO, offset+int64(max(maxScanUnits, maxMsgs)))
+	n := offset
+	var last *segment
+	for ; n < limit && len(res.Records) < maxMsgs; n++ {
+		u := q.unitAt(n)
+		if u == nil {
+			status = OffsetFoundNull
+			continue
+		}
+		phy, size, tags := readUnit(u)
+		if size == math.MaxInt32 || size <= 0 {
+			continue
+		}
+		if phy < minPhy {
+			status = MessageWasRemoving
+			continue
+		}
+		if len(res.Records) > 0 && res.TotalBytes+int(size) > maxBytes {
+			break
+		}
+		if filter != nil && filter.CQ != nil && !filter.CQ(tags) {
+			continue
+		}
+		v, seg, err := s.cl.view(phy, int(size))
+		if err != nil {
+			status = OffsetFoundNull
+			continue
+		}
+		if filter != nil && filter.Record != nil && !filter.Record(v) {
+			seg.release()
+			continue
+		}
+		if seg != last {
+			res.hold(seg)
+			last = seg
+		}
+		seg.release()
+		res.Records = append(res.Records, v)
+		res.QueueOffsets = append(res.QueueOffsets, n)
+		res.TotalBytes += int(size)
+	}
+	if len(res.Records) > 0 {
+		status = Found
+	}
+	res.Status, res.NextBeginOffset = status, n
+}
+
+// storeTimeAt reads the store time of the record behind unit n (q.mu held).
+func (s *Store) storeTimeAt(q *consumeQueue, n int64) (int64, error) {
+	u := q.unitAt(n)
+	if u == nil {
+		return 0, fmt.Errorf("store: %s/%d offset %d: %w", q.topic, q.queueID, n, ErrOffsetNotFound)
+	}
+	phy, size, _ := readUnit(u)
+	if size == math.MaxInt32 || size <= 0 {
+		return 0, fmt.Errorf("store: %s/%d offset %d is blank: %w", q.topic, q.queueID, n, ErrOffsetNotFound)
+	}
+	v, seg, err := s.cl.view(phy, int(size))
+	if err != nil {
+		return 0, err
+	}
+	defer seg.release()
+	return message.StoreTimestampOf(v)
+}
+
+// StoreTime is the store timestamp of the message at queue offset.
+func (s *Store) StoreTime(topic string, qid int32, offset int64) (int64, error) {
+	q := s.findCQ(topic, qid)
+	if q == nil {
+		return 0, fmt.Errorf("store: %s/%d: %w", topic, qid, ErrOffsetNotFound)
+	}
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	if offset < q.minOffset.Load() || offset >= q.maxOffset.Load() {
+		return 0, fmt.Errorf("store: %s/%d offset %d: %w", topic, qid, offset, ErrOffsetNotFound)
+	}
+	return s.storeTimeAt(q, offset)
+}
+
+// EarliestMessageTime is the store time of the first readable message.
+func (s *Store) EarliestMessageTime(topic string, qid int32) (int64, error) {
+	return s.StoreTime(topic, qid, s.MinOffset(topic, qid))
+}
+
+// OffsetByTime returns the first queue offset whose store time is >= ts
+// (Java BoundaryType.LOWER): the max offset if every message is older,
+// the min offset if every message is newer.
+func (s *Store) OffsetByTime(topic string, qid int32, ts int64) int64 {
+	q := s.findCQ(topic, qid)
+	if q == nil {
+		return 0
+	}
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	lo, hi := q.minOffset.Load(), q.maxOffset.Load()
+	minPhy := s.cl.minOffset()
+	// Skip units whose records are gone.
+	for lo < hi {
+		phy, size, _ := readUnit(q.unitAt(lo))
+		if size != math.MaxInt32 && phy >= minPhy {
+			break
+		}
+		lo++
+	}
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		t, err := s.storeTimeAt(q, mid)
+		if err != nil {
+			// Blank unit: look at its neighbour to the right.
+			t2, j := int64(0), mid+1
+			for ; j < hi; j++ {
+				if t2, err = s.storeTimeAt(q, j); err == nil {
+					break
+				}
+			}
+			if j == hi {
+				hi = mid
+				continue
+			}
+			t, mid = t2, j
+		}
+		if t < ts {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}

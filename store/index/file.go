@@ -1,0 +1,198 @@
+package index
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+const (
+	headerSize = 40
+	entrySize  = 20
+)
+
+// file is one mapped index file.
+type file struct {
+	path   string
+	f      *os.File
+	data   []byte
+	slots  int
+	max    int
+	header header
+}
+
+type header struct {
+	beginTS, endTS   int64
+	beginPhy, endPhy int64
+	slotCount        int32
+	indexCount       int32
+}
+
+func fileSize(slots, max int) int64 {
+	return headerSize + int64(slots)*4 + int64(max)*entrySize
+}
+
+func openFile(path string, slots, max int, create bool) (*file, error) {
+	flag := os.O_RDWR
+	if create {
+		flag |= os.O_CREATE | os.O_EXCL
+	}
+	f, err := os.OpenFile(path, flag, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("index: open %s: %w", path, err)
+	}
+	size := fileSize(slots, max)
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("index: stat %s: %w", path, err)
+	}
+	if create {
+		if err := unix.Fallocate(int(f.Fd()), 0, 0, size); err != nil {
+			if errors.Is(err, unix.EOPNOTSUPP) {
+				err = f.Truncate(size)
+			}
+			if err != nil {
+				f.Close()
+				os.Remove(path)
+				return nil, fmt.Errorf("index: allocate %s: %w", path, err)
+			}
+		}
+	} else if st.Size() != size {
+		f.Close()
+		return nil, fmt.Errorf("index: %s has %d bytes, want %d", path, st.Size(), size)
+	}
+	data, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("index: mmap %s: %w", path, err)
+	}
+	x := &file{path: path, f: f, data: data, slots: slots, max: max}
+	if create {
+		x.header.indexCount = 1
+		x.writeHeader()
+	} else {
+		x.readHeader()
+		if x.header.indexCount < 1 || int(x.header.indexCount) > max {
+			x.close()
+			return nil, fmt.Errorf("index: %s: bad index count %d", path, x.header.indexCount)
+		}
+	}
+	return x, nil
+}
+
+func (x *file) readHeader() {
+	be := binary.BigEndian
+	d := x.data
+	x.header = header{
+		beginTS: int64(be.Uint64(d)), endTS: int64(be.Uint64(d[8:])),
+		beginPhy: int64(be.Uint64(d[16:])), endPhy: int64(be.Uint64(d[24:])),
+		slotCount: int32(be.Uint32(d[32:])), indexCount: int32(be.Uint32(d[36:])),
+	}
+}
+
+func (x *file) writeHeader() {
+	be := binary.BigEndian
+	d := x.data
+	h := &x.header
+	be.PutUint64(d, uint64(h.beginTS))
+	be.PutUint64(d[8:], uint64(h.endTS))
+	be.PutUint64(d[16:], uint64(h.beginPhy))
+	be.PutUint64(d[24:], uint64(h.endPhy))
+	be.PutUint32(d[32:], uint32(h.slotCount))
+	be.PutUint32(d[36:], uint32(h.indexCount))
+}
+
+func (x *file) full() bool { return int(x.header.indexCount) >= x.max }
+
+// keyHashPositive is Java's abs(hashCode) with MIN_VALUE mapped to 0.
+func keyHashPositive(h int32) int32 {
+	if h < 0 {
+		h = -h
+	}
+	if h < 0 {
+		return 0
+	}
+	return h
+}
+
+// put adds one key; false when the file is full.
+func (x *file) put(hash int32, phy, storeTS int64) bool {
+	if x.full() {
+		return false
+	}
+	be := binary.BigEndian
+	kh := keyHashPositive(hash)
+	slotPos := headerSize + int(kh%int32(x.slots))*4
+	prev := int32(be.Uint32(x.data[slotPos:]))
+	if prev <= 0 || prev > x.header.indexCount {
+		prev = 0
+	}
+	h := &x.header
+	var diff int64
+	if h.beginTS > 0 {
+		diff = (storeTS - h.beginTS) / 1000
+	}
+	diff = min(max(diff, 0), 1<<31-1)
+	n := h.indexCount
+	ep := headerSize + x.slots*4 + int(n)*entrySize
+	be.PutUint32(x.data[ep:], uint32(kh))
+	be.PutUint64(x.data[ep+4:], uint64(phy))
+	be.PutUint32(x.data[ep+12:], uint32(diff))
+	be.PutUint32(x.data[ep+16:], uint32(prev))
+	be.PutUint32(x.data[slotPos:], uint32(n))
+	if n <= 1 {
+		h.beginPhy, h.beginTS = phy, storeTS
+	}
+	if prev == 0 {
+		h.slotCount++
+	}
+	h.indexCount++
+	h.endPhy, h.endTS = phy, storeTS
+	x.writeHeader()
+	return true
+}
+
+// query appends phy offsets of entries with hash whose time is in
+// [begin, end], newest first, up to max results in total.
+func (x *file) query(dst []int64, hash int32, max int, begin, end int64) []int64 {
+	be := binary.BigEndian
+	kh := keyHashPositive(hash)
+	slotPos := headerSize + int(kh%int32(x.slots))*4
+	cur := int32(be.Uint32(x.data[slotPos:]))
+	count := x.header.indexCount
+	for steps := 0; cur > 0 && cur < count && len(dst) < max && steps < x.max; steps++ {
+		ep := headerSize + x.slots*4 + int(cur)*entrySize
+		h := int32(be.Uint32(x.data[ep:]))
+		phy := int64(be.Uint64(x.data[ep+4:]))
+		diff := int64(int32(be.Uint32(x.data[ep+12:])))
+		prev := int32(be.Uint32(x.data[ep+16:]))
+		t := x.header.beginTS + diff*1000
+		if h == kh && t >= begin && t <= end {
+			dst = append(dst, phy)
+		}
+		if prev <= 0 || prev >= cur || t < begin {
+			break
+		}
+		cur = prev
+	}
+	return dst
+}
+
+func (x *file) sync() error {
+	if err := unix.Msync(x.data, unix.MS_SYNC); err != nil {
+		return fmt.Errorf("index: msync %s: %w", x.path, err)
+	}
+	return nil
+}
+
+func (x *file) close() {
+	if x.data != nil {
+		unix.Munmap(x.data)
+		x.data = nil
+	}
+	x.f.Close()
+}

@@ -1,0 +1,243 @@
+package index
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rocketgo/rocketgo/codec/message"
+)
+
+// Config configures the index service.
+type Config struct {
+	Dir            string
+	MaxHashSlotNum int // Java default 5,000,000
+	MaxIndexNum    int // Java default 20,000,000
+	Logger         *slog.Logger
+	Now            func() time.Time
+}
+
+// Service owns the index files. Safe for concurrent use; writes come from
+// one dispatcher.
+type Service struct {
+	cfg   Config
+	mu    sync.RWMutex
+	files []*file // oldest first; the last one takes writes
+}
+
+// Open loads the existing index files of cfg.Dir.
+func Open(cfg Config) (*Service, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.MaxHashSlotNum <= 0 || cfg.MaxIndexNum <= 1 {
+		return nil, fmt.Errorf("index: bad sizes %d/%d", cfg.MaxHashSlotNum, cfg.MaxIndexNum)
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("index: dir: %w", err)
+	}
+	ents, err := os.ReadDir(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("index: list: %w", err)
+	}
+	var names []string
+	for _, e := range ents {
+		if !e.IsDir() && len(e.Name()) == 17 && strings.Trim(e.Name(), "0123456789") == "" {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	s := &Service{cfg: cfg}
+	for _, n := range names {
+		x, err := openFile(filepath.Join(cfg.Dir, n), cfg.MaxHashSlotNum, cfg.MaxIndexNum, false)
+		if err != nil {
+			// A damaged index only loses lookups; keep going without it.
+			cfg.Logger.Warn("index: dropping unreadable file", "file", n, "err", err)
+			os.Remove(filepath.Join(cfg.Dir, n))
+			continue
+		}
+		s.files = append(s.files, x)
+	}
+	return s, nil
+}
+
+// MaxPhyOffset is the commit-log offset of the newest indexed record (-1
+// when empty): records at or below it are already indexed.
+func (s *Service) MaxPhyOffset() int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for i := len(s.files) - 1; i >= 0; i-- {
+		if s.files[i].header.indexCount > 1 {
+			return s.files[i].header.endPhy
+		}
+	}
+	return -1
+}
+
+// Put indexes the record at phy: UNIQ_KEY uniq and each space-separated
+// key of keys, as topic#key. Already-indexed offsets are skipped.
+func (s *Service) Put(topic, keys, uniq string, phy, storeTS int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := len(s.files); n > 0 && s.files[n-1].header.indexCount > 1 && phy <= s.files[n-1].header.endPhy {
+		return nil
+	}
+	th := message.JavaStringHashFrom(message.JavaStringHash(topic), "#")
+	if uniq != "" {
+		if err := s.putLocked(message.JavaStringHashFrom(th, uniq), phy, storeTS); err != nil {
+			return err
+		}
+	}
+	for keys != "" {
+		k := keys
+		if i := strings.IndexByte(keys, ' '); i >= 0 {
+			k, keys = keys[:i], keys[i+1:]
+		} else {
+			keys = ""
+		}
+		if k == "" {
+			continue
+		}
+		if err := s.putLocked(message.JavaStringHashFrom(th, k), phy, storeTS); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Service) putLocked(hash int32, phy, ts int64) error {
+	if n := len(s.files); n > 0 && s.files[n-1].put(hash, phy, ts) {
+		return nil
+	}
+	x, err := s.newFile()
+	if err != nil {
+		return err
+	}
+	if !x.put(hash, phy, ts) {
+		return fmt.Errorf("index: invariant violated: new file %s is full", x.path)
+	}
+	return nil
+}
+
+func (s *Service) newFile() (*file, error) {
+	if n := len(s.files); n > 0 {
+		// Make the full file durable before moving on, as Java does.
+		if err := s.files[n-1].sync(); err != nil {
+			return nil, err
+		}
+	}
+	now := s.cfg.Now()
+	var x *file
+	var err error
+	for i := 0; i < 1000; i++ {
+		name := now.Add(time.Duration(i) * time.Millisecond).Format("20060102150405.000")
+		name = strings.Replace(name, ".", "", 1)
+		x, err = openFile(filepath.Join(s.cfg.Dir, name), s.cfg.MaxHashSlotNum, s.cfg.MaxIndexNum, true)
+		if err == nil || !os.IsExist(unwrap(err)) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.files = append(s.files, x)
+	return x, nil
+}
+
+func unwrap(err error) error {
+	for {
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return err
+		}
+		err = u.Unwrap()
+	}
+}
+
+// DropFrom deletes the files holding entries at or past phy (a truncated
+// commit log) and returns the smallest commit-log offset they covered: the
+// caller re-indexes from there. ok is false when nothing was dropped.
+func (s *Service) DropFrom(phy int64) (rebuildFrom int64, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rebuildFrom = phy
+	for len(s.files) > 0 {
+		x := s.files[len(s.files)-1]
+		if x.header.indexCount <= 1 || x.header.endPhy < phy {
+			break
+		}
+		rebuildFrom = min(rebuildFrom, x.header.beginPhy)
+		ok = true
+		x.close()
+		os.Remove(x.path)
+		s.files = s.files[:len(s.files)-1]
+	}
+	return rebuildFrom, ok
+}
+
+// Query returns up to max commit-log offsets of records indexed under
+// topic#key with store time in [begin, end], newest first. Hash collisions
+// are possible: callers compare the keys of the records.
+func (s *Service) Query(topic, key string, max int, begin, end int64) []int64 {
+	if max <= 0 {
+		return nil
+	}
+	h := message.JavaStringHashFrom(message.JavaStringHashFrom(message.JavaStringHash(topic), "#"), key)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []int64
+	for i := len(s.files) - 1; i >= 0 && len(out) < max; i-- {
+		x := s.files[i]
+		if x.header.indexCount <= 1 || x.header.endTS < begin || x.header.beginTS > end {
+			continue
+		}
+		out = x.query(out, h, max, begin, end)
+	}
+	return out
+}
+
+// Flush makes the index files durable.
+func (s *Service) Flush() error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if n := len(s.files); n > 0 {
+		return s.files[n-1].sync()
+	}
+	return nil
+}
+
+// DeleteBelow removes files whose entries all point below minPhy (never the
+// file taking writes).
+func (s *Service) DeleteBelow(minPhy int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.files) > 1 && s.files[0].header.endPhy < minPhy {
+		x := s.files[0]
+		x.close()
+		os.Remove(x.path)
+		s.files = s.files[1:]
+	}
+}
+
+// Close flushes and unmaps the files.
+func (s *Service) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var err error
+	for _, x := range s.files {
+		if e := x.sync(); e != nil && err == nil {
+			err = e
+		}
+		x.close()
+	}
+	s.files = nil
+	return err
+}

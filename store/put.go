@@ -1,0 +1,199 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rocketgo/rocketgo/codec/message"
+)
+
+// Put appends m and calls done once, when the record is as durable as the
+// flush mode promises: ASYNC_FLUSH right after the append (on the caller's
+// goroutine), SYNC_FLUSH after the group-commit fdatasync that covers it (on
+// the flusher goroutine), or with FlushDiskTimeout when that takes longer
+// than SyncFlushTimeout. Put never waits for the disk. m.StoreTimestamp is
+// set. m's slices are not retained after Put returns.
+//
+// Prepared and rollback transaction records get queue offset 0 and no
+// consume-queue unit, as in Java.
+func (s *Store) Put(m *message.Message, done func(PutResult)) {
+	if r, ok := s.checkPut(m); !ok {
+		done(r)
+		return
+	}
+	crc := message.BodyCRC(m.Body)
+	size := m.RecordSize()
+	if int64(size)+message.BlankLen > s.cfg.MappedFileSizeCommitLog {
+		done(PutResult{Status: MessageIllegal, Err: fmt.Errorf("store: record of %d bytes does not fit a segment", size)})
+		return
+	}
+	tt := message.TransactionValue(m.SysFlag)
+	counted := tt != message.TransactionPreparedType && tt != message.TransactionRollbackType
+
+	s.mu.Lock()
+	if err := s.Writable(); err != nil {
+		s.mu.Unlock()
+		done(PutResult{Status: ServiceNotAvailable, Err: err})
+		return
+	}
+	now := s.cfg.Now().UnixMilli()
+	m.StoreTimestamp = now
+	var qo int64
+	k := tqKey{m.Topic, m.QueueID}
+	if counted {
+		qo = s.queueOffset(k)
+	}
+	buf, phy, err := s.reserve(size)
+	if err != nil {
+		s.mu.Unlock()
+		done(PutResult{Status: ServiceNotAvailable, Err: err})
+		return
+	}
+	message.PutRecord(buf, m, crc, qo, phy)
+	if counted {
+		s.queueOffsets[k] = qo + 1
+	}
+	s.lastTS = now
+	s.written.Store(phy + int64(size))
+	s.puts.Add(1)
+	s.mu.Unlock()
+
+	s.finish(PutResult{Status: PutOK, WroteOffset: phy, WroteBytes: int32(size), QueueOffset: qo,
+		MsgCount: 1, StoreTimestamp: now}, done)
+}
+
+// PutBatch appends ms, which must share topic and queue, as contiguous
+// records with consecutive queue offsets; done gets one result (first
+// offsets, MsgCount). m.StoreTimestamp is set on each.
+func (s *Store) PutBatch(ms []message.Message, done func(PutResult)) {
+	if len(ms) == 0 {
+		done(PutResult{Status: MessageIllegal, Err: errors.New("store: empty batch")})
+		return
+	}
+	total := 0
+	for i := range ms {
+		m := &ms[i]
+		if r, ok := s.checkPut(m); !ok {
+			done(r)
+			return
+		}
+		if m.Topic != ms[0].Topic || m.QueueID != ms[0].QueueID {
+			done(PutResult{Status: MessageIllegal, Err: errors.New("store: batch mixes queues")})
+			return
+		}
+		if tt := message.TransactionValue(m.SysFlag); tt == message.TransactionPreparedType || tt == message.TransactionRollbackType {
+			done(PutResult{Status: MessageIllegal, Err: errors.New("store: batch of transaction messages")})
+			return
+		}
+		total += m.RecordSize()
+	}
+	if int64(total)+message.BlankLen > s.cfg.MappedFileSizeCommitLog {
+		done(PutResult{Status: MessageIllegal, Err: fmt.Errorf("store: batch of %d bytes does not fit a segment", total)})
+		return
+	}
+	// Body CRCs outside the lock (no allocation for batches up to 64).
+	var crcBuf [64]int32
+	crcs := crcBuf[:0]
+	if len(ms) > len(crcBuf) {
+		crcs = make([]int32, 0, len(ms))
+	}
+	for i := range ms {
+		crcs = append(crcs, message.BodyCRC(ms[i].Body))
+	}
+	s.mu.Lock()
+	if err := s.Writable(); err != nil {
+		s.mu.Unlock()
+		done(PutResult{Status: ServiceNotAvailable, Err: err})
+		return
+	}
+	now := s.cfg.Now().UnixMilli()
+	k := tqKey{ms[0].Topic, ms[0].QueueID}
+	qo := s.queueOffset(k)
+	buf, phy, err := s.reserve(total)
+	if err != nil {
+		s.mu.Unlock()
+		done(PutResult{Status: ServiceNotAvailable, Err: err})
+		return
+	}
+	p := 0
+	for i := range ms {
+		m := &ms[i]
+		m.StoreTimestamp = now
+		p += message.PutRecord(buf[p:], m, crcs[i], qo+int64(i), phy+int64(p))
+	}
+	s.queueOffsets[k] = qo + int64(len(ms))
+	s.lastTS = now
+	s.written.Store(phy + int64(total))
+	s.puts.Add(1)
+	s.mu.Unlock()
+
+	s.finish(PutResult{Status: PutOK, WroteOffset: phy, WroteBytes: int32(total), QueueOffset: qo,
+		MsgCount: int32(len(ms)), StoreTimestamp: now}, done)
+}
+
+func (s *Store) checkPut(m *message.Message) (PutResult, bool) {
+	if err := s.Writable(); err != nil {
+		return PutResult{Status: ServiceNotAvailable, Err: err}, false
+	}
+	if len(m.Properties) > message.MaxPropertiesLen {
+		return PutResult{Status: PropertiesSizeExceeded, Err: fmt.Errorf("store: properties of %d bytes", len(m.Properties))}, false
+	}
+	if len(m.Body) > s.cfg.MaxMessageSize {
+		return PutResult{Status: MessageIllegal, Err: fmt.Errorf("store: body of %d bytes exceeds %d", len(m.Body), s.cfg.MaxMessageSize)}, false
+	}
+	if err := m.Validate(); err != nil {
+		return PutResult{Status: MessageIllegal, Err: err}, false
+	}
+	return PutResult{}, true
+}
+
+// queueOffset returns the next offset of k, cloning the key on first use
+// (m.Topic may alias a network buffer). mu held.
+func (s *Store) queueOffset(k tqKey) int64 {
+	qo, ok := s.queueOffsets[k]
+	if !ok {
+		k.topic = cloneString(k.topic)
+		s.queueOffsets[k] = 0
+	}
+	return qo
+}
+
+// reserve returns the mapped bytes for the next size-byte write and its
+// commit-log offset, rolling to a new segment (after an end-of-segment
+// blank marker) when the record plus a marker does not fit. mu held.
+func (s *Store) reserve(size int) ([]byte, int64, error) {
+	w := s.written.Load()
+	pos := w - s.cur.start
+	if pos+int64(size)+message.BlankLen > s.cur.size {
+		next, err := s.cl.appendSegment(s.cur.end())
+		if err != nil {
+			s.setReadOnly(err)
+			return nil, 0, s.Writable()
+		}
+		message.PutBlank(s.cur.data[pos:], int32(s.cur.size-pos))
+		s.cur = next
+		w = next.start
+		s.written.Store(w)
+		pos = 0
+	}
+	return s.cur.data[pos : pos+int64(size)], w, nil
+}
+
+// finish hands the result to done now (async) or after the covering flush,
+// and ends the append's s.puts count.
+func (s *Store) finish(r PutResult, done func(PutResult)) {
+	if s.cfg.FlushDiskType == SyncFlush {
+		s.gc.enqueue(flushReq{end: r.WroteOffset + int64(r.WroteBytes), at: time.Now(), res: r, done: done})
+		s.puts.Done()
+		return
+	}
+	s.puts.Done()
+	select {
+	case s.dispatchWake <- struct{}{}:
+	default:
+	}
+	done(r)
+}
+
+func cloneString(s string) string { return string([]byte(s)) }

@@ -1,0 +1,109 @@
+package store
+
+import (
+	"math"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Every SYNC_FLUSH acknowledgement and every consumer-visible unit comes
+// after the fdatasync that covers its record.
+func TestSyncFlushGroupCommitDurability(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	cfg.FlushDiskType = SyncFlush
+	s := openT(t, cfg)
+	defer s.Close()
+	var early atomic.Int32
+	s.OnArrival(func(topic string, qid int32, max, tags int64, props string) {
+		var res GetResult
+		s.GetMessages(topic, qid, max-1, 1, math.MaxInt32, nil, &res)
+		if res.Status != Found {
+			early.Add(1)
+		} else if phyEnd := s.FlushedOffset(); int64(len(res.Records[0]))+recordPhy(res.Records[0]) > phyEnd {
+			early.Add(1)
+		}
+		res.Release()
+	})
+	const writers, per = 16, 100
+	var wg sync.WaitGroup
+	var notDurable, failed atomic.Int32
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < per; i++ {
+				ch := make(chan struct{})
+				s.Put(testMsg("G", int32(w%4), i, 500), func(r PutResult) {
+					if r.Status != PutOK {
+						failed.Add(1)
+					} else if r.WroteOffset+int64(r.WroteBytes) > s.FlushedOffset() {
+						notDurable.Add(1)
+					}
+					close(ch)
+				})
+				<-ch
+			}
+		}()
+	}
+	wg.Wait()
+	waitDispatched(t, s)
+	require.Zero(t, failed.Load())
+	require.Zero(t, notDurable.Load(), "acknowledged before its fdatasync")
+	require.Zero(t, early.Load(), "exposed to consumers before its fdatasync")
+	var total int64
+	for q := int32(0); q < 4; q++ {
+		total += s.MaxOffset("G", q)
+	}
+	require.Equal(t, int64(writers*per), total)
+	require.NoError(t, s.Check())
+}
+
+func recordPhy(rec []byte) int64 {
+	var v int64
+	for _, b := range rec[28:36] {
+		v = v<<8 | int64(b)
+	}
+	return v
+}
+
+// A deleted topic does not come back from the commit log on restart, even
+// when re-created with new messages.
+func TestDeleteTopicStaysDeleted(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	s := openT(t, cfg)
+	for i := 0; i < 20; i++ {
+		require.Equal(t, PutOK, putSync(t, s, testMsg("Gone", 0, i, 10)).Status)
+	}
+	waitDispatched(t, s)
+	require.NoError(t, s.DeleteTopic("Gone"))
+	require.Equal(t, int64(0), s.MaxOffset("Gone", 0))
+	r := putSync(t, s, testMsg("Gone", 0, 100, 10))
+	require.Equal(t, int64(0), r.QueueOffset, "re-created topic starts at 0")
+	waitDispatched(t, s)
+	require.NoError(t, s.Close())
+
+	for _, crash := range []bool{false, true} {
+		if crash {
+			// Simulate a crash: the abort file is present at start.
+			s = openT(t, cfg)
+			dir := snapshot(t, cfg.RootDir)
+			require.NoError(t, s.Close())
+			c := cfg
+			c.RootDir, c.CommitLogDir = dir, dir+"/commitlog"
+			s = openT(t, c)
+		} else {
+			s = openT(t, cfg)
+		}
+		require.Equal(t, int64(1), s.MaxOffset("Gone", 0))
+		var res GetResult
+		s.GetMessages("Gone", 0, 0, 32, math.MaxInt32, nil, &res)
+		require.Equal(t, Found, res.Status)
+		require.Len(t, res.Records, 1)
+		require.Equal(t, r.WroteOffset, recordPhy(res.Records[0]))
+		res.Release()
+		require.NoError(t, s.Close())
+	}
+}
