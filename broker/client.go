@@ -328,3 +328,11 @@ func (m *clientManager) sendNotify(group string) {
 
 // isRetryTopic reports whether topic is a %RETRY% topic.
 func isRetryTopic(topic string) bool { return strings.HasPrefix(topic, RetryGroupPrefix) }
+
+// hasSubscriptions reports whether group is online with subscriptions.
+func (m *clientManager) hasSubscriptions(group string) bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	g := m.consumers[group]
+	return g != nil && len(g.subs) > 0
+}

@@ -119,3 +119,28 @@ func TestHeartbeatBadBody(t *testing.T) {
 	resp = tb.invoke(t, request(codec.ReqGetMaxOffset, "topic", "x", "queueId", "0"))
 	require.Equal(t, int32(codec.RespSuccess), resp.Code)
 }
+
+func TestHeartbeatV2(t *testing.T) {
+	tb := startBroker(t, nil)
+	full := `{"clientID":"c@1","heartbeatFingerprint":77,"withoutSub":false,"producerDataSet":[],"consumerDataSet":[{"groupName":"g2","consumeType":"CONSUME_PASSIVELY","messageModel":"CLUSTERING","consumeFromWhere":"CONSUME_FROM_LAST_OFFSET","subscriptionDataSet":[{"topic":"T","subString":"*","tagsSet":[],"codeSet":[],"subVersion":1,"expressionType":"TAG"}],"unitMode":false}]}`
+	lean := `{"clientID":"c@1","heartbeatFingerprint":77,"withoutSub":true,"producerDataSet":[],"consumerDataSet":[{"groupName":"g2","consumeType":"CONSUME_PASSIVELY","messageModel":"CLUSTERING","consumeFromWhere":"CONSUME_FROM_LAST_OFFSET","subscriptionDataSet":[],"unitMode":false}]}`
+	send := func(b string) *codec.Frame {
+		hb := request(codec.ReqHeartBeat)
+		hb.Body = []byte(b)
+		resp := tb.invoke(t, hb)
+		require.Equal(t, int32(codec.RespSuccess), resp.Code)
+		require.Equal(t, "true", ext(t, resp, "IS_SUPPORT_HEART_BEAT_V2"))
+		return resp
+	}
+	require.Equal(t, "false", ext(t, send(full), "IS_SUB_CHANGE"))
+	// Without subscriptions and the same fingerprint: the registered ones stay.
+	require.Equal(t, "false", ext(t, send(lean), "IS_SUB_CHANGE"))
+	_, found, _ := tb.clients.subscription("g2", "T")
+	require.True(t, found)
+	// A new fingerprint is a subscription change.
+	require.Equal(t, "true", ext(t, send(strings.Replace(full, "77", "78", 1)), "IS_SUB_CHANGE"))
+	// V1 always reports a change.
+	hb := request(codec.ReqHeartBeat)
+	hb.Body = goHeartbeat("c@2", "g3", "T", "*")
+	require.Equal(t, "true", ext(t, tb.invoke(t, hb), "IS_SUB_CHANGE"))
+}

@@ -3,6 +3,8 @@ package broker
 import (
 	"encoding/json"
 	"log/slog"
+	"strconv"
+	"sync"
 
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
@@ -17,6 +19,9 @@ type clientProcessor struct {
 	groups  *groupTable
 	topics  *topicTable
 	log     *slog.Logger
+
+	fpMu         sync.Mutex
+	fingerprints map[string]int32 // group -> last heartbeat fingerprint; guarded by fpMu
 }
 
 func (p *clientProcessor) heartbeat(c *transport.Conn, req *codec.Frame) *codec.Frame {
@@ -25,8 +30,24 @@ func (p *clientProcessor) heartbeat(c *transport.Conn, req *codec.Frame) *codec.
 		return codec.NewResponse(req, int32(codec.RespSystemError), err.Error())
 	}
 	ch := clientChannel{conn: c, clientID: hb.ClientID, language: req.Language, version: req.Version}
+	// Heartbeat V2 (5.x): a non-zero fingerprint; the subscriptions may be
+	// left out while the fingerprint is unchanged.
+	v2 := hb.HeartbeatFingerprint != 0
+	subChange := !v2
 	for i := range hb.ConsumerDataSet {
 		cd := &hb.ConsumerDataSet[i]
+		p.fpMu.Lock()
+		if old, ok := p.fingerprints[cd.GroupName]; v2 && ok && old != hb.HeartbeatFingerprint {
+			subChange = true
+		}
+		if p.fingerprints == nil {
+			p.fingerprints = make(map[string]int32)
+		}
+		p.fingerprints[cd.GroupName] = hb.HeartbeatFingerprint
+		p.fpMu.Unlock()
+		if v2 && hb.WithoutSub && !p.clients.hasSubscriptions(cd.GroupName) {
+			subChange = true // we lost the subscriptions (restart): ask for them
+		}
 		sg, ok := p.groups.find(cd.GroupName)
 		if ok {
 			var sysFlag int32
@@ -39,7 +60,7 @@ func (p *clientProcessor) heartbeat(c *transport.Conn, req *codec.Frame) *codec.
 			}
 			p.topics.createIfAbsent(RetryGroupPrefix+cd.GroupName, queues, body.PermWrite|body.PermRead, sysFlag)
 		}
-		if p.clients.registerConsumer(cd, ch, hb.WithoutSub) {
+		if p.clients.registerConsumer(cd, ch, v2 && hb.WithoutSub) {
 			p.log.Info("consumer registered", "group", cd.GroupName, "client", hb.ClientID, "remote", c.RemoteAddr())
 			if !ok || sg.NotifyConsumerIdsChangedEnable {
 				p.clients.notifyChanged(cd.GroupName)
@@ -49,7 +70,9 @@ func (p *clientProcessor) heartbeat(c *transport.Conn, req *codec.Frame) *codec.
 	for _, pd := range hb.ProducerDataSet {
 		p.clients.registerProducer(pd.GroupName, ch)
 	}
-	return codec.NewResponse(req, int32(codec.RespSuccess), "")
+	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
+	resp.Ext = []codec.KV{{Key: "IS_SUPPORT_HEART_BEAT_V2", Value: "true"}, {Key: "IS_SUB_CHANGE", Value: strconv.FormatBool(subChange)}}
+	return resp
 }
 
 func (p *clientProcessor) unregisterClient(c *transport.Conn, req *codec.Frame) *codec.Frame {

@@ -53,7 +53,7 @@ type testBroker struct {
 
 // startBroker runs a broker on 127.0.0.1 with a temp store; everything is
 // closed at cleanup.
-func startBroker(t *testing.T, mutate func(*Config)) *testBroker {
+func startBroker(t testing.TB, mutate func(*Config)) *testBroker {
 	t.Helper()
 	root := t.TempDir()
 	cfg := testConfig(root)

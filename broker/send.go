@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
@@ -105,6 +106,8 @@ type sendProcessor struct {
 
 	uniqMu sync.Mutex
 	uniq   *message.UniqIDGen // guarded by uniqMu
+
+	ctxs sync.Pool // *sendCtx
 }
 
 func newSendProcessor(cfg *Config, st MessageStore, topics *topicTable, groups *groupTable, locks *lockTable, stats *brokerStats, storeHost netip.AddrPort, log *slog.Logger) *sendProcessor {
@@ -213,14 +216,33 @@ func (p *sendProcessor) process(c *transport.Conn, req *codec.Frame) *codec.Fram
 			props = message.SetProperty(props, message.PropertyDelayLevel, "-1")
 		}
 	}
-	props = message.DeleteProperty(props, message.PropertyPopCK)
-	uniq, ok := message.Property(props, message.PropertyUniqKey)
-	if !ok || uniq == "" {
-		uniq = p.newUniqKey()
-		props = appendProp(props, message.PropertyUniqKey, uniq)
+	if _, ok := message.Property(props, message.PropertyPopCK); ok {
+		props = message.DeleteProperty(props, message.PropertyPopCK)
 	}
-	props = appendProp(props, message.PropertyCluster, p.cfg.BrokerClusterName)
+	sc := p.getCtx()
+	sc.c, sc.req, sc.queueID = c, req, queueID
+	// One buffer holds the final properties (and a generated UNIQ_KEY).
+	b := append(sc.props[:0], props...)
+	uniq, ok := message.Property(props, message.PropertyUniqKey)
+	uniqAt := -1
+	if !ok || uniq == "" {
+		b = append(b, message.PropertyUniqKey...)
+		b = append(b, message.NameValueSeparator)
+		uniqAt = len(b)
+		p.uniqMu.Lock()
+		b = p.uniq.Append(b, time.Now())
+		p.uniqMu.Unlock()
+		b = append(b, message.PropertySeparator)
+	}
+	b = message.AppendProperty(b, message.PropertyCluster, p.cfg.BrokerClusterName)
+	sc.props = b
+	props = bytesString(b)
+	if uniqAt >= 0 {
+		uniq = props[uniqAt : uniqAt+32]
+	}
+	sc.uniq = uniq
 	if len(props) > message.MaxPropertiesLen {
+		p.putCtx(sc)
 		return errResp(req, codec.RespMessageIllegal, illegalRemark(p.cfg.MaxMessageSize))
 	}
 	sysFlag := h.sysFlag
@@ -228,7 +250,8 @@ func (p *sendProcessor) process(c *transport.Conn, req *codec.Frame) *codec.Fram
 		sysFlag |= message.MultiTagsFlag
 	}
 	tags, _ := message.Property(props, message.PropertyTags)
-	m := &message.Message{
+	m := &sc.msg
+	*m = message.Message{
 		Topic:          topic,
 		QueueID:        queueID,
 		Flag:           h.flag,
@@ -246,11 +269,95 @@ func (p *sendProcessor) process(c *transport.Conn, req *codec.Frame) *codec.Fram
 	} else {
 		p.delays.schedule(m)
 	}
-	p.store.Put(m, func(r store.PutResult) {
-		p.stats.onPut(topic, r)
-		p.reply(c, req, p.putResponse(req, r, queueID, uniq, nil))
-	})
+	sc.topic = h.topic
+	p.store.Put(m, sc.done)
 	return nil
+}
+
+// sendCtx is the pooled state of one single-message send, from the store
+// call to the reply, so a send allocates nothing of its own.
+type sendCtx struct {
+	p       *sendProcessor
+	c       *transport.Conn
+	req     *codec.Frame
+	msg     message.Message
+	queueID int32
+	topic   string
+	uniq    string // aliases props or the request
+	props   []byte
+	done    func(store.PutResult) // sc.onPut, bound once
+	resp    codec.Frame
+	ext     [6]codec.KV
+	vals    []byte // backing store of the response's ext values
+}
+
+func (p *sendProcessor) getCtx() *sendCtx {
+	if v := p.ctxs.Get(); v != nil {
+		return v.(*sendCtx)
+	}
+	sc := &sendCtx{p: p, props: make([]byte, 0, 512), vals: make([]byte, 0, 96)}
+	sc.done = sc.onPut
+	return sc
+}
+
+func (p *sendProcessor) putCtx(sc *sendCtx) {
+	sc.c, sc.req, sc.msg, sc.topic, sc.uniq = nil, nil, message.Message{}, "", ""
+	p.ctxs.Put(sc)
+}
+
+// onPut answers the send once the store is done with it.
+func (sc *sendCtx) onPut(r store.PutResult) {
+	p := sc.p
+	p.stats.onPut(sc.topic, r)
+	if !sc.req.IsOneway() {
+		resp := p.putResponseInto(sc, r)
+		resp.Opaque = sc.req.Opaque
+		resp.Flag |= codec.FlagResponse
+		if err := sc.c.Write(resp); err != nil {
+			p.log.Debug("send: write response", "remote", sc.c.RemoteAddr(), "err", err)
+		}
+	}
+	p.putCtx(sc)
+}
+
+// putResponseInto builds the response of a single send in sc's own
+// frame; it is valid until sc goes back to the pool.
+func (p *sendProcessor) putResponseInto(sc *sendCtx, r store.PutResult) *codec.Frame {
+	if r.Status != store.PutOK && r.Status != store.FlushDiskTimeout {
+		return p.putResponse(sc.req, r, sc.queueID, sc.uniq, nil)
+	}
+	code := codec.RespSuccess
+	if r.Status == store.FlushDiskTimeout {
+		code = codec.RespFlushDiskTimeout
+	}
+	v := sc.vals[:0]
+	v = message.AppendOffsetMsgID(v, p.storeHost, r.WroteOffset)
+	idEnd := len(v)
+	v = strconv.AppendInt(v, int64(sc.queueID), 10)
+	qEnd := len(v)
+	v = strconv.AppendInt(v, r.QueueOffset, 10)
+	sc.vals = v
+	s := bytesString(v)
+	sc.resp = codec.Frame{Code: int32(code), Language: codec.LangJava, Version: codec.ServerVersion, Ext: sc.ext[:0]}
+	sc.resp.Ext = append(sc.resp.Ext,
+		codec.KV{Key: "msgId", Value: s[:idEnd]},
+		codec.KV{Key: "queueId", Value: s[idEnd:qEnd]},
+		codec.KV{Key: "queueOffset", Value: s[qEnd:]},
+		codec.KV{Key: "MSG_REGION", Value: p.cfg.RegionID},
+		codec.KV{Key: "TRACE_ON", Value: strconv.FormatBool(p.cfg.TraceOn)},
+	)
+	if sc.uniq != "" {
+		sc.resp.Ext = append(sc.resp.Ext, codec.KV{Key: "transactionId", Value: sc.uniq})
+	}
+	return &sc.resp
+}
+
+// bytesString views b as a string; b must not change while it is used.
+func bytesString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
 
 // check runs Java's msgCheck: broker permission, topic name, forbidden

@@ -2,6 +2,7 @@ package codec
 
 import (
 	"fmt"
+	"github.com/rocketgo/rocketgo/compat/fastjson"
 	"strconv"
 	"unicode/utf8"
 )
@@ -399,37 +400,7 @@ func appendJSONHeader(dst []byte, f *Frame) []byte {
 	return append(dst, '}')
 }
 
-const hexDigits = "0123456789abcdef"
-
-// AppendJSONString appends s as a JSON string the way fastjson writes it:
-// non-ASCII raw, quotes, backslashes and control characters escaped.
-func AppendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-		}
-		start = i + 1
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
+// AppendJSONString appends s as a JSON string exactly as fastjson writes it
+// (see compat/fastjson): non-ASCII raw, quotes, backslashes, control
+// characters and the few code points fastjson escapes.
+func AppendJSONString(dst []byte, s string) []byte { return fastjson.AppendString(dst, s) }

@@ -57,14 +57,14 @@ func mark(seen, bit uint64, v string) uint64 {
 	return seen | bit
 }
 
-// parseInt32 parses like Java's Integer.parseInt (optional sign, decimal,
-// range checked); an empty value yields def.
+// parseInt32 parses like Java's Integer.parseInt (optional sign, decimal
+// digits, range checked); an empty value yields def.
 func parseInt32(hdr string, kv *codec.KV, def int32) (int32, error) {
 	if kv.Value == "" {
 		return def, nil
 	}
-	v, err := strconv.ParseInt(kv.Value, 10, 32)
-	if err != nil {
+	v, ok := parseDecimal(kv.Value, 1<<31-1, 1<<31)
+	if !ok {
 		return 0, invalidField(hdr, kv)
 	}
 	return int32(v), nil
@@ -75,11 +75,54 @@ func parseInt64(hdr string, kv *codec.KV, def int64) (int64, error) {
 	if kv.Value == "" {
 		return def, nil
 	}
-	v, err := strconv.ParseInt(kv.Value, 10, 64)
-	if err != nil {
+	v, ok := parseDecimal(kv.Value, 1<<63-1, 1<<63)
+	if !ok {
 		return 0, invalidField(hdr, kv)
 	}
 	return v, nil
+}
+
+// parseDecimal parses an optionally signed run of ASCII digits whose value
+// lies in [-negLimit, posLimit]. It accepts exactly what
+// strconv.ParseInt(s, 10, bits) accepts, several times faster.
+func parseDecimal(s string, posLimit, negLimit uint64) (int64, bool) {
+	i, limit, neg := 0, posLimit, false
+	if len(s) > 0 && (s[0] == '-' || s[0] == '+') {
+		neg = s[0] == '-'
+		if neg {
+			limit = negLimit
+		}
+		i = 1
+	}
+	if i == len(s) {
+		return 0, false
+	}
+	var u uint64
+	if len(s)-i <= 18 {
+		// At most 18 digits cannot overflow uint64: check the range once.
+		for ; i < len(s); i++ {
+			c := uint64(s[i] - '0')
+			if c > 9 {
+				return 0, false
+			}
+			u = u*10 + c
+		}
+		if u > limit {
+			return 0, false
+		}
+	} else {
+		for ; i < len(s); i++ {
+			c := uint64(s[i] - '0')
+			if c > 9 || u > (limit-c)/10 {
+				return 0, false
+			}
+			u = u*10 + c
+		}
+	}
+	if neg {
+		return int64(-u), true
+	}
+	return int64(u), true
 }
 
 // parseBool is Java's Boolean.parseBoolean: "true" in any case is true,

@@ -26,7 +26,7 @@ const (
 var Kinds = []Kind{Ours, Java, JavaNSOurs, OursNSJava}
 
 // UsesOurs reports whether any of the kind's processes is ours.
-func (k Kind) UsesOurs() bool { return k != Java }
+func (k Kind) UsesOurs() bool { return k != Java && k != External }
 
 // ErrNotBuilt means a binary of ours is missing (run `make build`).
 var ErrNotBuilt = errors.New("harness: rocketgo binary not built")
@@ -87,6 +87,15 @@ type Cluster struct {
 	BrokerAddr  string // advertised 127.0.0.1:port
 	Dir         string
 	procs       []*Process
+}
+
+// External is a server started by someone else (CONFORMANCE_NAMESRV and
+// CONFORMANCE_BROKER): handy to iterate on scenarios against a running server.
+const External Kind = "external"
+
+// Attach wraps an already running name server + broker; Close stops nothing.
+func Attach(kind Kind, namesrv, broker string) *Cluster {
+	return &Cluster{Kind: kind, NamesrvAddr: namesrv, BrokerAddr: broker}
 }
 
 // Start launches the processes of kind and waits until the broker is
