@@ -86,48 +86,63 @@ func (f *tagFilter) match(tagsCode int64) bool {
 	return false
 }
 
-// newTagFilter builds the filter of a TAG expression ("*", "a || b").
-func newTagFilter(expr string) tagFilter {
-	expr = strings.TrimSpace(expr)
-	if expr == "" || expr == "*" {
-		return tagFilter{all: true}
-	}
-	var f tagFilter
-	for _, t := range strings.Split(expr, "||") {
-		if t = strings.TrimSpace(t); t != "" {
+// setExpr sets the filter of a TAG expression ("*", "a || b"), reusing
+// the codes buffer.
+func (f *tagFilter) setExpr(expr string) {
+	f.codes = f.codes[:0]
+	for len(expr) > 0 {
+		t := expr
+		if i := strings.Index(expr, "||"); i >= 0 {
+			t, expr = expr[:i], expr[i+2:]
+		} else {
+			expr = ""
+		}
+		if t = strings.TrimSpace(t); t != "" && t != "*" {
 			f.codes = append(f.codes, message.JavaStringHash(t))
+		} else if t == "*" {
+			f.codes = f.codes[:0]
+			break
 		}
 	}
-	if len(f.codes) == 0 {
-		f.all = true
-	}
-	return f
+	f.all = len(f.codes) == 0
 }
 
-// filterFromSub builds the filter of a heartbeat-registered subscription,
+// setTags sets the filter of a heartbeat-registered subscription,
 // recomputing codes from the tags the Java way (the Go client hashes UTF-8
 // bytes, which differs for non-ASCII tags).
-func filterFromSub(s *body.SubscriptionData) tagFilter {
-	if len(s.TagsSet) == 0 {
-		return tagFilter{all: true}
-	}
-	f := tagFilter{codes: make([]int32, 0, len(s.TagsSet))}
-	for _, t := range s.TagsSet {
+func (f *tagFilter) setTags(tags []string) {
+	f.codes = f.codes[:0]
+	for _, t := range tags {
 		f.codes = append(f.codes, message.JavaStringHash(t))
 	}
-	return f
+	f.all = len(f.codes) == 0
 }
 
 // pullRequest is one pull in flight (possibly held for long polling).
 type pullRequest struct {
+	p        *pullProcessor
 	c        *transport.Conn
 	req      *codec.Frame
 	h        pullHeader
 	filter   tagFilter
-	sf       store.Filter
+	sf       store.Filter // sf.CQ = pr.matchTag, bound once
 	deadline time.Time
 	claimed  bool // guarded by holdTable.mu: set by whoever takes it out
 	index    int  // position in the timer heap; guarded by holdTable.mu
+
+	res     store.GetResult
+	resp    codec.Frame
+	ext     [4]codec.KV
+	vals    []byte      // backing store of the response's ext values
+	written func(error) // pr.onWritten, bound once
+}
+
+func (pr *pullRequest) matchTag(tagsCode int64) bool { return pr.filter.match(tagsCode) }
+
+// onWritten runs once the records have left the mapped segments.
+func (pr *pullRequest) onWritten(error) {
+	pr.res.Release()
+	pr.p.free(pr)
 }
 
 // pullProcessor serves PULL_MESSAGE and LITE_PULL_MESSAGE.
@@ -142,72 +157,80 @@ type pullProcessor struct {
 	holds   *holdTable
 	log     *slog.Logger
 
-	results sync.Pool // *store.GetResult
+	reqs sync.Pool // *pullRequest
 }
 
 func newPullProcessor(cfg *Config, st MessageStore, topics *topicTable, groups *groupTable, clients *clientManager, offsets *offsetTable, stats *brokerStats, log *slog.Logger) *pullProcessor {
 	p := &pullProcessor{cfg: cfg, store: st, topics: topics, groups: groups, clients: clients, offsets: offsets, stats: stats, log: log}
-	p.results.New = func() any { return new(store.GetResult) }
 	p.holds = newHoldTable(p.repull, st, log)
 	return p
 }
 
-// handle is the transport handler (runs on the pull pool).
+func (p *pullProcessor) alloc(c *transport.Conn, req *codec.Frame) *pullRequest {
+	pr, _ := p.reqs.Get().(*pullRequest)
+	if pr == nil {
+		pr = &pullRequest{p: p, vals: make([]byte, 0, 64)}
+		pr.sf.CQ = pr.matchTag
+		pr.written = pr.onWritten
+	}
+	pr.c, pr.req = c, req
+	pr.filter.all = true
+	pr.filter.codes = pr.filter.codes[:0]
+	return pr
+}
+
+func (p *pullProcessor) free(pr *pullRequest) {
+	pr.c, pr.req, pr.resp = nil, nil, codec.Frame{}
+	p.reqs.Put(pr)
+}
+
+// handle is the transport handler (runs on the pull pool). It always
+// answers itself (or parks the request), so it returns nil.
 func (p *pullProcessor) handle(c *transport.Conn, req *codec.Frame) *codec.Frame {
-	pr := &pullRequest{c: c, req: req}
+	pr := p.alloc(c, req)
 	pr.h.parse(req)
-	return p.process(pr, true)
+	p.process(pr, true)
+	return nil
 }
 
 // repull re-runs a held pull after an arrival or its deadline; it always
 // answers.
 func (p *pullProcessor) repull(pr *pullRequest) {
 	if pr.c.Closed() {
+		p.free(pr)
 		return
 	}
-	if resp := p.process(pr, false); resp != nil {
-		if err := pr.c.Write(resp); err != nil {
-			p.log.Debug("pull: write held response", "remote", pr.c.RemoteAddr(), "err", err)
-		}
-	}
+	p.process(pr, false)
 }
 
 func pullErr(req *codec.Frame, code codec.ResponseCode, remark string) *codec.Frame {
 	return codec.NewResponse(req, int32(code), remark)
 }
 
-// process runs one pull. It returns the response to write, or nil when it
-// wrote it itself (body views) or parked the request.
-func (p *pullProcessor) process(pr *pullRequest, allowSuspend bool) *codec.Frame {
+// reply writes an error response and frees pr.
+func (p *pullProcessor) reply(pr *pullRequest, resp *codec.Frame) {
+	if err := pr.c.Write(resp); err != nil {
+		p.log.Debug("pull: write response", "remote", pr.c.RemoteAddr(), "err", err)
+	}
+	p.free(pr)
+}
+
+// process runs one pull: it writes the response, or parks the request
+// for long polling. pr is owned by process from here on.
+func (p *pullProcessor) process(pr *pullRequest, allowSuspend bool) {
 	req, h := pr.req, &pr.h
 	if p.cfg.BrokerPermission&body.PermRead == 0 {
-		return pullErr(req, codec.RespNoPermission, "the broker["+p.cfg.BrokerIP1+"] pulling message is forbidden")
+		p.reply(pr, pullErr(req, codec.RespNoPermission, "the broker["+p.cfg.BrokerIP1+"] pulling message is forbidden"))
+		return
 	}
 	if allowSuspend {
-		sg, ok := p.groups.find(h.group)
-		if !ok {
-			return pullErr(req, codec.RespSubscriptionGroupNotExist, fmt.Sprintf("subscription group [%s] does not exist, %s", h.group, faqSuffix))
-		}
-		if !sg.ConsumeEnable {
-			return pullErr(req, codec.RespNoPermission, "subscription group no permission, "+h.group)
-		}
-		tc, ok := p.topics.get(h.topic)
-		if !ok {
-			return pullErr(req, codec.RespTopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please! %s", h.topic, faqSuffix))
-		}
-		if tc.Perm&body.PermRead == 0 {
-			return pullErr(req, codec.RespNoPermission, "the topic["+h.topic+"] pulling message is forbidden")
-		}
-		if h.queueID < 0 || h.queueID >= tc.ReadQueueNums {
-			return pullErr(req, codec.RespInvalidParameter, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]",
-				h.queueID, h.topic, tc.ReadQueueNums, pr.c.RemoteAddr()))
-		}
-		if r := p.subscribe(pr); r != nil {
-			return r
+		if r := p.check(pr); r != nil {
+			p.reply(pr, r)
+			return
 		}
 	}
 
-	res := p.results.Get().(*store.GetResult)
+	res := &pr.res
 	maxMsgs := int(h.maxMsgNums)
 	if maxMsgs <= 0 || maxMsgs > p.cfg.MaxTransferCountInMemory {
 		maxMsgs = p.cfg.MaxTransferCountInMemory
@@ -216,10 +239,11 @@ func (p *pullProcessor) process(pr *pullRequest, allowSuspend bool) *codec.Frame
 	if h.maxMsgBytes > 0 && int(h.maxMsgBytes) < maxBytes {
 		maxBytes = int(h.maxMsgBytes)
 	}
-	if pr.sf.CQ == nil && !pr.filter.all {
-		pr.sf.CQ = pr.filter.match
+	filter := &pr.sf
+	if pr.filter.all {
+		filter = nil
 	}
-	p.store.GetMessages(h.topic, h.queueID, h.queueOffset, maxMsgs, maxBytes, &pr.sf, res)
+	p.store.GetMessages(h.topic, h.queueID, h.queueOffset, maxMsgs, maxBytes, filter, res)
 
 	code, remark := pullCode(res.Status, h.queueOffset)
 	if allowSuspend && h.sysFlag&pullFlagCommitOffset != 0 {
@@ -233,37 +257,65 @@ func (p *pullProcessor) process(pr *pullRequest, allowSuspend bool) *codec.Frame
 		hold = min(hold, maxHold)
 		if hold > 0 {
 			res.Release()
-			p.results.Put(res)
 			pr.deadline = time.Now().Add(hold)
 			p.holds.park(pr)
-			return nil
+			return
 		}
 	}
 
-	resp := codec.NewResponse(req, int32(code), remark)
-	resp.Ext = append(make([]codec.KV, 0, 4),
+	v := pr.vals[:0]
+	v = strconv.AppendInt(v, res.NextBeginOffset, 10)
+	nextEnd := len(v)
+	v = strconv.AppendInt(v, res.MinOffset, 10)
+	minEnd := len(v)
+	v = strconv.AppendInt(v, res.MaxOffset, 10)
+	pr.vals = v
+	vs := bytesString(v)
+	pr.resp = codec.Frame{Code: int32(code), Language: codec.LangJava, Version: codec.ServerVersion,
+		Opaque: req.Opaque, Flag: codec.FlagResponse, Remark: remark, Ext: pr.ext[:0]}
+	pr.resp.Ext = append(pr.resp.Ext,
 		codec.KV{Key: "suggestWhichBrokerId", Value: "0"},
-		codec.KV{Key: "nextBeginOffset", Value: strconv.FormatInt(res.NextBeginOffset, 10)},
-		codec.KV{Key: "minOffset", Value: strconv.FormatInt(res.MinOffset, 10)},
-		codec.KV{Key: "maxOffset", Value: strconv.FormatInt(res.MaxOffset, 10)},
+		codec.KV{Key: "nextBeginOffset", Value: vs[:nextEnd]},
+		codec.KV{Key: "minOffset", Value: vs[nextEnd:minEnd]},
+		codec.KV{Key: "maxOffset", Value: vs[minEnd:]},
 	)
 	if code != codec.RespSuccess {
 		res.Release()
-		p.results.Put(res)
-		return resp
+		p.reply(pr, &pr.resp)
+		return
 	}
 	p.offsets.notePull(h.group, h.topic, h.queueID, res.NextBeginOffset)
 	p.stats.onGet(h.group, h.topic, len(res.Records), res.TotalBytes)
-	resp.Opaque = req.Opaque
-	resp.Flag |= codec.FlagResponse
-	err := pr.c.WriteWithBody(resp, res.Records, func(error) {
-		res.Release()
-		p.results.Put(res)
-	})
-	if err != nil {
+	// The response's header is encoded before WriteWithBody returns; the
+	// records are released in pr.written.
+	if err := pr.c.WriteWithBody(&pr.resp, res.Records, pr.written); err != nil {
 		p.log.Debug("pull: write response", "remote", pr.c.RemoteAddr(), "err", err)
 	}
-	return nil
+}
+
+// check runs the group, topic, queue and subscription checks of a fresh
+// pull and sets its filter.
+func (p *pullProcessor) check(pr *pullRequest) *codec.Frame {
+	req, h := pr.req, &pr.h
+	sg, ok := p.groups.find(h.group)
+	if !ok {
+		return pullErr(req, codec.RespSubscriptionGroupNotExist, fmt.Sprintf("subscription group [%s] does not exist, %s", h.group, faqSuffix))
+	}
+	if !sg.ConsumeEnable {
+		return pullErr(req, codec.RespNoPermission, "subscription group no permission, "+h.group)
+	}
+	tc, ok := p.topics.get(h.topic)
+	if !ok {
+		return pullErr(req, codec.RespTopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please! %s", h.topic, faqSuffix))
+	}
+	if tc.Perm&body.PermRead == 0 {
+		return pullErr(req, codec.RespNoPermission, "the topic["+h.topic+"] pulling message is forbidden")
+	}
+	if h.queueID < 0 || h.queueID >= tc.ReadQueueNums {
+		return pullErr(req, codec.RespInvalidParameter, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]",
+			h.queueID, h.topic, tc.ReadQueueNums, pr.c.RemoteAddr()))
+	}
+	return p.subscribe(pr)
 }
 
 // subscribe sets pr.filter from the request or from the group's heartbeat
@@ -274,7 +326,7 @@ func (p *pullProcessor) subscribe(pr *pullRequest) *codec.Frame {
 		if h.expressionType != "" && h.expressionType != "TAG" {
 			return p.nonTag(req, h.expressionType)
 		}
-		pr.filter = newTagFilter(h.subscription)
+		pr.filter.setExpr(h.subscription)
 		return nil
 	}
 	sub, found, known := p.clients.subscription(h.group, h.topic)
@@ -290,7 +342,7 @@ func (p *pullProcessor) subscribe(pr *pullRequest) *codec.Frame {
 	if sub.ExpressionType != "" && sub.ExpressionType != "TAG" {
 		return p.nonTag(req, sub.ExpressionType)
 	}
-	pr.filter = filterFromSub(&sub)
+	pr.filter.setTags(sub.TagsSet)
 	return nil
 }
 

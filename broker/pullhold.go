@@ -72,8 +72,12 @@ func (t *holdTable) held() int {
 // park holds pr, then checks the queue again so a message that arrived
 // between the pull's read and the park is not missed.
 func (t *holdTable) park(pr *pullRequest) {
-	k := holdKey{pr.h.topic, pr.h.queueID}
+	// Once parked, pr may be woken, answered and recycled by another
+	// goroutine at any moment: read what the re-check needs first.
+	topic, queue, offset := pr.h.topic, pr.h.queueID, pr.h.queueOffset
+	k := holdKey{topic, queue}
 	t.mu.Lock()
+	pr.claimed = false
 	t.queues[k] = append(t.queues[k], pr)
 	heap.Push(&t.timers, pr)
 	t.count++
@@ -85,7 +89,9 @@ func (t *holdTable) park(pr *pullRequest) {
 		default:
 		}
 	}
-	if t.store.MaxOffset(pr.h.topic, pr.h.queueID) > pr.h.queueOffset {
+	if t.store.MaxOffset(topic, queue) > offset {
+		// If pr was meanwhile answered and reused by another parked pull,
+		// this wakes that one early; it then answers at once, harmlessly.
 		if t.claim(pr) {
 			t.dispatch(pr)
 		}
