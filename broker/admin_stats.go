@@ -35,7 +35,7 @@ func (a *adminProcessor) topicStats(_ *transport.Conn, req *codec.Frame) *codec.
 			MaxOffset: st.MaxOffset(topic, q),
 		}
 		if o.MaxOffset > 0 {
-			if ts, err := st.EarliestMessageTime(topic, q); err == nil {
+			if ts, err := st.StoreTime(topic, q, o.MaxOffset-1); err == nil {
 				o.LastUpdateTimestamp = ts
 			}
 		}
@@ -65,8 +65,8 @@ func (a *adminProcessor) consumeStats(_ *transport.Conn, req *codec.Frame) *code
 		if !ok {
 			continue
 		}
-		_, online, _ := a.b.clients.subscription(group, topic)
-		if !online && len(a.b.offsets.groupsOf(topic)) == 0 {
+		// Like Java: an online group is reported only for topics it subscribes.
+		if _, found, known := a.b.clients.subscription(group, topic); known && !found {
 			continue
 		}
 		for q := int32(0); q < tc.ReadQueueNums; q++ {
@@ -76,6 +76,11 @@ func (a *adminProcessor) consumeStats(_ *transport.Conn, req *codec.Frame) *code
 			}
 			if off, ok := a.b.offsets.query(group, topic, q); ok {
 				w.ConsumerOffset = off
+				if off > 0 {
+					if ts, err := st.StoreTime(topic, q, off-1); err == nil {
+						w.LastTimestamp = ts
+					}
+				}
 			}
 			if off, ok := a.b.offsets.pullOffset(group, topic, q); ok {
 				w.PullOffset = off

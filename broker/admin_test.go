@@ -29,10 +29,13 @@ func TestAdminTopicsAndGroups(t *testing.T) {
 	require.Equal(t, int32(codec.RespSuccess), resp.Code)
 	require.True(t, strings.HasPrefix(string(resp.Body), `{"offsetTable":{{"brokerName":"broker-a","queueId":0,"topic":"AdminT"}:{"lastUpdateTimestamp":0,"maxOffset":0,"minOffset":0}`), string(resp.Body))
 
+	require.Equal(t, int32(codec.RespSuccess), tb.invoke(t, sendV1("AdminT", 0, "", []byte("x"))).Code)
+	tb.waitDispatched(t, "AdminT", 0, 1)
 	resp = tb.invoke(t, request(codec.ReqDeleteTopicInBroker, "topic", "AdminT"))
 	require.Equal(t, int32(codec.RespSuccess), resp.Code)
 	_, ok := tb.topics.get("AdminT")
 	require.False(t, ok)
+	require.Equal(t, int64(0), tb.store.MaxOffset("AdminT", 0))
 	resp = tb.invoke(t, request(codec.ReqDeleteTopicInBroker, "topic", "TBW102"))
 	require.Equal(t, int32(codec.RespInvalidParameter), resp.Code)
 

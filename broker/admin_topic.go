@@ -22,6 +22,7 @@ func (a *adminProcessor) register(r *transport.Router, pool *transport.Pool) {
 	a.registerGroupAdmin(r, pool)
 	a.registerStatsAdmin(r, pool)
 	a.registerClientAdmin(r, pool)
+	a.registerSyncAdmin(r, pool)
 }
 
 func (a *adminProcessor) updateAndCreateTopic(_ *transport.Conn, req *codec.Frame) *codec.Frame {
@@ -76,6 +77,9 @@ func (a *adminProcessor) deleteTopic(_ *transport.Conn, req *codec.Frame) *codec
 		return codec.NewResponse(req, int32(codec.RespSystemError), err.Error())
 	}
 	a.b.offsets.removeTopic(topic)
+	if err := a.b.store.DeleteTopic(topic); err != nil {
+		a.b.log.Warn("delete topic data", "topic", topic, "err", err)
+	}
 	return codec.NewResponse(req, int32(codec.RespSuccess), "")
 }
 
@@ -97,5 +101,39 @@ func (a *adminProcessor) getTopicConfig(_ *transport.Conn, req *codec.Frame) *co
 	}
 	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
 	resp.Body = body.AppendTopicConfig(nil, &tc)
+	return resp
+}
+
+func (a *adminProcessor) registerSyncAdmin(r *transport.Router, pool *transport.Pool) {
+	r.Handle(codec.ReqGetAllConsumerOffset, pool, func(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+		resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
+		resp.Body = a.b.offsets.encode()
+		return resp
+	})
+	r.Handle(codec.ReqGetAllDelayOffset, pool, func(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+		resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
+		resp.Body = a.b.delay.encode()
+		return resp
+	})
+	r.Handle(codec.ReqGetSystemTopicListFromBroker, pool, a.systemTopics)
+}
+
+// systemTopics answers GET_SYSTEM_TOPIC_LIST_FROM_BROKER with a TopicList.
+func (a *adminProcessor) systemTopics(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	_, topics := a.b.topics.snapshot()
+	b := append([]byte(nil), `{"topicList":[`...)
+	n := 0
+	for _, tc := range topics {
+		if !a.b.topics.isSystem(tc.TopicName) {
+			continue
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		b = codec.AppendJSONString(b, tc.TopicName)
+	}
+	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
+	resp.Body = append(b, "]}"...)
 	return resp
 }

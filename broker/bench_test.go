@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 	"time"
-
 )
 
 // BenchmarkSend measures one synchronous 1 KiB send through a real

@@ -130,22 +130,34 @@ func (b *Broker) closeStore() {
 // Start listens, registers with the name servers and starts the
 // background loops. It returns once the broker serves requests.
 func (b *Broker) Start() error {
+	ip, err := netip.ParseAddr(b.cfg.BrokerIP1)
+	if err != nil {
+		return fmt.Errorf("broker: brokerIP1 %q: %w", b.cfg.BrokerIP1, err)
+	}
 	b.store.OnArrival(b.pull.holds.arrived)
 	b.pull.holds.start()
 
 	mainRouter, fastRouter := b.routers()
 	listenIP := b.cfg.ListenIP
 	onClose := func(c *transport.Conn) { b.clients.notifyChanged(b.clients.connClosed(c)...) }
-	b.main = transport.NewServer(transport.ServerConfig{
+	main := transport.NewServer(transport.ServerConfig{
 		Addr: net.JoinHostPort(listenIP, strconv.Itoa(b.cfg.ListenPort)), Logger: b.log,
 		IdleTimeout: 120 * time.Second, OnClose: onClose,
 	}, mainRouter)
-	if err := b.main.Start(); err != nil {
+	if err := main.Start(); err != nil {
+		b.pull.holds.stop()
+		for _, p := range b.pools {
+			p.Close()
+		}
+		b.pools = nil
 		return fmt.Errorf("broker: listen %d: %w", b.cfg.ListenPort, err)
 	}
-	if ap, err := netip.ParseAddrPort(b.main.Addr()); err == nil {
+	b.main = main
+	if ap, err := netip.ParseAddrPort(main.Addr()); err == nil {
 		b.cfg.ListenPort = int(ap.Port())
 	}
+	// Sends queue up until the workers start below; storeHost is set first.
+	b.send.storeHost = netip.AddrPortFrom(ip.Unmap(), uint16(b.cfg.ListenPort))
 	if b.cfg.FastListen {
 		port := b.cfg.ListenPort - 2
 		if b.cfg.ListenPort < 3 {
@@ -160,12 +172,6 @@ func (b *Broker) Start() error {
 			b.fast = nil
 		}
 	}
-	ip, err := netip.ParseAddr(b.cfg.BrokerIP1)
-	if err != nil {
-		b.main.Close()
-		return fmt.Errorf("broker: brokerIP1 %q: %w", b.cfg.BrokerIP1, err)
-	}
-	b.send.storeHost = netip.AddrPortFrom(ip.Unmap(), uint16(b.cfg.ListenPort))
 	b.send.start()
 	b.delay.start()
 	b.txn.start()
@@ -174,7 +180,7 @@ func (b *Broker) Start() error {
 	b.wg.Add(2)
 	go b.persistLoop()
 	go b.clientLoop()
-	b.log.Info("broker started", "addr", b.main.Addr(), "advertised", b.cfg.BrokerAddr(), "cluster", b.cfg.BrokerClusterName)
+	b.log.Info("broker started", "addr", main.Addr(), "advertised", b.cfg.BrokerAddr(), "cluster", b.cfg.BrokerClusterName)
 	return nil
 }
 
@@ -291,8 +297,10 @@ func (b *Broker) routers() (mainR, fastR *transport.Router) {
 	offsetPool := b.pool("offset", 4, 50000)
 	queryPool := b.pool("query", 4, 10000)
 	adminPool := b.pool("admin", b.cfg.AdminBrokerThreadPoolNums, 10000)
+	replyPool := b.pool("reply", 4, 10000)
+	rp := &replyProcessor{send: b.send, clients: b.clients, storeHost: &b.send.storeHost, log: b.log}
 
-	off := &offsetProcessor{store: b.store, offsets: b.offsets}
+	off := newOffsetProcessor(b.store, b.offsets)
 	cp := &clientProcessor{cfg: &b.cfg, clients: b.clients, groups: b.groups, topics: b.topics, log: b.log}
 	lp := &lockProcessor{locks: b.locks}
 	qp := &queryProcessor{store: b.store, log: b.log}
@@ -303,6 +311,8 @@ func (b *Broker) routers() (mainR, fastR *transport.Router) {
 		r.Handle(codec.ReqSendMessage, nil, b.send.enqueue)
 		r.Handle(codec.ReqSendMessageV2, nil, b.send.enqueue)
 		r.Handle(codec.ReqSendBatchMessage, nil, b.send.enqueue)
+		r.Handle(codec.ReqSendReplyMessage, replyPool, rp.handle)
+		r.Handle(codec.ReqSendReplyMessageV2, replyPool, rp.handle)
 		if withPull {
 			r.Handle(codec.ReqPullMessage, pullPool, b.pull.handle)
 			r.Handle(codec.ReqLitePullMessage, pullPool, b.pull.handle)

@@ -336,3 +336,18 @@ func (m *clientManager) hasSubscriptions(group string) bool {
 	g := m.consumers[group]
 	return g != nil && len(g.subs) > 0
 }
+
+// findProducerByClientID returns a live connection registered by a
+// producer heartbeat from clientID (ProducerManager.findChannel).
+func (m *clientManager) findProducerByClientID(clientID string) *transport.Conn {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for _, set := range m.producers {
+		for conn, c := range set {
+			if c.clientID == clientID && !conn.Closed() {
+				return conn
+			}
+		}
+	}
+	return nil
+}

@@ -102,16 +102,21 @@ func (d *delayService) load() error {
 	return nil
 }
 
-func (d *delayService) persist() error {
+// encode returns the delayOffset.json content.
+func (d *delayService) encode() []byte {
 	d.mu.Lock()
 	m := make(map[int32]int64, len(d.offsets))
 	for l, off := range d.offsets {
 		m[l] = off
 	}
 	d.mu.Unlock()
+	return body.AppendDelayOffsetFile(nil, body.TopicVersion{Timestamp: time.Now().UnixMilli()}, m)
+}
+
+func (d *delayService) persist() error {
 	d.pmu.Lock()
 	defer d.pmu.Unlock()
-	return writeConfigFile(d.path, body.AppendDelayOffsetFile(nil, body.TopicVersion{Timestamp: time.Now().UnixMilli()}, m))
+	return writeConfigFile(d.path, d.encode())
 }
 
 func (d *delayService) start() {

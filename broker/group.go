@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -87,6 +88,7 @@ func (g *groupTable) find(name string) (body.SubscriptionGroupConfig, bool) {
 	g.mu.Lock()
 	sg, ok := g.groups[name]
 	if !ok {
+		name = strings.Clone(name) // names from requests alias their payload
 		sg = body.NewSubscriptionGroupConfig(name)
 		g.groups[name] = sg
 		g.version.Counter++

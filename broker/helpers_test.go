@@ -65,9 +65,8 @@ func startBroker(t testing.TB, mutate func(*Config)) *testBroker {
 	b, err := New(cfg, Deps{Logger: testLogger(), Store: st})
 	require.NoError(t, err)
 	require.NoError(t, b.Start())
-	cli := transport.NewClient(transport.ClientConfig{Logger: testLogger(), DialTimeout: 2 * time.Second})
+	cli := newTestClient(t)
 	t.Cleanup(func() {
-		cli.Close()
 		require.NoError(t, b.Close())
 		require.NoError(t, st.Close())
 	})
@@ -146,3 +145,9 @@ func (tb *testBroker) waitDispatched(t *testing.T, topic string, q int32, n int6
 }
 
 func openTestStore(cfg *Config) (*store.Store, error) { return store.Open(testStoreConfig(cfg)) }
+
+func newTestClient(t testing.TB) *transport.Client {
+	cli := transport.NewClient(transport.ClientConfig{Logger: testLogger(), DialTimeout: 2 * time.Second})
+	t.Cleanup(func() { cli.Close() })
+	return cli
+}

@@ -17,11 +17,13 @@ type MessageStore interface {
 	MaxOffset(topic string, queueID int32) int64
 	OffsetByTime(topic string, queueID int32, ts int64) int64
 	EarliestMessageTime(topic string, queueID int32) (int64, error)
+	StoreTime(topic string, queueID int32, offset int64) (int64, error)
 	ReadRecord(phyOffset int64, size int32) ([]byte, error)
 	QueryByKey(topic, key string, max int, begin, end int64) ([]int64, error)
 	OnArrival(fn store.ArrivalFunc)
 	MaxPhyOffset() int64
 	MinPhyOffset() int64
+	DeleteTopic(topic string) error
 	Close() error
 }
 

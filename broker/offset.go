@@ -1,16 +1,45 @@
 package broker
 
 import (
+	"encoding/binary"
 	"strconv"
+	"syscall"
 
 	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/message"
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/store"
 )
 
 // offsetProcessor serves the consumer-offset and queue-offset requests.
 type offsetProcessor struct {
 	store   MessageStore
 	offsets *offsetTable
+	// inMemory is how far behind the commit-log end a message still counts
+	// as in page cache: Java's accessMessageInMemoryMaxRatio (40%) of RAM.
+	inMemory int64
+}
+
+func newOffsetProcessor(st MessageStore, offsets *offsetTable) *offsetProcessor {
+	mem := int64(8 << 30)
+	var si syscall.Sysinfo_t
+	if syscall.Sysinfo(&si) == nil && si.Totalram > 0 {
+		mem = int64(si.Totalram) * int64(si.Unit)
+	}
+	return &offsetProcessor{store: st, offsets: offsets, inMemory: mem * 40 / 100}
+}
+
+// firstInMemory mirrors checkInMemByConsumeOffset(topic, q, 0, 1): the
+// queue's message 0 exists and lies within the in-memory window.
+func (p *offsetProcessor) firstInMemory(topic string, q int32) bool {
+	var res store.GetResult
+	p.store.GetMessages(topic, q, 0, 1, 1<<30, nil, &res)
+	defer res.Release()
+	if res.Status != store.Found || len(res.Records) == 0 || len(res.Records[0]) < message.PosPhysicalOffset+8 {
+		return false
+	}
+	phy := int64(binary.BigEndian.Uint64(res.Records[0][message.PosPhysicalOffset:]))
+	return p.store.MaxPhyOffset()-phy <= p.inMemory
 }
 
 func okWith(req *codec.Frame, key string, v int64) *codec.Frame {
@@ -31,9 +60,7 @@ func (p *offsetProcessor) queryConsumerOffset(_ *transport.Conn, req *codec.Fram
 	if v, ok := req.Get("setZeroIfNotFound"); ok && v == "false" {
 		return codec.NewResponse(req, int32(codec.RespQueryNotFound), "Not found, do not set to zero, maybe this group boot first")
 	}
-	// compat: Java asks whether offset 0 is still in page cache; every
-	// message of a queue that still starts at 0 counts as such here.
-	if p.store.MinOffset(topic, q) <= 0 && p.store.MaxOffset(topic, q) > 0 {
+	if p.store.MinOffset(topic, q) <= 0 && p.firstInMemory(topic, q) {
 		return okWith(req, "offset", 0)
 	}
 	return codec.NewResponse(req, int32(codec.RespQueryNotFound), "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first")

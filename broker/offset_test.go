@@ -75,3 +75,17 @@ func TestStatePersistsAcrossRestart(t *testing.T) {
 	_, ok = b.groups.get("cgx")
 	require.True(t, ok)
 }
+
+// Once the first message is far behind the commit-log end (out of the
+// in-memory window), a new group gets QUERY_NOT_FOUND.
+func TestQueryOffsetColdQueue(t *testing.T) {
+	tb := startBroker(t, nil)
+	tb.topics.createIfAbsent("Cold", 1, 6, 0)
+	require.Equal(t, int32(codec.RespSuccess), tb.invoke(t, sendV1("Cold", 0, "", []byte("m"))).Code)
+	tb.waitDispatched(t, "Cold", 0, 1)
+	off := newOffsetProcessor(tb.store, tb.offsets)
+	require.True(t, off.firstInMemory("Cold", 0))
+	off.inMemory = -1
+	require.False(t, off.firstInMemory("Cold", 0))
+	require.False(t, off.firstInMemory("Cold", 5))
+}

@@ -76,3 +76,34 @@ func TestRegistersWithNameServer(t *testing.T) {
 	require.Equal(t, int32(codec.RespTopicNotExist), resp.Code)
 	require.True(t, strings.HasPrefix(resp.Remark, "No topic route info in name server for the topic: NewTopic"), resp.Remark)
 }
+
+// Two brokers run side by side in one process and share a name server.
+func TestTwoBrokersOneProcess(t *testing.T) {
+	ns := startNamesrv(t)
+	a := startBroker(t, func(c *Config) { c.NamesrvAddr = ns; c.BrokerName = "broker-a" })
+	b := startBroker(t, func(c *Config) { c.NamesrvAddr = ns; c.BrokerName = "broker-b" })
+	resp := a.route(t, ns, "DefaultCluster")
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+	require.Contains(t, string(resp.Body), a.BrokerAddr())
+	require.Contains(t, string(resp.Body), b.BrokerAddr())
+	require.Equal(t, int32(codec.RespSuccess), a.invoke(t, sendV1("Shared", 0, "", []byte("a"))).Code)
+	require.Equal(t, int32(codec.RespSuccess), b.invoke(t, sendV1("Shared", 0, "", []byte("b"))).Code)
+	a.waitDispatched(t, "Shared", 0, 1)
+	b.waitDispatched(t, "Shared", 0, 1)
+}
+
+// A broker whose port is taken fails to start and closes cleanly.
+func TestStartFailsOnBusyPort(t *testing.T) {
+	a := startBroker(t, nil)
+	root := t.TempDir()
+	cfg := testConfig(root)
+	_, port, _ := strings.Cut(a.Addr(), ":")
+	require.NoError(t, func() error { _, err := cfg.Set("listenPort", port); return err }())
+	st, err := openTestStore(&cfg)
+	require.NoError(t, err)
+	defer st.Close()
+	b, err := New(cfg, Deps{Logger: testLogger(), Store: st})
+	require.NoError(t, err)
+	require.Error(t, b.Start())
+	require.NoError(t, b.Close())
+}

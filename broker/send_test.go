@@ -143,3 +143,12 @@ func TestSendBatch(t *testing.T) {
 		require.Equal(t, ids[i], message.OffsetMsgID(r.StoreHost, r.PhysicalOffset))
 	}
 }
+
+func TestSendMaxSizeBoundary(t *testing.T) {
+	tb := startBroker(t, nil) // maxMessageSize 1 MiB
+	resp := tb.invoke(t, sendV1("Big", 0, "", make([]byte, 1<<20)))
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+	resp = tb.invoke(t, sendV1("Big", 0, "", make([]byte, 1<<20+1)))
+	require.Equal(t, int32(codec.RespMessageIllegal), resp.Code)
+	require.Contains(t, resp.Remark, "msg body length limit 1048576B")
+}

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,12 +18,12 @@ type brokerStats struct {
 	getMsgs, getBytes atomic.Int64
 
 	mu       sync.Mutex
-	topicPut map[string]int64 // guarded by mu
-	groupGet map[string]int64 // "topic@group"; guarded by mu
+	topicPut map[string]int64     // guarded by mu
+	groupGet map[groupTopic]int64 // guarded by mu
 }
 
 func newBrokerStats() *brokerStats {
-	return &brokerStats{boot: time.Now(), topicPut: make(map[string]int64), groupGet: make(map[string]int64)}
+	return &brokerStats{boot: time.Now(), topicPut: make(map[string]int64), groupGet: make(map[groupTopic]int64)}
 }
 
 func (s *brokerStats) onPut(topic string, r store.PutResult) {
@@ -40,8 +41,12 @@ func (s *brokerStats) onPut(topic string, r store.PutResult) {
 func (s *brokerStats) onGet(group, topic string, msgs, bytes int) {
 	s.getMsgs.Add(int64(msgs))
 	s.getBytes.Add(int64(bytes))
+	k := groupTopic{topic: topic, group: group}
 	s.mu.Lock()
-	s.groupGet[topic+"@"+group] += int64(msgs)
+	if _, ok := s.groupGet[k]; !ok {
+		k = groupTopic{topic: strings.Clone(topic), group: strings.Clone(group)}
+	}
+	s.groupGet[k] += int64(msgs)
 	s.mu.Unlock()
 }
 
@@ -51,10 +56,15 @@ func (s *brokerStats) topicPuts(topic string) int64 {
 	return s.topicPut[topic]
 }
 
+// groupGets takes Java's stats key "topic@group".
 func (s *brokerStats) groupGets(key string) int64 {
+	i := strings.LastIndexByte(key, '@')
+	if i < 0 {
+		return 0
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.groupGet[key]
+	return s.groupGet[groupTopic{topic: key[:i], group: key[i+1:]}]
 }
 
 func pid() int { return os.Getpid() }

@@ -224,6 +224,7 @@ func (t *topicTable) createInSend(topic, defaultTopic string, clientQueueNums in
 	if n < 0 {
 		n = 0
 	}
+	topic = strings.Clone(topic) // names from requests alias their payload
 	tc := body.NewTopicConfig(topic)
 	tc.ReadQueueNums, tc.WriteQueueNums = n, n
 	tc.Perm = def.Perm &^ body.PermInherit
@@ -247,6 +248,7 @@ func (t *topicTable) createIfAbsent(topic string, queues int32, perm int32, sysF
 		t.mu.Unlock()
 		return tc
 	}
+	topic = strings.Clone(topic)
 	tc := body.NewTopicConfig(topic)
 	tc.ReadQueueNums, tc.WriteQueueNums = queues, queues
 	tc.Perm = perm

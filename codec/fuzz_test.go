@@ -99,12 +99,15 @@ func checkRoundTrip(t *testing.T, f *Frame) {
 	require.NoError(t, decodeCopy(enc2[4:], &f3))
 	requireSameFrame(t, &f2, &f3)
 
-	// Across serializations, when nothing is out of the other's range.
-	if f2.Code != int32(int16(f2.Code)) || f2.Version != int32(int16(f2.Version)) || f2.Language.String() == "OTHER" {
+	// Across serializations, when nothing is out of the other's range:
+	// ROCKETMQ holds 16-bit codes and versions and 32767-byte keys; JSON
+	// holds language names and, like Java, valid UTF-8 only (the writer
+	// turns invalid bytes into U+FFFD).
+	if f2.Code != int32(int16(f2.Code)) || f2.Version != int32(int16(f2.Version)) || f2.Language.String() == "OTHER" || !utf8.ValidString(f2.Remark) {
 		return
 	}
 	for _, kv := range f2.Ext {
-		if len(kv.Key) > 32767 {
+		if len(kv.Key) > 32767 || !utf8.ValidString(kv.Key) || !utf8.ValidString(kv.Value) {
 			return
 		}
 	}

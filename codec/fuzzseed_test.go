@@ -104,7 +104,9 @@ func TestWriteFuzzSeeds(t *testing.T) {
 	for _, name := range names {
 		fr := frames[name]
 		writeSeed(t, "FuzzDecodeFrame", name, fr, []byte{3, 0, 17})
-		all = append(all, fr...)
+		if len(all)+len(fr) <= 8<<10 { // keep the stream seed small enough to mutate
+			all = append(all, fr...)
+		}
 		var f Frame
 		require.NoError(t, decodeCopy(fr[4:], &f), name)
 		hl := int(binary.BigEndian.Uint32(fr[4:]) & 0xFFFFFF)

@@ -128,7 +128,20 @@ func (p *jsonParser) str() (string, bool) {
 		p.fail("expected string")
 		return "", false
 	}
-	start, w := p.i, p.i
+	start := p.i
+	// Fast path: most strings carry no escapes and need no rewriting.
+	for p.i < len(p.b) {
+		c := p.b[p.i]
+		if c == '"' {
+			p.i++
+			return bstr(p.b[start : p.i-1]), true
+		}
+		if c == '\\' {
+			break
+		}
+		p.i++
+	}
+	w := p.i
 	for p.i < len(p.b) {
 		c := p.b[p.i]
 		switch {

@@ -15,6 +15,14 @@ import (
 	"github.com/rocketgo/rocketgo/conformance/scenario"
 )
 
+// printf logs to the test log and to stdout, so results show without -v.
+func printf(t *testing.T) func(string, ...any) {
+	return func(format string, args ...any) {
+		t.Logf(format, args...)
+		fmt.Printf(format+"\n", args...)
+	}
+}
+
 func summary(rs []scenario.Result) (pass, fail, notYet, skip int) {
 	for _, r := range rs {
 		switch r.Status {
@@ -41,7 +49,7 @@ func TestConformance(t *testing.T) {
 	if k := os.Getenv("CONFORMANCE_SERVER"); k != "" {
 		kind = harness.Kind(k)
 	}
-	r, err := NewRunner(t.TempDir(), t.Logf)
+	r, err := NewRunner(t.TempDir(), printf(t))
 	require.NoError(t, err)
 	rs := r.Server(context.Background(), kind)
 	pass, fail, notYet, skip := summary(rs)
@@ -61,7 +69,7 @@ func TestMatrix(t *testing.T) {
 	if os.Getenv("CONFORMANCE_MATRIX") != "1" {
 		t.Skip("set CONFORMANCE_MATRIX=1 (make matrix)")
 	}
-	r, err := NewRunner(t.TempDir(), t.Logf)
+	r, err := NewRunner(t.TempDir(), printf(t))
 	require.NoError(t, err)
 	kinds := harness.Kinds
 	if k := os.Getenv("CONFORMANCE_SERVERS"); k != "" {

@@ -140,6 +140,8 @@ func TestUpdateTopicOnCluster(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, out, fmt.Sprintf("create topic to %s success.", fc.address()))
 	require.Contains(t, out, "TopicConfig [topicName=TopicB, readQueueNums=4, writeQueueNums=3, perm=R--")
+	_, err = runAdmin(t, "updateTopic", "-n", fc.address(), "-c", "NoCluster", "-t", "TopicB")
+	require.ErrorContains(t, err, "cluster [NoCluster] not found")
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	require.Len(t, fc.created, 1)
@@ -152,8 +154,6 @@ func TestUpdateTopicOnCluster(t *testing.T) {
 	require.Equal(t, "true", h["order"])
 	require.Equal(t, "SINGLE_TAG", h["topicFilterType"])
 
-	_, err = runAdmin(t, "updateTopic", "-n", fc.address(), "-c", "NoCluster", "-t", "TopicB")
-	require.ErrorContains(t, err, "cluster [NoCluster] not found")
 }
 
 func TestTopicStatusAndRoute(t *testing.T) {

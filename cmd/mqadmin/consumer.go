@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rocketgo/rocketgo/codec"
@@ -160,11 +161,17 @@ func parseJavaTimestamp(s string) (int64, error) {
 	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return ms, nil
 	}
-	t, err := time.ParseInLocation("2006-01-02#15:04:05:000", s, time.Local)
-	if err != nil {
-		return 0, fmt.Errorf("bad timestamp %q: want now, epoch millis or yyyy-MM-dd#HH:mm:ss:SSS", s)
+	bad := fmt.Errorf("bad timestamp %q: want now, epoch millis or yyyy-MM-dd#HH:mm:ss:SSS", s)
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 {
+		return 0, bad
 	}
-	return t.UnixMilli(), nil
+	t, err := time.ParseInLocation("2006-01-02#15:04:05", s[:i], time.Local)
+	millis, merr := strconv.Atoi(s[i+1:])
+	if err != nil || merr != nil || millis < 0 || millis > 999 {
+		return 0, bad
+	}
+	return t.UnixMilli() + int64(millis), nil
 }
 
 // decodeResetOffsetBody reads {"offsetTable":{{mq}:offset,…}}.

@@ -1,6 +1,8 @@
 package body
 
 import (
+	"bytes"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -73,4 +75,25 @@ func TestSubscriptionGroupDefaults(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "g", f.SubscriptionGroupTable["g"].GroupName)
 	require.True(t, f.SubscriptionGroupTable["g"].ConsumeEnable)
+}
+
+// FuzzBrokerBodies: the broker's body decoders never panic, and
+// QuoteBareKeys never changes valid standard JSON.
+func FuzzBrokerBodies(f *testing.F) {
+	f.Add([]byte(`{"clientID":"a","consumerDataSet":[{"subscriptionDataSet":[{"codeSet":["1",2]}]}]}`))
+	f.Add([]byte(`{"offsetTable":{"t@g":{0:5,1:7}}}`))
+	f.Add([]byte(`{"consumerGroup":"g","clientId":"c","mqSet":[{"topic":"t","brokerName":"b","queueId":0}]}`))
+	f.Add([]byte(`{"a":"{1:\"x\\\"}"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _ = DecodeHeartbeat(b)
+		_, _ = DecodeLockBatchRequest(b)
+		_, _ = DecodeConsumerOffsetFile(b)
+		_, _ = DecodeSubscriptionGroupFile(b)
+		_, _ = DecodeTopicConfigFile(b)
+		_, _ = DecodeDelayOffsetFile(b)
+		q := QuoteBareKeys(b)
+		if json.Valid(b) && !bytes.Equal(q, b) {
+			t.Fatalf("valid JSON changed: %q -> %q", b, q)
+		}
+	})
 }

@@ -1,10 +1,12 @@
 package header
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -49,6 +51,29 @@ func TestWriteFuzzSeeds(t *testing.T) {
 		"end_txn":     "producerGroup=pg\ntranStateTableOffset=12\ncommitLogOffset=3456\ncommitOrRollback=8\nfromTransactionCheck=true\nmsgId=AC11\ntransactionId=\nbname=",
 		"bad_numbers": "queueId=0x10\nqueueOffset=1e3\nmaxMsgNums=+32\nsysFlag=-0\ne=99999999999",
 		"send_resp":   "msgId=AC11000100002A9F0000000000000000\nqueueId=3\nqueueOffset=100\ntransactionId=x\nMSG_REGION=DefaultRegion\nTRACE_ON=true",
+	}
+	// The extFields of every recorded golden frame.
+	metas, err := filepath.Glob(filepath.Join("..", "testdata", "golden", "*.json"))
+	require.NoError(t, err)
+	for _, m := range metas {
+		src, err := os.ReadFile(m)
+		require.NoError(t, err)
+		var meta struct {
+			Ext map[string]string `json:"ext"`
+		}
+		require.NoError(t, json.Unmarshal(src, &meta))
+		keys := make([]string, 0, len(meta.Ext))
+		for k := range meta.Ext {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var ext []codec.KV
+		for _, k := range keys {
+			ext = append(ext, codec.KV{Key: k, Value: meta.Ext[k]})
+		}
+		if len(ext) > 0 {
+			seeds["golden_"+strings.TrimSuffix(filepath.Base(m), ".json")] = extText(ext)
+		}
 	}
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	for name, s := range seeds {

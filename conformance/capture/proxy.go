@@ -126,10 +126,12 @@ func (p *Proxy) handle(client net.Conn, clientSource string) {
 				}
 				return
 			}
+			// Report first: a request's opaque must be registered before
+			// the peer can possibly answer it.
+			p.report(label, fromClient, raw, &pending)
 			if _, err := dst.Write(raw); err != nil {
 				return
 			}
-			p.report(label, fromClient, raw, &pending)
 		}
 	}
 	go pipe(client, server, true, clientSource)

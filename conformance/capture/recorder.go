@@ -25,7 +25,7 @@ type Fixture struct {
 }
 
 // Recorder writes frames as fixtures into Dir, keeping at most PerKind frames
-// per (source, direction, code, serialization) and skipping frames larger
+// per (source, direction, request code, frame code, serialization) and skipping frames larger
 // than MaxFrameBytes so the fixture set stays small.
 type Recorder struct {
 	Dir           string
@@ -59,9 +59,9 @@ func Slug(s string) string {
 	}, s)
 }
 
-// Frame implements Sink.
+// Frame implements Sink. Frames labelled "" (harness traffic) are not recorded.
 func (r *Recorder) Frame(source string, fromClient bool, requestCode int32, raw []byte, f *Frame) {
-	if len(raw) > r.MaxFrameBytes {
+	if source == "" || len(raw) > r.MaxFrameBytes {
 		return
 	}
 	dir := "req"
@@ -74,7 +74,9 @@ func (r *Recorder) Frame(source string, fromClient bool, requestCode int32, raw 
 	}
 	base := fmt.Sprintf("%s-%s-%d", Slug(source), dir, code)
 	r.mu.Lock()
-	kind := base + "/" + f.Serialize
+	// Responses are kept per response code too, so a PULL answered FOUND
+	// and one answered PULL_NOT_FOUND are both recorded.
+	kind := fmt.Sprintf("%s/%d/%s", base, f.Code, f.Serialize)
 	if r.kinds[kind] >= r.PerKind {
 		r.mu.Unlock()
 		return

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	rocketmq "github.com/apache/rocketmq-client-go/v2"
@@ -708,14 +709,17 @@ func requestReply(ctx context.Context, t Target) error {
 		return err
 	}
 	defer replier.Shutdown()
+	var replyErr atomic.Value
 	c, err := startPush(t, "request_reply_c", "request_reply_c", topic, all,
 		func(ctx context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
 			for _, m := range msgs {
 				reply, err := consumer.CreateReplyMessage(m, append([]byte("reply-to-"), m.Body...))
 				if err != nil {
+					replyErr.Store(fmt.Errorf("create reply: %w", err))
 					return consumer.ConsumeRetryLater, nil
 				}
 				if _, err := replier.SendSync(ctx, reply); err != nil {
+					replyErr.Store(fmt.Errorf("send reply to %s: %w", reply.Topic, err))
 					return consumer.ConsumeRetryLater, nil
 				}
 			}
@@ -744,7 +748,7 @@ func requestReply(ctx context.Context, t Target) error {
 		}
 		last = err
 	}
-	return fmt.Errorf("no reply: %v", last)
+	return fmt.Errorf("no reply: %v (replier: %v)", last, replyErr.Load())
 }
 
 // sql92: property filter.

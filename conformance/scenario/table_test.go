@@ -1,0 +1,42 @@
+package scenario
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestTableIsConsistent(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range Table {
+		require.False(t, seen[s.Name], "duplicate scenario %s", s.Name)
+		seen[s.Name] = true
+		require.True(t, s.Go || s.Java, "%s runs with no client", s.Name)
+		require.Positive(t, s.Timeout, s.Name)
+		require.LessOrEqual(t, s.Timeout.Seconds(), 90.0, "%s: scenarios are bounded", s.Name)
+	}
+	for name := range NotYetTable {
+		require.True(t, seen[name], "NotYetTable names unknown scenario %s", name)
+	}
+	s, ok := Lookup("send_push")
+	require.True(t, ok)
+	require.True(t, s.Supports(GoV2) && s.Supports(Java5))
+	s, _ = Lookup("query")
+	require.False(t, s.Supports(GoV2))
+}
+
+func TestMarkdown(t *testing.T) {
+	md := Markdown([]Result{
+		{Scenario: "send_push", Client: GoV2, Server: "java", Status: Pass},
+		{Scenario: "send_push", Client: Java5, Server: "java", Status: Fail, Detail: "boom\nline two"},
+		{Scenario: "query", Client: GoV2, Server: "java", Status: NA},
+	}, []string{"java"})
+	require.Contains(t, md, "### server: java")
+	require.Contains(t, md, "| send_push | pass | | FAIL |")
+	require.Contains(t, md, "| query | n/a |")
+	require.Contains(t, md, "- java / send_push / java-5: boom line two")
+	for name, reason := range NotYetTable {
+		require.True(t, strings.Contains(md, "| "+name+" | "+reason+" |"), name)
+	}
+}

@@ -1,0 +1,96 @@
+package storecompat
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// ConfigFiles are the broker config files compared between writers.
+var ConfigFiles = []string{"topics.json", "consumerOffset.json", "subscriptionGroup.json"}
+
+// ReadConfigFiles returns the content of store/config/<name> for each of
+// ConfigFiles that exists.
+func ReadConfigFiles(store string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	for _, n := range ConfigFiles {
+		b, err := os.ReadFile(filepath.Join(store, "config", n))
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("storecompat: read %s: %w", n, err)
+		}
+		out[n] = b
+	}
+	return out, nil
+}
+
+// tables are JSON objects whose keys are data (topic, group, queue id), so
+// their keys are folded into "*" when comparing shapes.
+var tables = map[string]bool{
+	"topicConfigTable": true, "offsetTable": true, "subscriptionGroupTable": true,
+	"forbiddenTable": true, "topicQueueMappingInfoMap": true,
+}
+
+// Shape returns the set of field paths of a JSON document (fastjson's bare
+// integer keys accepted), with data-keyed tables folded, e.g.
+// "topicConfigTable.*.readQueueNums".
+func Shape(doc []byte) (map[string]bool, error) {
+	var v any
+	if err := json.Unmarshal(LenientJSON(doc), &v); err != nil {
+		return nil, fmt.Errorf("storecompat: not JSON: %w", err)
+	}
+	out := map[string]bool{}
+	var walk func(path string, v any, table bool)
+	walk = func(path string, v any, table bool) {
+		obj, ok := v.(map[string]any)
+		if !ok {
+			out[path] = true
+			return
+		}
+		if len(obj) == 0 {
+			out[path+"{}"] = true
+		}
+		for k, c := range obj {
+			name := k
+			if table {
+				name = "*"
+			}
+			p := name
+			if path != "" {
+				p = path + "." + name
+			}
+			walk(p, c, tables[k] && !table)
+		}
+	}
+	walk("", v, false)
+	return out, nil
+}
+
+// ShapeDiff lists the field paths only one of two documents has.
+func ShapeDiff(a, b []byte) (onlyA, onlyB []string, err error) {
+	sa, err := Shape(a)
+	if err != nil {
+		return nil, nil, err
+	}
+	sb, err := Shape(b)
+	if err != nil {
+		return nil, nil, err
+	}
+	for p := range sa {
+		if !sb[p] {
+			onlyA = append(onlyA, p)
+		}
+	}
+	for p := range sb {
+		if !sa[p] {
+			onlyB = append(onlyB, p)
+		}
+	}
+	sort.Strings(onlyA)
+	sort.Strings(onlyB)
+	return onlyA, onlyB, nil
+}
