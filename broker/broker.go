@@ -29,6 +29,7 @@ type Broker struct {
 	log       *slog.Logger
 	store     MessageStore
 	ownsStore bool
+	host      *hostBox // advertised ip:port, set once bound
 
 	topics  *topicTable
 	groups  *groupTable
@@ -64,7 +65,7 @@ func New(cfg Config, deps Deps) (*Broker, error) {
 		log = slog.Default()
 	}
 	log = log.With("broker", cfg.BrokerName)
-	b := &Broker{cfg: cfg, log: log, store: deps.Store, quit: make(chan struct{})}
+	b := &Broker{cfg: cfg, log: log, store: deps.Store, host: new(hostBox), quit: make(chan struct{})}
 	levels, _ := cfg.DelayLevels()
 	b.delays = &delayTable{levels: levels}
 	if b.store == nil {
@@ -90,11 +91,11 @@ func New(cfg Config, deps Deps) (*Broker, error) {
 	b.nsCli = transport.NewClient(transport.ClientConfig{Logger: log, DialTimeout: 3 * time.Second})
 	b.reg = newRegistrar(&b.cfg, b.topics, b.nsCli, log)
 	b.topics.onChange = b.reg.changed
-	b.send = newSendProcessor(&b.cfg, b.store, b.topics, b.groups, b.locks, b.stats, netip.AddrPort{}, log)
+	b.send = newSendProcessor(&b.cfg, b.store, b.topics, b.groups, b.locks, b.stats, b.host, log)
 	b.send.delays = b.delays
 	b.pull = newPullProcessor(&b.cfg, b.store, b.topics, b.groups, b.clients, b.offsets, b.stats, log)
-	b.txn = newTxnService(&b.cfg, b.store, b.clients, b.offsets, &b.send.storeHost, log)
-	b.retry = &retryProcessor{cfg: &b.cfg, store: b.store, topics: b.topics, groups: b.groups, delays: b.delays, storeHost: &b.send.storeHost, log: log}
+	b.txn = newTxnService(&b.cfg, b.store, b.clients, b.offsets, b.host, log)
+	b.retry = &retryProcessor{cfg: &b.cfg, store: b.store, topics: b.topics, groups: b.groups, delays: b.delays, storeHost: b.host, log: log}
 	return b, nil
 }
 
@@ -107,6 +108,10 @@ func StoreConfig(cfg *Config, log *slog.Logger) store.Config {
 		sc.CommitLogDir = cfg.StorePathCommitLog
 	}
 	sc.MappedFileSizeCommitLog = cfg.MappedFileSizeCommitLog
+	if cfg.MappedFileSizeConsumeQueue > 0 {
+		// compat: Java's getMappedFileSizeConsumeQueue rounds up to whole units.
+		sc.MappedFileSizeConsumeQueue = (cfg.MappedFileSizeConsumeQueue + store.CQUnitSize - 1) / store.CQUnitSize * store.CQUnitSize
+	}
 	if cfg.FlushDiskType == "SYNC_FLUSH" {
 		sc.FlushDiskType = store.SyncFlush
 	}
@@ -157,7 +162,7 @@ func (b *Broker) Start() error {
 		b.cfg.ListenPort = int(ap.Port())
 	}
 	// Sends queue up until the workers start below; storeHost is set first.
-	b.send.storeHost = netip.AddrPortFrom(ip.Unmap(), uint16(b.cfg.ListenPort))
+	b.host.set(netip.AddrPortFrom(ip.Unmap(), uint16(b.cfg.ListenPort)))
 	if b.cfg.FastListen {
 		port := b.cfg.ListenPort - 2
 		if b.cfg.ListenPort < 3 {
@@ -298,7 +303,7 @@ func (b *Broker) routers() (mainR, fastR *transport.Router) {
 	queryPool := b.pool("query", 4, 10000)
 	adminPool := b.pool("admin", b.cfg.AdminBrokerThreadPoolNums, 10000)
 	replyPool := b.pool("reply", 4, 10000)
-	rp := &replyProcessor{send: b.send, clients: b.clients, storeHost: &b.send.storeHost, log: b.log}
+	rp := &replyProcessor{send: b.send, clients: b.clients, storeHost: b.host, log: b.log}
 
 	off := newOffsetProcessor(b.store, b.offsets)
 	cp := &clientProcessor{cfg: &b.cfg, clients: b.clients, groups: b.groups, topics: b.topics, log: b.log}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/rocketgo/rocketgo/broker/filter"
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/transport"
@@ -92,8 +93,8 @@ func (p *clientProcessor) consumerList(_ *transport.Conn, req *codec.Frame) *cod
 	return resp
 }
 
-// checkClientConfig accepts TAG subscriptions; this broker evaluates no
-// other expression type.
+// checkClientConfig accepts TAG subscriptions, and SQL92 ones that compile
+// when property filtering is on (ClientManageProcessor.checkClientConfig).
 func (p *clientProcessor) checkClientConfig(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	var r struct {
 		SubscriptionData body.SubscriptionData `json:"subscriptionData"`
@@ -105,6 +106,12 @@ func (p *clientProcessor) checkClientConfig(_ *transport.Conn, req *codec.Frame)
 	if t == "" || t == "TAG" {
 		return codec.NewResponse(req, int32(codec.RespSuccess), "")
 	}
-	// compat: Java's remark when the broker cannot filter by this type.
-	return codec.NewResponse(req, int32(codec.RespSystemError), "The broker does not support consumer to filter message by "+t)
+	if !p.cfg.EnablePropertyFilter || t != "SQL92" {
+		// compat: Java's remark when the broker cannot filter by this type.
+		return codec.NewResponse(req, int32(codec.RespSystemError), "The broker does not support consumer to filter message by "+t)
+	}
+	if _, err := filter.Compile(r.SubscriptionData.SubString); err != nil {
+		return codec.NewResponse(req, int32(codec.RespSubscriptionParseFailed), err.Error())
+	}
+	return codec.NewResponse(req, int32(codec.RespSuccess), "")
 }

@@ -42,6 +42,10 @@ type Config struct {
 	DeleteWhen              string `conf:"deleteWhen"`
 	MaxMessageSize          int    `conf:"maxMessageSize"`
 
+	// MappedFileSizeConsumeQueue is in bytes; like Java, it is rounded up
+	// to whole 20-byte units.
+	MappedFileSizeConsumeQueue int64 `conf:"mappedFileSizeConsumeQueue"`
+
 	AutoCreateTopicEnable       bool   `conf:"autoCreateTopicEnable"`
 	AutoCreateSubscriptionGroup bool   `conf:"autoCreateSubscriptionGroup"`
 	DefaultTopicQueueNums       int32  `conf:"defaultTopicQueueNums"`
@@ -94,6 +98,7 @@ func DefaultConfig() Config {
 		FlushDiskType:               "ASYNC_FLUSH",
 		BrokerRole:                  "ASYNC_MASTER",
 		MappedFileSizeCommitLog:     1 << 30,
+		MappedFileSizeConsumeQueue:  300000 * 20,
 		FileReservedTime:            72,
 		DeleteWhen:                  "04",
 		MaxMessageSize:              4 << 20,

@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"net/netip"
+	"sync/atomic"
 	"time"
 
 	"github.com/rocketgo/rocketgo/codec/message"
@@ -41,3 +43,19 @@ func readRecordWait(st MessageStore, phyOffset int64, wait time.Duration) ([]byt
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// hostBox holds the broker's advertised ip:port, the store host of every
+// record; the port is known only once the listener is bound, after the
+// processors exist.
+type hostBox struct {
+	p atomic.Pointer[netip.AddrPort]
+}
+
+func (h *hostBox) get() netip.AddrPort {
+	if p := h.p.Load(); p != nil {
+		return *p
+	}
+	return netip.AddrPort{}
+}
+
+func (h *hostBox) set(a netip.AddrPort) { h.p.Store(&a) }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rocketgo/rocketgo/broker/filter"
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/message"
@@ -130,6 +131,9 @@ type pullRequest struct {
 	claimed  bool // guarded by holdTable.mu: set by whoever takes it out
 	index    int  // position in the timer heap; guarded by holdTable.mu
 
+	sql      *filter.Expr // SQL92 selector, nil for TAG
+	recordFn func([]byte) bool
+
 	res     store.GetResult
 	resp    codec.Frame
 	ext     [4]codec.KV
@@ -138,6 +142,25 @@ type pullRequest struct {
 }
 
 func (pr *pullRequest) matchTag(tagsCode int64) bool { return pr.filter.match(tagsCode) }
+
+// setSQL makes pr filter by a SQL92 selector on the stored properties.
+func (pr *pullRequest) setSQL(e *filter.Expr) {
+	pr.sql = e
+	pr.filter.all = true
+	pr.filter.codes = pr.filter.codes[:0]
+}
+
+// matchProps evaluates the SQL92 selector (true without one).
+func (pr *pullRequest) matchProps(props string) bool {
+	if pr.sql == nil {
+		return true
+	}
+	return pr.sql.Match(props)
+}
+
+func (pr *pullRequest) matchRecord(rec []byte) bool {
+	return pr.sql == nil || pr.sql.MatchRecord(rec)
+}
 
 // onWritten runs once the records have left the mapped segments.
 func (pr *pullRequest) onWritten(error) {
@@ -156,12 +179,14 @@ type pullProcessor struct {
 	stats   *brokerStats
 	holds   *holdTable
 	log     *slog.Logger
+	sql     *filter.Cache
 
 	reqs sync.Pool // *pullRequest
 }
 
 func newPullProcessor(cfg *Config, st MessageStore, topics *topicTable, groups *groupTable, clients *clientManager, offsets *offsetTable, stats *brokerStats, log *slog.Logger) *pullProcessor {
-	p := &pullProcessor{cfg: cfg, store: st, topics: topics, groups: groups, clients: clients, offsets: offsets, stats: stats, log: log}
+	p := &pullProcessor{cfg: cfg, store: st, topics: topics, groups: groups, clients: clients, offsets: offsets, stats: stats, log: log,
+		sql: filter.NewCache(0)}
 	p.holds = newHoldTable(p.repull, st, log)
 	return p
 }
@@ -172,6 +197,7 @@ func (p *pullProcessor) alloc(c *transport.Conn, req *codec.Frame) *pullRequest 
 		pr = &pullRequest{p: p, vals: make([]byte, 0, 64)}
 		pr.sf.CQ = pr.matchTag
 		pr.written = pr.onWritten
+		pr.recordFn = pr.matchRecord
 	}
 	pr.c, pr.req = c, req
 	pr.filter.all = true
@@ -180,7 +206,7 @@ func (p *pullProcessor) alloc(c *transport.Conn, req *codec.Frame) *pullRequest 
 }
 
 func (p *pullProcessor) free(pr *pullRequest) {
-	pr.c, pr.req, pr.resp = nil, nil, codec.Frame{}
+	pr.c, pr.req, pr.resp, pr.sql = nil, nil, codec.Frame{}, nil
 	p.reqs.Put(pr)
 }
 
@@ -240,7 +266,11 @@ func (p *pullProcessor) process(pr *pullRequest, allowSuspend bool) {
 		maxBytes = int(h.maxMsgBytes)
 	}
 	filter := &pr.sf
-	if pr.filter.all {
+	pr.sf.Record = nil
+	if pr.sql != nil {
+		pr.sf.Record = pr.recordFn
+	}
+	if pr.filter.all && pr.sql == nil {
 		filter = nil
 	}
 	p.store.GetMessages(h.topic, h.queueID, h.queueOffset, maxMsgs, maxBytes, filter, res)
@@ -322,9 +352,18 @@ func (p *pullProcessor) check(pr *pullRequest) *codec.Frame {
 // (Java PullMessageProcessor's subscription checks).
 func (p *pullProcessor) subscribe(pr *pullRequest) *codec.Frame {
 	req, h := pr.req, &pr.h
+	pr.sql = nil
 	if h.sysFlag&pullFlagSubscription != 0 {
 		if h.expressionType != "" && h.expressionType != "TAG" {
-			return p.nonTag(req, h.expressionType)
+			expr, remark := p.compileSQL(h.expressionType, h.subscription)
+			if expr == nil {
+				if remark == "" {
+					return p.nonTag(req, h.expressionType)
+				}
+				return pullErr(req, codec.RespSubscriptionParseFailed, remark)
+			}
+			pr.setSQL(expr)
+			return nil
 		}
 		pr.filter.setExpr(h.subscription)
 		return nil
@@ -340,14 +379,36 @@ func (p *pullProcessor) subscribe(pr *pullRequest) *codec.Frame {
 		return pullErr(req, codec.RespSubscriptionNotLatest, "the consumer's subscription not latest")
 	}
 	if sub.ExpressionType != "" && sub.ExpressionType != "TAG" {
-		return p.nonTag(req, sub.ExpressionType)
+		// The Go client pulls SQL92 subscriptions saying TAG: the
+		// heartbeat's expression type decides.
+		expr, remark := p.compileSQL(sub.ExpressionType, sub.SubString)
+		if expr == nil {
+			if remark == "" {
+				return p.nonTag(req, sub.ExpressionType)
+			}
+			return pullErr(req, codec.RespFilterDataNotExist, "The broker's consumer filter data is not exist!Your expression may be wrong!")
+		}
+		pr.setSQL(expr)
+		return nil
 	}
 	pr.filter.setTags(sub.TagsSet)
 	return nil
 }
 
-// nonTag answers a SQL92 (or other non-TAG) subscription, which this
-// broker does not evaluate.
+// compileSQL returns the compiled SQL92 selector, or nil with "" when the
+// broker does not filter by this type, or nil with the parse error.
+func (p *pullProcessor) compileSQL(typ, expr string) (*filter.Expr, string) {
+	if typ != "SQL92" || !p.cfg.EnablePropertyFilter {
+		return nil, ""
+	}
+	e, err := p.sql.Compile(expr)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return e, ""
+}
+
+// nonTag answers a subscription type the broker does not evaluate.
 func (p *pullProcessor) nonTag(req *codec.Frame, typ string) *codec.Frame {
 	// compat: Java's remark when property filtering is off.
 	return pullErr(req, codec.RespSystemError, "The broker does not support consumer to filter message by "+typ)

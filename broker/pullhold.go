@@ -135,12 +135,12 @@ func (t *holdTable) claimLocked(pr *pullRequest) bool {
 
 // arrived wakes the pulls held on (topic, queue) that can now find
 // something (store.OnArrival callback).
-func (t *holdTable) arrived(topic string, queue int32, maxOffset int64, tagsCode int64, _ string) {
+func (t *holdTable) arrived(topic string, queue int32, maxOffset int64, tagsCode int64, props string) {
 	k := holdKey{topic, queue}
 	var ready []*pullRequest
 	t.mu.Lock()
 	for _, pr := range t.queues[k] {
-		if pr.h.queueOffset < maxOffset && pr.filter.match(tagsCode) {
+		if pr.h.queueOffset < maxOffset && pr.filter.match(tagsCode) && pr.matchProps(props) {
 			ready = append(ready, pr)
 		}
 	}

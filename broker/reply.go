@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"math/rand/v2"
-	"net/netip"
 	"strconv"
 	"time"
 
@@ -21,7 +20,7 @@ import (
 type replyProcessor struct {
 	send      *sendProcessor
 	clients   *clientManager
-	storeHost *netip.AddrPort
+	storeHost *hostBox
 	log       *slog.Logger
 }
 
@@ -44,7 +43,7 @@ func (p *replyProcessor) handle(c *transport.Conn, req *codec.Frame) *codec.Fram
 	tags, _ := message.Property(props, message.PropertyTags)
 	m := &message.Message{
 		Topic: h.topic, QueueID: queueID, Flag: h.flag, Body: req.Body, Properties: props,
-		BornTimestamp: h.bornTimestamp, BornHost: parseAddrPort(c.RemoteAddr()), StoreHost: *p.storeHost,
+		BornTimestamp: h.bornTimestamp, BornHost: parseAddrPort(c.RemoteAddr()), StoreHost: p.storeHost.get(),
 		SysFlag: h.sysFlag, ReconsumeTimes: h.reconsumeTimes, TagsCode: message.TagsHash(tags),
 	}
 	done := make(chan store.PutResult, 1)
@@ -73,7 +72,7 @@ func (p *replyProcessor) push(c *transport.Conn, h *sendHeader, payload []byte) 
 	req := &codec.Frame{Code: int32(codec.ReqPushReplyMessageToClient), Language: codec.LangJava, Version: codec.ServerVersion, Body: payload}
 	req.Ext = []codec.KV{
 		{Key: "bornHost", Value: c.RemoteAddr()},
-		{Key: "storeHost", Value: p.storeHost.String()},
+		{Key: "storeHost", Value: p.storeHost.get().String()},
 		{Key: "storeTimestamp", Value: strconv.FormatInt(time.Now().UnixMilli(), 10)},
 		{Key: "producerGroup", Value: h.producerGroup},
 		{Key: "topic", Value: h.topic},

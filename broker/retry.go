@@ -5,7 +5,6 @@ import (
 
 	"log/slog"
 	"math/rand/v2"
-	"net/netip"
 	"strconv"
 	"strings"
 
@@ -25,7 +24,7 @@ type retryProcessor struct {
 	topics    *topicTable
 	groups    *groupTable
 	delays    *delayTable
-	storeHost *netip.AddrPort // set at Start
+	storeHost *hostBox
 	log       *slog.Logger
 }
 
@@ -90,7 +89,7 @@ func (p *retryProcessor) sendBack(c *transport.Conn, req *codec.Frame) *codec.Fr
 		Topic: topic, QueueID: queueID, Flag: e.Flag,
 		Body:          append([]byte(nil), e.Body...),
 		Properties:    props,
-		BornTimestamp: e.BornTimestamp, BornHost: e.BornHost, StoreHost: *p.storeHost,
+		BornTimestamp: e.BornTimestamp, BornHost: e.BornHost, StoreHost: p.storeHost.get(),
 		SysFlag: e.SysFlag, ReconsumeTimes: e.ReconsumeTimes + 1, TagsCode: message.TagsHash(tags),
 	}
 	p.delays.schedule(m)

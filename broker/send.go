@@ -97,7 +97,7 @@ type sendProcessor struct {
 	delays    *delayTable
 	stats     *brokerStats
 	log       *slog.Logger
-	storeHost netip.AddrPort
+	storeHost *hostBox
 	maxWait   time.Duration
 
 	queue chan sendTask
@@ -110,14 +110,14 @@ type sendProcessor struct {
 	ctxs sync.Pool // *sendCtx
 }
 
-func newSendProcessor(cfg *Config, st MessageStore, topics *topicTable, groups *groupTable, locks *lockTable, stats *brokerStats, storeHost netip.AddrPort, log *slog.Logger) *sendProcessor {
+func newSendProcessor(cfg *Config, st MessageStore, topics *topicTable, groups *groupTable, locks *lockTable, stats *brokerStats, storeHost *hostBox, log *slog.Logger) *sendProcessor {
 	return &sendProcessor{
 		cfg: cfg, store: st, topics: topics, groups: groups, locks: locks, stats: stats, log: log,
 		storeHost: storeHost,
 		maxWait:   time.Duration(cfg.WaitTimeMillsInSendQueue) * time.Millisecond,
 		queue:     make(chan sendTask, cfg.SendThreadPoolQueueCapacity),
 		quit:      make(chan struct{}),
-		uniq:      message.NewUniqIDGen(storeHost.Addr(), pid(), int32(time.Now().UnixNano()), nil),
+		uniq:      message.NewUniqIDGen(parseIP(cfg.BrokerIP1), pid(), int32(time.Now().UnixNano()), nil),
 	}
 }
 
@@ -259,7 +259,7 @@ func (p *sendProcessor) process(c *transport.Conn, req *codec.Frame) *codec.Fram
 		Properties:     props,
 		BornTimestamp:  h.bornTimestamp,
 		BornHost:       bornHost,
-		StoreHost:      p.storeHost,
+		StoreHost:      p.storeHost.get(),
 		SysFlag:        sysFlag,
 		ReconsumeTimes: h.reconsumeTimes,
 		TagsCode:       message.TagsHash(tags),
@@ -331,7 +331,7 @@ func (p *sendProcessor) putResponseInto(sc *sendCtx, r store.PutResult) *codec.F
 		code = codec.RespFlushDiskTimeout
 	}
 	v := sc.vals[:0]
-	v = message.AppendOffsetMsgID(v, p.storeHost, r.WroteOffset)
+	v = message.AppendOffsetMsgID(v, p.storeHost.get(), r.WroteOffset)
 	idEnd := len(v)
 	v = strconv.AppendInt(v, int64(sc.queueID), 10)
 	qEnd := len(v)
@@ -443,7 +443,7 @@ func (p *sendProcessor) sendBatch(c *transport.Conn, req *codec.Frame, h *sendHe
 			Properties:     e.Properties,
 			BornTimestamp:  h.bornTimestamp,
 			BornHost:       bornHost,
-			StoreHost:      p.storeHost,
+			StoreHost:      p.storeHost.get(),
 			SysFlag:        sysFlag,
 			ReconsumeTimes: h.reconsumeTimes,
 			TagsCode:       message.TagsHash(tags),
@@ -485,7 +485,7 @@ func (p *sendProcessor) putResponse(req *codec.Frame, r store.PutResult, queueID
 	resp := codec.NewResponse(req, int32(code), remark)
 	var ids []byte
 	if batch == nil {
-		ids = message.AppendOffsetMsgID(make([]byte, 0, 32), p.storeHost, r.WroteOffset)
+		ids = message.AppendOffsetMsgID(make([]byte, 0, 32), p.storeHost.get(), r.WroteOffset)
 	} else {
 		off := r.WroteOffset
 		ids = make([]byte, 0, 33*len(batch))
@@ -493,7 +493,7 @@ func (p *sendProcessor) putResponse(req *codec.Frame, r store.PutResult, queueID
 			if i > 0 {
 				ids = append(ids, ',')
 			}
-			ids = message.AppendOffsetMsgID(ids, p.storeHost, off)
+			ids = message.AppendOffsetMsgID(ids, p.storeHost.get(), off)
 			off += int64(batch[i].RecordSize())
 		}
 	}
@@ -565,4 +565,13 @@ func parseAddrPort(s string) netip.AddrPort {
 		return netip.AddrPortFrom(netip.IPv4Unspecified(), 0)
 	}
 	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+}
+
+// parseIP parses an IP, or returns the unspecified IPv4 address.
+func parseIP(s string) netip.Addr {
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.IPv4Unspecified()
+	}
+	return a.Unmap()
 }

@@ -2,7 +2,6 @@ package broker
 
 import (
 	"log/slog"
-	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,7 +31,7 @@ type txnService struct {
 	store     MessageStore
 	clients   *clientManager
 	offsets   *offsetTable
-	storeHost *netip.AddrPort
+	storeHost *hostBox
 	log       *slog.Logger
 	interval  time.Duration
 
@@ -44,7 +43,7 @@ type txnService struct {
 	wg   sync.WaitGroup
 }
 
-func newTxnService(cfg *Config, st MessageStore, clients *clientManager, offsets *offsetTable, storeHost *netip.AddrPort, log *slog.Logger) *txnService {
+func newTxnService(cfg *Config, st MessageStore, clients *clientManager, offsets *offsetTable, storeHost *hostBox, log *slog.Logger) *txnService {
 	iv := time.Duration(cfg.TransactionCheckInterval) * time.Millisecond
 	if iv <= 0 {
 		iv = 30 * time.Second
@@ -188,7 +187,7 @@ func (s *txnService) writeOp(halfOffset int64) {
 		Topic:         TopicTransOpHalf,
 		Body:          strconv.AppendInt(nil, halfOffset, 10),
 		Properties:    string(message.AppendProperty(nil, message.PropertyTags, txnOpTag)),
-		BornTimestamp: time.Now().UnixMilli(), BornHost: *s.storeHost, StoreHost: *s.storeHost,
+		BornTimestamp: time.Now().UnixMilli(), BornHost: s.storeHost.get(), StoreHost: s.storeHost.get(),
 		TagsCode: message.TagsHash(txnOpTag),
 	}
 	s.store.Put(m, func(r store.PutResult) {

@@ -195,6 +195,7 @@ session_async() { # side pair
 			-size "$SIZE" -duration "$STEP")"
 		rec "$side" "$pair" "send_tps_$t" "$(jq -r '.tps' <<<"$j")"
 		rec "$side" "$pair" "send_errors_$t" "$(jq -r '.errorTotal' <<<"$j")"
+		if [ "$(jq -r '.errorTotal' <<<"$j")" != 0 ]; then log "  errors: $(jq -c '.errors' <<<"$j")"; fi
 		if [ "$t" = 64 ]; then
 			local c1 msgs; c1="$(cpu_ticks "$pid")"; msgs="$(jq -r '.messages' <<<"$j")"
 			rec "$side" "$pair" cpu_us_per_msg "$(awk -v d="$((c1 - c0))" -v hz="$clk_tck" -v n="$msgs" 'BEGIN { printf "%.2f", (n > 0 ? d * 1e6 / hz / n : 0) }')"
@@ -217,9 +218,11 @@ session_async() { # side pair
 
 	# Consume catch-up from a backlog.
 	create_topic "$side" BenchBacklog
-	bench produce -n "$ns" -t BenchBacklog -mode async -threads 8 -conns 4 -inflight 64 -size "$SIZE" \
-		-count "$BACKLOG" -duration 600s >/dev/null
-	j="$(bench consume -n "$ns" -t BenchBacklog -g "catchup_$pair" -from first -count "$BACKLOG" -duration 300s)"
+	local stored
+	stored="$(bench produce -n "$ns" -t BenchBacklog -mode async -threads 8 -conns 4 -inflight 64 -size "$SIZE" \
+		-count "$BACKLOG" -duration 600s | jq -r '.messages')" # sends refused by the broker are not in the backlog
+	j="$(bench consume -n "$ns" -t BenchBacklog -g "catchup_$pair" -from first -count "$stored" -duration 300s)"
+	rec "$side" "$pair" backlog_msgs "$stored"
 	rec "$side" "$pair" consume_tps "$(jq -r '.tps' <<<"$j")"
 	rec "$side" "$pair" rss_loaded_anon_kb "$(rss "$pid" RssAnon)"
 	rec "$side" "$pair" rss_loaded_file_kb "$(rss "$pid" RssFile)"

@@ -40,4 +40,5 @@
 //	Compile / Cache.Compile   expression → *Expr (or *ParseError)
 //	Expr.Match / MatchRecord  per message, on the pull path
 //	ParseTagExpression        TAG subscriptions → TagFilter (codes + tags)
+//	Cache.Subscription        (type, expression) → Subscription, both kinds
 package filter

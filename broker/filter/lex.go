@@ -76,6 +76,9 @@ type token struct {
 type lexer struct {
 	src string
 	pos int
+	// noBreak is 1 + the offset from which src has no line break (0:
+	// not known yet); it keeps a run of dashes from rescanning the tail.
+	noBreak int
 }
 
 func isIDStart(c byte) bool {
@@ -97,8 +100,12 @@ func (lx *lexer) skip() {
 			lx.pos++
 		case c == '-' && strings.HasPrefix(s[lx.pos:], "--"):
 			// compat: a comment without a line break is not a comment.
+			if lx.noBreak > 0 && lx.pos+1 >= lx.noBreak {
+				return
+			}
 			end := strings.IndexAny(s[lx.pos:], "\n\r")
 			if end < 0 {
+				lx.noBreak = lx.pos + 1
 				return
 			}
 			lx.pos += end + 1

@@ -26,10 +26,13 @@ import (
 //
 // testdata/oracle_fuzz.golden.gz was made the same way from the inputs
 // FuzzCompile found interesting (expression plus, when valid UTF-8, the
-// fuzzed properties; and a fixed message).
+// fuzzed properties; and a fixed message). testdata/oracle_num.golden.gz
+// compares one property against Integer, Long and Double literals, its
+// values being edge cases and FuzzParseJavaDouble's corpus: it pins down
+// Java's string-to-number conversions.
 var (
 	genOracleInput = flag.String("gen-oracle-input", "", "write oracle input lines to this file and skip the check")
-	oracleFiles    = flag.String("oracle-files", "testdata/oracle.golden.gz,testdata/oracle_fuzz.golden.gz", "comma-separated golden files to check (gzip when named .gz)")
+	oracleFiles    = flag.String("oracle-files", "testdata/oracle.golden.gz,testdata/oracle_fuzz.golden.gz,testdata/oracle_num.golden.gz", "comma-separated golden files to check (gzip when named .gz)")
 )
 
 var oracleProps = []map[string]string{

@@ -145,12 +145,12 @@ func (p *parser) fail(pos int, format string, args ...any) error {
 func (p *parser) unexpected(t token, want string) error {
 	found := t.kind.String()
 	if t.kind != tEOF && t.text != "" {
-		found = strconvQuote(t.text)
+		found = quoteSnippet(t.text)
 	}
 	return p.fail(t.pos, "expected %s, found %s", want, found)
 }
 
-func strconvQuote(s string) string {
+func quoteSnippet(s string) string {
 	if len(s) > 40 {
 		s = s[:40] + "..."
 	}

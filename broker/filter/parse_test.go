@@ -225,3 +225,32 @@ func TestLexer(t *testing.T) {
 		require.Equal(t, tc.texts, texts, tc.src)
 	}
 }
+
+// Large hostile inputs fail (or pass) cleanly, without deep recursion or
+// quadratic rescans.
+func TestCompileLargeInputs(t *testing.T) {
+	const n = 1 << 20
+	for _, tc := range []struct {
+		expr string
+		ok   bool
+	}{
+		{strings.Repeat("-", n), false},
+		{"a = " + strings.Repeat("- ", n/2) + "1", false},
+		{strings.Repeat("(", n), false},
+		{strings.Repeat("NOT ", n/4) + "a", false},
+		{strings.Repeat("/*", n/2), false},
+		{"a = '" + strings.Repeat("x", n) + "'", true},
+		{strings.Repeat("a", n) + " IS NULL", true},
+		{"a IN ('x'" + strings.Repeat(", 'y'", n/8) + ")", true},
+		{"a = 1" + strings.Repeat(" AND a = 1", n/16), false},
+		{"a = 1 " + strings.Repeat("-- ", n/4), true},
+	} {
+		e, err := Compile(tc.expr)
+		if tc.ok {
+			require.NoError(t, err, "%.40q", tc.expr)
+			require.NotEqual(t, Failed, e.Evaluate("a\x011\x02"), "%.40q", tc.expr)
+		} else {
+			require.Error(t, err, "%.40q", tc.expr)
+		}
+	}
+}

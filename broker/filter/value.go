@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // kind is the Java class of a runtime value.
@@ -206,8 +208,8 @@ func javaDoubleBits(f float64) int64 {
 func javaBoolean(s string) bool { return strings.EqualFold(s, "true") }
 
 // parseJavaInt is Integer.parseInt (bits 32) or Long.parseLong (bits 64):
-// an optional sign and at least one digit, nothing else, in range.
-// Java also accepts non-ASCII Unicode digits; this accepts ASCII only.
+// an optional sign and at least one digit, nothing else, in range. Like
+// Java (Character.digit) it accepts any BMP decimal digit, such as "٣".
 func parseJavaInt(s string, bits int) (int64, bool) {
 	if s == "" {
 		return 0, false
@@ -227,15 +229,22 @@ func parseJavaInt(s string, bits int) (int64, bool) {
 		limit++
 	}
 	var n uint64
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < '0' || c > '9' {
+	for i := 0; i < len(s); {
+		d := int(s[i]) - '0'
+		if s[i] < utf8.RuneSelf {
+			i++
+		} else {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			i += size
+			d = javaDigit(r)
+		}
+		if d < 0 || d > 9 {
 			return 0, false
 		}
-		if n > (limit-uint64(c-'0'))/10 {
+		if n > (limit-uint64(d))/10 {
 			return 0, false
 		}
-		n = n*10 + uint64(c-'0')
+		n = n*10 + uint64(d)
 	}
 	if neg {
 		return -int64(n), true
@@ -352,4 +361,26 @@ func javaTrim(s string) string {
 		s = s[:len(s)-1]
 	}
 	return s
+}
+
+// javaDigit is Character.digit(ch, 10) for a non-ASCII rune, or -1. Java
+// parses UTF-16 units, so only the Basic Multilingual Plane counts. Unicode
+// keeps decimal digits in runs of ten starting at zero, so a digit's value
+// is its distance from the start of its run.
+func javaDigit(r rune) int {
+	if r >= 0x10000 || r == utf8.RuneError {
+		return -1
+	}
+	for _, rg := range unicode.Nd.R16 {
+		if uint16(r) < rg.Lo {
+			return -1
+		}
+		if uint16(r) <= rg.Hi {
+			if rg.Stride != 1 {
+				return -1
+			}
+			return int(uint16(r)-rg.Lo) % 10
+		}
+	}
+	return -1
 }

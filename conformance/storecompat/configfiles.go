@@ -94,3 +94,52 @@ func ShapeDiff(a, b []byte) (onlyA, onlyB []string, err error) {
 	sort.Strings(onlyB)
 	return onlyA, onlyB, nil
 }
+
+// tableOf names the data-keyed table of each config file.
+var tableOf = map[string]string{
+	"topics.json": "topicConfigTable", "consumerOffset.json": "offsetTable",
+	"subscriptionGroup.json": "subscriptionGroupTable",
+}
+
+// TableKeyDiff lists the entries (topics, groups, topic@group) of a config
+// file's table that only one of two versions of the file has.
+func TableKeyDiff(name string, a, b []byte) (onlyA, onlyB []string, err error) {
+	keys := func(doc []byte) (map[string]bool, error) {
+		var top map[string]json.RawMessage
+		if err := json.Unmarshal(LenientJSON(doc), &top); err != nil {
+			return nil, fmt.Errorf("storecompat: %s: %w", name, err)
+		}
+		var table map[string]json.RawMessage
+		if raw, ok := top[tableOf[name]]; ok {
+			if err := json.Unmarshal(raw, &table); err != nil {
+				return nil, fmt.Errorf("storecompat: %s table: %w", name, err)
+			}
+		}
+		out := map[string]bool{}
+		for k := range table {
+			out[k] = true
+		}
+		return out, nil
+	}
+	ka, err := keys(a)
+	if err != nil {
+		return nil, nil, err
+	}
+	kb, err := keys(b)
+	if err != nil {
+		return nil, nil, err
+	}
+	for k := range ka {
+		if !kb[k] {
+			onlyA = append(onlyA, k)
+		}
+	}
+	for k := range kb {
+		if !ka[k] {
+			onlyB = append(onlyB, k)
+		}
+	}
+	sort.Strings(onlyA)
+	sort.Strings(onlyB)
+	return onlyA, onlyB, nil
+}

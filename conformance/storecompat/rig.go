@@ -35,8 +35,10 @@ type Rig struct {
 	Dir         string // scratch: one sub-directory per process
 	NamesrvAddr string
 	// SegmentSize is mappedFileSizeCommitLog for both brokers;
-	// MaxMessageSize must fit a segment (ours checks).
+	// MaxMessageSize must fit a segment (ours checks). CQFileSize is
+	// mappedFileSizeConsumeQueue (bytes; 0 = Java's default, 300000 units).
 	SegmentSize    int64
+	CQFileSize     int64
 	MaxMessageSize int
 	ReadyTimeout   time.Duration
 	ns             *harness.Process
@@ -128,6 +130,7 @@ func (r *Rig) StartBroker(ctx context.Context, side Side, store string) (*Broker
 		"mappedFileSizeCommitLog=" + strconv.FormatInt(r.SegmentSize, 10),
 		"maxMessageSize=" + strconv.Itoa(r.MaxMessageSize),
 		"flushDiskType=ASYNC_FLUSH",
+		"mappedFileSizeConsumeQueue=" + strconv.FormatInt(r.cqFileSize(), 10),
 		"autoCreateTopicEnable=true",
 		"autoCreateSubscriptionGroup=true",
 	}
@@ -165,6 +168,13 @@ func (r *Rig) StartBroker(ctx context.Context, side Side, store string) (*Broker
 	}
 	b.Took = time.Since(start)
 	return b, nil
+}
+
+func (r *Rig) cqFileSize() int64 {
+	if r.CQFileSize > 0 {
+		return r.CQFileSize
+	}
+	return 300000 * 20
 }
 
 // waitRegistered polls GET_BROKER_CLUSTER_INFO until it lists b.

@@ -45,6 +45,9 @@ func TestStoreCompat(t *testing.T) {
 	rig, err := NewRig(ctx, env, dir)
 	require.NoError(t, err)
 	defer rig.Close()
+	// Small files so both the commit log and the consume queues roll over
+	// several files on both sides.
+	rig.SegmentSize, rig.MaxMessageSize, rig.CQFileSize = 128<<10, 64<<10, 16*20
 	t.Logf("java name server %s ready in %v", rig.NamesrvAddr, time.Since(start).Round(time.Millisecond))
 
 	t.Run("java_to_ours", func(t *testing.T) { moveStore(ctx, t, rig, Java, Ours) })
@@ -113,7 +116,9 @@ func moveStore(ctx context.Context, t *testing.T, rig *Rig, writer, reader Side)
 	writerFiles, err := ReadConfigFiles(store)
 	require.NoError(t, err)
 	segs, _ := filepath.Glob(filepath.Join(store, "commitlog", "*"))
-	t.Logf("  store written by %s: %d commit-log segment files of %d bytes", writer, len(segs), rig.SegmentSize)
+	cqs, _ := filepath.Glob(filepath.Join(store, "consumequeue", w.Topics[0].Name, "0", "*"))
+	t.Logf("  store written by %s: %d commit-log files of %d bytes; %d consume-queue files of %d bytes in %s/0",
+		writer, len(segs), rig.SegmentSize, len(cqs), rig.CQFileSize, w.Topics[0].Name)
 
 	// 2. The reader opens the same directory.
 	br, err := rig.StartBroker(ctx, reader, store)
@@ -198,5 +203,35 @@ func moveStore(ctx context.Context, t *testing.T, rig *Rig, writer, reader Side)
 		if len(onlyW)+len(onlyR) > 0 {
 			t.Logf("config/%s fields only %s writes: %v; only %s writes: %v", n, writer, onlyW, reader, onlyR)
 		}
+		dropped, added, err := TableKeyDiff(n, a, b)
+		require.NoError(t, err)
+		require.Empty(t, dropped, "config/%s entries written by %s that %s dropped", n, writer, reader)
+		if len(added) > 0 {
+			t.Logf("config/%s entries %s added to the %s file: %v", n, reader, writer, added)
+		}
 	}
+
+	// 5. When the writer is ours (cheap to restart), hand the store back:
+	// ours reads what Java appended, with Java's checkpoint.
+	if writer != Ours {
+		return
+	}
+	bb, err := rig.StartBroker(ctx, writer, store)
+	require.NoError(t, err)
+	defer func() { _, _ = bb.Stop(5 * time.Second) }()
+	back, err := w.ReadAll(ctx, bb.Addr, Counts(all), 15*time.Second)
+	require.NoError(t, err, "%s reading the store back from %s:\n%s", writer, reader, bb.Logs(3000))
+	require.Empty(t, Check(all, back), "%s reading the store back from %s", writer, reader)
+	require.Empty(t, SameRecords(final, back), "%s serves records that differ from the %s broker's", writer, reader)
+	backLookups, err := CheckLookups(ctx, bb.Addr, all)
+	require.NoError(t, err)
+	require.Empty(t, backLookups, "lookups on %s after the store came back from %s", writer, reader)
+	for k, want := range committed {
+		got, found, err := QueryOffset(ctx, bb.Addr, w.Group(), k.Topic, k.Queue)
+		require.NoError(t, err)
+		require.True(t, found && got == want, "offset of %s/%d back on %s: %d (found %v), want %d", k.Topic, k.Queue, writer, got, found, want)
+	}
+	_, err = bb.Stop(45 * time.Second)
+	require.NoError(t, err, "%s", bb.Logs(3000))
+	lap(fmt.Sprintf("back on %s: pull, lookups, offsets", writer))
 }

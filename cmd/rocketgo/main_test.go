@@ -1,0 +1,51 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/transport"
+)
+
+// The embedded name server and broker come up, the broker is routable,
+// and a send goes through.
+func TestRocketgoStartsAndServes(t *testing.T) {
+	var out bytes.Buffer
+	stop, err := start([]string{"-dataDir", t.TempDir(), "-namesrvListen", "127.0.0.1:0", "-brokerListen", "127.0.0.1:0"},
+		&out, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, stop()) }()
+	m := regexp.MustCompile(`^rocketgo ready namesrv=(\S+) broker=(\S+) data=`).FindStringSubmatch(out.String())
+	require.NotNil(t, m, out.String())
+	ns, brokerAddr := m[1], m[2]
+
+	cli := transport.NewClient(transport.ClientConfig{Logger: slog.New(slog.DiscardHandler), DialTimeout: 2 * time.Second})
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	route := &codec.Frame{Code: int32(codec.ReqGetRouteinfoByTopic), Language: codec.LangGo, Version: 317, Ext: []codec.KV{{Key: "topic", Value: "TBW102"}}}
+	resp, err := cli.Invoke(ctx, ns, route)
+	require.NoError(t, err)
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+	require.Contains(t, string(resp.Body), brokerAddr)
+
+	send := &codec.Frame{Code: int32(codec.ReqSendMessage), Language: codec.LangGo, Version: 317, Body: []byte("hi"), Ext: []codec.KV{
+		{Key: "producerGroup", Value: "pg"}, {Key: "topic", Value: "Hello"}, {Key: "defaultTopic", Value: "TBW102"},
+		{Key: "defaultTopicQueueNums", Value: "4"}, {Key: "queueId", Value: "0"}, {Key: "sysFlag", Value: "0"},
+		{Key: "bornTimestamp", Value: "1"}, {Key: "flag", Value: "0"}}}
+	resp, err = cli.Invoke(ctx, brokerAddr, send)
+	require.NoError(t, err)
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+	require.Eventually(t, func() bool {
+		route.Ext[0].Value = "Hello"
+		r, err := cli.Invoke(ctx, ns, route)
+		return err == nil && r.Code == int32(codec.RespSuccess)
+	}, 5*time.Second, 10*time.Millisecond)
+}
