@@ -145,3 +145,31 @@ func TestLockBatch(t *testing.T) {
 	require.Equal(t, int32(codec.RespSuccess), tb.invoke(t, un).Code)
 	require.Equal(t, `{"lockOKMQSet":[{"brokerName":"broker-a","queueId":1,"topic":"T"}]}`, lock("c2"))
 }
+
+func TestAdminBatchAndClone(t *testing.T) {
+	tb := startBroker(t, nil)
+	req := request(codec.ReqUpdateAndCreateTopicList)
+	req.Body = []byte(`{"topicConfigList":[{"topicName":"L1","readQueueNums":2,"writeQueueNums":2,"perm":6},{"topicName":"L2","readQueueNums":1,"writeQueueNums":1,"perm":4}]}`)
+	require.Equal(t, int32(codec.RespSuccess), tb.invoke(t, req).Code)
+	tc, ok := tb.topics.get("L2")
+	require.True(t, ok)
+	require.Equal(t, int32(4), tc.Perm)
+	require.Equal(t, "SINGLE_TAG", tc.TopicFilterType)
+
+	req = request(codec.ReqUpdateAndCreateSubscriptiongroupList)
+	req.Body = []byte(`{"groupConfigList":[{"groupName":"G1"},{"groupName":"G2","retryMaxTimes":2}]}`)
+	require.Equal(t, int32(codec.RespSuccess), tb.invoke(t, req).Code)
+	g2, ok := tb.groups.get("G2")
+	require.True(t, ok)
+	require.Equal(t, int32(2), g2.RetryMaxTimes)
+
+	tb.offsets.commit("G1", "L1", 1, 9)
+	resp := tb.invoke(t, request(codec.ReqCloneGroupOffset, "srcGroup", "G1", "destGroup", "G3", "topic", "L1", "offline", "false"))
+	require.Equal(t, int32(codec.RespSuccess), resp.Code)
+	off, ok := tb.offsets.query("G3", "L1", 1)
+	require.True(t, ok)
+	require.Equal(t, int64(9), off)
+
+	resp = tb.invoke(t, request(codec.ReqQuerySubscriptionByConsumer, "group", "nobody", "topic", "L1"))
+	require.Equal(t, `{"group":"nobody","topic":"L1"}`, string(resp.Body))
+}

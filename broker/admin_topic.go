@@ -23,6 +23,7 @@ func (a *adminProcessor) register(r *transport.Router, pool *transport.Pool) {
 	a.registerStatsAdmin(r, pool)
 	a.registerClientAdmin(r, pool)
 	a.registerSyncAdmin(r, pool)
+	a.registerBatchAdmin(r, pool)
 }
 
 func (a *adminProcessor) updateAndCreateTopic(_ *transport.Conn, req *codec.Frame) *codec.Frame {

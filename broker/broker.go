@@ -44,6 +44,7 @@ type Broker struct {
 	delay  *delayService
 	retry  *retryProcessor
 	txn    *txnService
+	timer  *timerService
 	reg    *registrar
 	nsCli  *transport.Client
 
@@ -94,6 +95,7 @@ func New(cfg Config, deps Deps) (*Broker, error) {
 	b.send = newSendProcessor(&b.cfg, b.store, b.topics, b.groups, b.locks, b.stats, b.host, log)
 	b.send.delays = b.delays
 	b.pull = newPullProcessor(&b.cfg, b.store, b.topics, b.groups, b.clients, b.offsets, b.stats, log)
+	b.timer = newTimerService(b.store, b.offsets, log)
 	b.txn = newTxnService(&b.cfg, b.store, b.clients, b.offsets, b.host, log)
 	b.retry = &retryProcessor{cfg: &b.cfg, store: b.store, topics: b.topics, groups: b.groups, delays: b.delays, storeHost: b.host, log: log}
 	return b, nil
@@ -139,7 +141,12 @@ func (b *Broker) Start() error {
 	if err != nil {
 		return fmt.Errorf("broker: brokerIP1 %q: %w", b.cfg.BrokerIP1, err)
 	}
-	b.store.OnArrival(b.pull.holds.arrived)
+	b.store.OnArrival(func(topic string, queueID int32, maxOffset int64, tagsCode int64, props string) {
+		b.pull.holds.arrived(topic, queueID, maxOffset, tagsCode, props)
+		if topic == timerTopic {
+			b.timer.arrived()
+		}
+	})
 	b.pull.holds.start()
 
 	mainRouter, fastRouter := b.routers()
@@ -180,6 +187,7 @@ func (b *Broker) Start() error {
 	b.send.start()
 	b.delay.start()
 	b.txn.start()
+	b.timer.start()
 
 	b.reg.start()
 	b.wg.Add(2)
@@ -229,6 +237,7 @@ func (b *Broker) Close() error {
 		b.send.stop()
 		b.delay.stop()
 		b.txn.stop()
+		b.timer.stop()
 		b.pull.holds.stop()
 		for _, p := range b.pools {
 			p.Close()

@@ -25,9 +25,12 @@
 //	lock.go          LOCK_BATCH_MQ, UNLOCK_BATCH_MQ
 //	retry.go         CONSUMER_SEND_MSG_BACK (retry topic with delay, or DLQ)
 //	delay.go         delay levels, SCHEDULE_TOPIC_XXXX, delayOffset.json
+//	timer.go         5.x timer messages (TIMER_DELIVER_MS …) via rmq_sys_wheel_timer
 //	txn.go           half messages, END_TRANSACTION, CHECK_TRANSACTION_STATE
 //	reply.go         SEND_REPLY_MESSAGE(_V2), PUSH_REPLY_MESSAGE_TO_CLIENT
 //	admin_*.go       admin requests (topics, groups, stats, relays to clients)
+//
+// SQL92 filtering (enablePropertyFilter) uses package broker/filter.
 //
 // Request codes without a processor fall through to the transport's
 // default answer, REQUEST_CODE_NOT_SUPPORTED. The VIP port (listenPort-2)

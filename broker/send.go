@@ -267,7 +267,13 @@ func (p *sendProcessor) process(c *transport.Conn, req *codec.Frame) *codec.Fram
 	if isPrepared(h.sysFlag, props) {
 		toHalf(m)
 	} else {
-		p.delays.schedule(m)
+		if !scheduleTimer(m, time.Now().UnixMilli()) {
+			p.putCtx(sc)
+			return errResp(req, codec.RespMessageIllegal, fmt.Sprintf(timerIllegal, timerMaxDelayMs))
+		}
+		if m.Topic != timerTopic {
+			p.delays.schedule(m)
+		}
 	}
 	sc.topic = h.topic
 	p.store.Put(m, sc.done)

@@ -152,3 +152,24 @@ func TestSendMaxSizeBoundary(t *testing.T) {
 	require.Equal(t, int32(codec.RespMessageIllegal), resp.Code)
 	require.Contains(t, resp.Remark, "msg body length limit 1048576B")
 }
+
+// Java's SEND_MESSAGE_V2 (one-letter keys), sent with the binary header.
+func TestSendV2BinaryHeader(t *testing.T) {
+	tb := startBroker(t, nil)
+	req := request(codec.ReqSendMessageV2, "a", "pg", "b", "V2Topic", "c", "TBW102", "d", "4", "e", "2", "f", "0",
+		"g", "1700000000000", "h", "7", "i", props("TAGS", "x"), "j", "0", "k", "false", "m", "false", "n", "broker-a")
+	req.Language = codec.LangJava
+	req.Serialize = codec.SerializeRocketMQ
+	req.Body = []byte("v2")
+	resp := tb.invoke(t, req)
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+	require.Equal(t, "2", ext(t, resp, "queueId"))
+	tb.waitDispatched(t, "V2Topic", 2, 1)
+	pull := tb.invoke(t, pullReq("cg", "V2Topic", 2, 0, pullFlagSubscription, 0, "x"))
+	require.Equal(t, int32(codec.RespSuccess), pull.Code)
+	recs := decodeRecords(t, pull.Body)
+	require.Len(t, recs, 1)
+	require.Equal(t, int32(7), recs[0].Flag)
+	require.Equal(t, int64(1700000000000), recs[0].BornTimestamp)
+	require.Equal(t, "v2", string(recs[0].Body))
+}

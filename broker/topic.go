@@ -132,6 +132,7 @@ func (t *topicTable) initSystem(cfg *Config) {
 	add(syncMemberPrefix+cfg.BrokerName, 1, body.PermInherit)
 	add(TopicTransHalf, 1, -1)
 	add(TopicTransOpHalf, 1, -1)
+	add(timerTopic, 1, -1)
 }
 
 // load merges topics.json over the system topics.

@@ -31,8 +31,9 @@ ONLY="${ONLY:-}"
 SKIP_SYNC="${SKIP_SYNC:-}"
 javaserver="$root/conformance/scripts/javaserver.sh"
 
-OURS_NS=127.0.0.1:39876 OURS_BROKER=127.0.0.1:39911
-JAVA_NS_PORT=49876 JAVA_BROKER_PORT=49911
+# Below the ephemeral port range (32768+), so client sockets never hold them.
+OURS_NS=127.0.0.1:21876 OURS_BROKER=127.0.0.1:21911
+JAVA_NS_PORT=23876 JAVA_BROKER_PORT=23911 # also uses 23909 (VIP) and 23912 (HA)
 JAVA_NS=127.0.0.1:$JAVA_NS_PORT JAVA_BROKER=127.0.0.1:$JAVA_BROKER_PORT
 
 bin="$WORK/bin"
@@ -44,6 +45,13 @@ step_s="${STEP%s}"
 clk_tck="$(getconf CLK_TCK)"
 
 log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+for addr in "$OURS_NS" "$OURS_BROKER" "$JAVA_NS" "$JAVA_BROKER"; do
+	if (exec 3<>"/dev/tcp/${addr%:*}/${addr#*:}") 2>/dev/null; then
+		echo "bench-compare: $addr is already in use; stop whatever listens there" >&2
+		exit 1
+	fi
+done
 
 log "building into $bin"
 (cd "$root" && go build -o "$bin/" ./cmd/rocketgo ./cmd/mqbench ./cmd/mqadmin)
@@ -63,6 +71,7 @@ start_broker() { # side dir flush
 		setsid "$bin/rocketgo" -dataDir "$dir" -namesrvListen "$OURS_NS" -brokerListen "$OURS_BROKER" \
 			-c "$dir/broker.conf" >>"$dir/rocketgo.log" 2>&1 </dev/null &
 		echo $! >"$WORK/ours.broker.pid"
+		disown # kill -9 below is deliberate; no job-control notice
 	else
 		BROKER_EXTRA_CONF="flushDiskType=$flush" "$javaserver" start-broker "$JAVA_NS" "$JAVA_BROKER_PORT" "$dir/br" >/dev/null
 		cp "$dir/br/broker.pid" "$WORK/java.broker.pid"
@@ -102,6 +111,7 @@ cleanup() {
 	stop_server java 2>/dev/null || true
 }
 trap cleanup EXIT
+trap "exit 130" INT TERM # run the EXIT trap on Ctrl-C / kill too
 
 # ---- measurements ---------------------------------------------------------
 

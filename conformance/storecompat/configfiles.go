@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 )
 
 // ConfigFiles are the broker config files compared between writers.
@@ -36,8 +37,8 @@ var tables = map[string]bool{
 }
 
 // Shape returns the set of field paths of a JSON document (fastjson's bare
-// integer keys accepted), with data-keyed tables folded, e.g.
-// "topicConfigTable.*.readQueueNums".
+// integer keys accepted), with data-keyed tables folded to "*" and integer
+// keys to "#", e.g. "topicConfigTable.*.readQueueNums", "offsetTable.*.#".
 func Shape(doc []byte) (map[string]bool, error) {
 	var v any
 	if err := json.Unmarshal(LenientJSON(doc), &v); err != nil {
@@ -56,6 +57,9 @@ func Shape(doc []byte) (map[string]bool, error) {
 		}
 		for k, c := range obj {
 			name := k
+			if _, err := strconv.ParseInt(k, 10, 64); err == nil {
+				name = "#" // queue ids
+			}
 			if table {
 				name = "*"
 			}

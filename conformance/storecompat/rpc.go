@@ -85,8 +85,10 @@ func WaitMaxOffset(ctx context.Context, broker, topic string, qid int, want int6
 }
 
 // PullRaw reads queue (topic, qid) from offset 0 up to end with PULL_MESSAGE
-// and returns the raw records in order. A bounded number of pulls.
-func PullRaw(ctx context.Context, broker, group, topic string, qid int, end int64) ([][]byte, error) {
+// and subscription sub ("*" or "tagA || tagB": the broker filters by the
+// consume queue's tag hash codes) and returns the raw records in order. A
+// bounded number of pulls.
+func PullRaw(ctx context.Context, broker, group, topic string, qid int, end int64, sub string) ([][]byte, error) {
 	var out [][]byte
 	off := int64(0)
 	for range 2000 {
@@ -97,7 +99,7 @@ func PullRaw(ctx context.Context, broker, group, topic string, qid int, end int6
 			"consumerGroup": group, "topic": topic, "queueId": strconv.Itoa(qid),
 			"queueOffset": strconv.FormatInt(off, 10), "maxMsgNums": "32",
 			"sysFlag": strconv.Itoa(flagSubscription), "commitOffset": "0",
-			"suspendTimeoutMillis": "0", "subscription": "*", "subVersion": "0",
+			"suspendTimeoutMillis": "0", "subscription": sub, "subVersion": "0",
 			"expressionType": "TAG",
 		}, nil)
 		if err != nil {

@@ -98,7 +98,7 @@ func (w Workload) Produce(ctx context.Context, namesrv string, from, to int) ([]
 		producer.WithGroupName(w.Prefix+"_p"),
 		producer.WithInstanceName(w.Prefix+"_p"),
 		producer.WithRetry(2),
-		producer.WithSendMsgTimeout(5*time.Second),
+		producer.WithSendMsgTimeout(10*time.Second),
 		producer.WithQueueSelector(producer.NewManualQueueSelector()),
 	)
 	if err != nil {
@@ -111,7 +111,7 @@ func (w Workload) Produce(ctx context.Context, namesrv string, from, to int) ([]
 	out := make([]Sent, 0, to-from)
 	for i := from; i < to; i++ {
 		m, s := w.message(i)
-		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		r, err := p.SendSync(sctx, m)
 		cancel()
 		if err != nil {
@@ -159,7 +159,7 @@ func (w Workload) ReadAll(ctx context.Context, broker string, want map[QueueKey]
 			if err != nil {
 				return snap, err
 			}
-			recs, err := PullRaw(ctx, broker, w.Prefix+"_reader", t.Name, q, maxOff)
+			recs, err := PullRaw(ctx, broker, w.Prefix+"_reader", t.Name, q, maxOff, "*")
 			if err != nil {
 				return snap, err
 			}
@@ -325,4 +325,43 @@ func matchesOne(recs [][]byte, s Sent) bool {
 		}
 	}
 	return false
+}
+
+// CheckTagPull pulls every queue with the subscription "tag1" and checks
+// the broker returns exactly the tag1 messages: it filters on the tag hash
+// codes stored in the consume queue, so this proves the other side's
+// codes. It returns problems (capped).
+func (w Workload) CheckTagPull(ctx context.Context, broker string, sent []Sent) ([]string, error) {
+	const tag = "tag1"
+	want := map[QueueKey][]int64{}
+	for _, s := range sent {
+		if s.Tags == tag {
+			k := QueueKey{s.Topic, s.QueueID}
+			want[k] = append(want[k], s.QueueOffset)
+		}
+	}
+	counts := Counts(sent)
+	var probs []string
+	for _, t := range w.Topics {
+		for q := range t.Queues {
+			k := QueueKey{t.Name, q}
+			recs, err := PullRaw(ctx, broker, w.Prefix+"_tags", t.Name, q, counts[k], tag)
+			if err != nil {
+				return probs, err
+			}
+			var got []int64
+			for _, r := range recs {
+				m, err := decode(r)
+				if err != nil {
+					return probs, err
+				}
+				got = append(got, m.QueueOffset)
+			}
+			sort.Slice(got, func(i, j int) bool { return got[i] < got[j] })
+			if fmt.Sprint(got) != fmt.Sprint(want[k]) && len(probs) < 20 {
+				probs = append(probs, fmt.Sprintf("%s/%d: %s pull returned offsets %v, want %v", t.Name, q, tag, got, want[k]))
+			}
+		}
+	}
+	return probs, nil
 }

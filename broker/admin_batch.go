@@ -1,0 +1,109 @@
+package broker
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/codec/transport"
+)
+
+func (a *adminProcessor) registerBatchAdmin(r *transport.Router, pool *transport.Pool) {
+	r.Handle(codec.ReqUpdateAndCreateTopicList, pool, a.updateTopicList)
+	r.Handle(codec.ReqUpdateAndCreateSubscriptiongroupList, pool, a.updateGroupList)
+	r.Handle(codec.ReqQuerySubscriptionByConsumer, pool, a.subscriptionByConsumer)
+	r.Handle(codec.ReqCloneGroupOffset, pool, a.cloneGroupOffset)
+}
+
+// updateTopicList serves UPDATE_AND_CREATE_TOPIC_LIST:
+// body {"topicConfigList":[TopicConfig…]}.
+func (a *adminProcessor) updateTopicList(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	var b struct {
+		TopicConfigList []body.TopicConfig `json:"topicConfigList"`
+	}
+	if err := json.Unmarshal(req.Body, &b); err != nil {
+		return codec.NewResponse(req, int32(codec.RespSystemError), "body: topic list: "+err.Error())
+	}
+	for _, tc := range b.TopicConfigList {
+		if remark := validateTopic(tc.TopicName); remark != "" {
+			return codec.NewResponse(req, int32(codec.RespInvalidParameter), remark)
+		}
+		if notAllowedSend[tc.TopicName] || tc.TopicName == TopicAutoCreate {
+			return codec.NewResponse(req, int32(codec.RespInvalidParameter), "The topic["+tc.TopicName+"] is conflict with system topic.")
+		}
+	}
+	for _, tc := range b.TopicConfigList {
+		if tc.TopicFilterType == "" {
+			tc.TopicFilterType = body.SingleTag
+		}
+		if err := a.b.topics.put(tc); err != nil {
+			return codec.NewResponse(req, int32(codec.RespSystemError), err.Error())
+		}
+	}
+	return codec.NewResponse(req, int32(codec.RespSuccess), "")
+}
+
+// updateGroupList serves UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST:
+// body {"groupConfigList":[SubscriptionGroupConfig…]}.
+func (a *adminProcessor) updateGroupList(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	var b struct {
+		GroupConfigList []json.RawMessage `json:"groupConfigList"`
+	}
+	if err := json.Unmarshal(req.Body, &b); err != nil {
+		return codec.NewResponse(req, int32(codec.RespSystemError), "body: group list: "+err.Error())
+	}
+	for _, raw := range b.GroupConfigList {
+		sg, err := body.DecodeSubscriptionGroupConfig(raw)
+		if err != nil {
+			return codec.NewResponse(req, int32(codec.RespSystemError), err.Error())
+		}
+		if err := a.b.groups.put(sg); err != nil {
+			return codec.NewResponse(req, int32(codec.RespSystemError), err.Error())
+		}
+	}
+	return codec.NewResponse(req, int32(codec.RespSuccess), "")
+}
+
+// subscriptionByConsumer serves QUERY_SUBSCRIPTION_BY_CONSUMER:
+// {"group":…,"subscriptionData":{…},"topic":…}.
+func (a *adminProcessor) subscriptionByConsumer(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	group, topic := req.Value("group"), req.Value("topic")
+	sub, found, _ := a.b.clients.subscription(group, topic)
+	b := append([]byte(nil), `{"group":`...)
+	b = codec.AppendJSONString(b, group)
+	if found {
+		b = append(b, `,"subscriptionData":`...)
+		b = body.AppendSubscriptionData(b, &sub)
+	}
+	b = append(b, `,"topic":`...)
+	b = codec.AppendJSONString(b, topic)
+	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
+	resp.Body = append(b, '}')
+	return resp
+}
+
+// cloneGroupOffset serves CLONE_GROUP_OFFSET: copy srcGroup's offsets on
+// topic (or on every topic it has, when topic is empty) to destGroup.
+func (a *adminProcessor) cloneGroupOffset(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	src, dst, topic := req.Value("srcGroup"), req.Value("destGroup"), req.Value("topic")
+	topics := []string{topic}
+	if topic == "" {
+		topics = a.b.offsets.topicsOf(src)
+	}
+	for _, t := range topics {
+		if strings.HasPrefix(t, RetryGroupPrefix) {
+			continue
+		}
+		tc, ok := a.b.topics.get(t)
+		if !ok {
+			continue
+		}
+		for q := int32(0); q < max(tc.ReadQueueNums, tc.WriteQueueNums); q++ {
+			if off, ok := a.b.offsets.query(src, t, q); ok {
+				a.b.offsets.commit(dst, t, q, off)
+			}
+		}
+	}
+	return codec.NewResponse(req, int32(codec.RespSuccess), "")
+}

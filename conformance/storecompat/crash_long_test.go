@@ -1,0 +1,138 @@
+//go:build long
+
+package storecompat
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/apache/rocketmq-client-go/v2/rlog"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rocketgo/rocketgo/conformance/harness"
+)
+
+// TestStoreCompatCrash hands a store over after the writer was SIGKILLed
+// right after its last acknowledged send: the reader's abnormal recovery
+// (driven by the other side's checkpoint and abort file) must serve every
+// acknowledged message at its queue offset (ASYNC_FLUSH: a killed process
+// loses nothing that reached the page cache). Run with -tags long.
+func TestStoreCompatCrash(t *testing.T) {
+	env, err := harness.FindEnv()
+	require.NoError(t, err)
+	if !env.HaveJavaServer() {
+		t.Skip("storecompat: Java reference server unavailable (needs java on PATH and conformance/.cache/java-server/lib)")
+	}
+	if _, err := os.Stat(env.Bin("mqbroker")); err != nil {
+		t.Skip("storecompat: bin/mqbroker not built (run make build)")
+	}
+	if os.Getenv("CONFORMANCE_GOLOG") == "" {
+		rlog.SetLogLevel("fatal")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 240*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	if d := os.Getenv("STORECOMPAT_DIR"); d != "" {
+		dir = d
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+	}
+	rig, err := NewRig(ctx, env, dir)
+	require.NoError(t, err)
+	defer rig.Close()
+	rig.SegmentSize, rig.MaxMessageSize, rig.CQFileSize = 128<<10, 64<<10, 16*20
+
+	t.Run("java_killed_to_ours", func(t *testing.T) { crashMove(ctx, t, rig, Java, Ours) })
+	t.Run("ours_killed_to_java", func(t *testing.T) { crashMove(ctx, t, rig, Ours, Java) })
+}
+
+func crashMove(ctx context.Context, t *testing.T, rig *Rig, writer, reader Side) {
+	phase := time.Now()
+	lap := func(what string) {
+		t.Logf("%-34s %v", what, time.Since(phase).Round(time.Millisecond))
+		phase = time.Now()
+	}
+	prefix := fmt.Sprintf("sk%s%d", writer, time.Now().UnixNano()%1e6)
+	w := NewWorkload(prefix, 7)
+	store := filepath.Join(rig.Dir, fmt.Sprintf("crash-%s-to-%s", writer, reader))
+
+	bw, err := rig.StartBroker(ctx, writer, store)
+	require.NoError(t, err)
+	defer bw.Kill()
+	cl := harness.Attach(harness.External, rig.NamesrvAddr, bw.Addr)
+	for _, tp := range w.Topics {
+		require.NoError(t, cl.CreateTopic(ctx, tp.Name, tp.Queues, nil))
+	}
+	half := firstBatch / 2
+	sent, err := w.Produce(ctx, rig.NamesrvAddr, 0, half)
+	require.NoError(t, err, "produce on %s:\n%s", writer, bw.Logs(3000))
+	if writer == Ours {
+		// Let a checkpoint with real timestamps land (every second), so
+		// the reader's recovery has to trust it for the first half and
+		// re-dispatch the second.
+		require.NoError(t, waitCheckpoint(store, 10*time.Second))
+	}
+	more0, err := w.Produce(ctx, rig.NamesrvAddr, half, firstBatch)
+	require.NoError(t, err, "produce on %s:\n%s", writer, bw.Logs(3000))
+	sent = append(sent, more0...)
+	bw.Kill()
+	lap(fmt.Sprintf("start %s, produce %d, SIGKILL", writer, firstBatch))
+	_, err = os.Stat(filepath.Join(store, "abort"))
+	require.NoError(t, err, "a killed %s broker leaves store/abort behind", writer)
+
+	br, err := rig.StartBroker(ctx, reader, store)
+	require.NoError(t, err)
+	stopped := false
+	defer func() {
+		if !stopped {
+			_, _ = br.Stop(5 * time.Second)
+		}
+	}()
+	lap(fmt.Sprintf("start %s on the crashed store", reader))
+	after, err := w.ReadAll(ctx, br.Addr, Counts(sent), 60*time.Second)
+	require.NoError(t, err, "%s recovering the crashed %s store:\n%s", reader, writer, br.Logs(3000))
+	require.Empty(t, Check(sent, after), "%s recovering the crashed %s store", reader, writer)
+	tagProbs, err := w.CheckTagPull(ctx, br.Addr, sent)
+	require.NoError(t, err)
+	require.Empty(t, tagProbs)
+	lookups, err := CheckLookups(ctx, br.Addr, sent)
+	require.NoError(t, err)
+	require.Empty(t, lookups, "index lookups after %s recovered the crashed %s store", reader, writer)
+	lap(fmt.Sprintf("pull, tag pull, lookups on %s", reader))
+
+	more, err := w.Produce(ctx, rig.NamesrvAddr, firstBatch, firstBatch+laterBatch)
+	require.NoError(t, err)
+	next := Counts(sent)
+	for _, s := range more {
+		k := QueueKey{s.Topic, s.QueueID}
+		require.Equal(t, next[k], s.QueueOffset, "queue offset appended by %s to %s/%d", reader, s.Topic, s.QueueID)
+		next[k]++
+	}
+	all := append(append([]Sent(nil), sent...), more...)
+	final, err := w.ReadAll(ctx, br.Addr, Counts(all), 15*time.Second)
+	require.NoError(t, err)
+	require.Empty(t, Check(all, final))
+	_, err = br.Stop(45 * time.Second)
+	stopped = true
+	require.NoError(t, err, "%s", br.Logs(3000))
+	lap(fmt.Sprintf("append %d on %s, stop", laterBatch, reader))
+}
+
+// waitCheckpoint polls store/checkpoint until its physicMsgTimestamp is set.
+func waitCheckpoint(store string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		b, err := os.ReadFile(filepath.Join(store, "checkpoint"))
+		if err == nil && len(b) >= 8 && binary.BigEndian.Uint64(b) != 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("storecompat: no checkpoint timestamp in %s after %v (%v)", store, timeout, err)
+		}
+		time.Sleep(100 * time.Millisecond) // polling a file another process writes
+	}
+}
