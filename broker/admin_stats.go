@@ -16,7 +16,6 @@ func (a *adminProcessor) registerStatsAdmin(r *transport.Router, pool *transport
 	r.Handle(codec.ReqGetTopicStatsInfo, pool, a.topicStats)
 	r.Handle(codec.ReqGetConsumeStats, pool, a.consumeStats)
 	r.Handle(codec.ReqGetBrokerRuntimeInfo, pool, a.runtimeInfo)
-	r.Handle(codec.ReqGetBrokerConfig, pool, a.brokerConfig)
 	r.Handle(codec.ReqViewBrokerStatsData, pool, a.viewStats)
 }
 
@@ -164,23 +163,6 @@ func appendKVTable(dst []byte, kv map[string]string) []byte {
 		dst = codec.AppendJSONString(dst, kv[k])
 	}
 	return append(dst, "}}"...)
-}
-
-// brokerConfig answers GET_BROKER_CONFIG: body = "key=value" lines,
-// header version = the topic data version JSON.
-func (a *adminProcessor) brokerConfig(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	var b []byte
-	for _, kv := range a.b.cfg.Properties() {
-		b = append(b, kv[0]...)
-		b = append(b, '=')
-		b = append(b, kv[1]...)
-		b = append(b, '\n')
-	}
-	v, _ := a.b.topics.snapshot()
-	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
-	resp.Set("version", string(body.AppendTopicVersion(nil, v)))
-	resp.Body = b
-	return resp
 }
 
 // viewStats answers VIEW_BROKER_STATS_DATA for TOPIC_PUT_NUMS and

@@ -24,6 +24,8 @@ func (a *adminProcessor) register(r *transport.Router, pool *transport.Pool) {
 	a.registerClientAdmin(r, pool)
 	a.registerSyncAdmin(r, pool)
 	a.registerBatchAdmin(r, pool)
+	a.registerConfigAdmin(r, pool)
+	a.registerConsumeAdmin(r, pool)
 }
 
 func (a *adminProcessor) updateAndCreateTopic(_ *transport.Conn, req *codec.Frame) *codec.Frame {

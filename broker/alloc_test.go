@@ -5,30 +5,31 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/broker/filter"
+	"github.com/rocketgo/rocketgo/codec/message"
 )
 
-// The per-request parsing on the send and pull paths allocates nothing.
+// The per-request parsing on the send and pull paths allocates nothing,
+// subscription lookup included once the expression is cached.
 func TestHotPathParsingAllocs(t *testing.T) {
 	send := sendV1("T", 1, props("TAGS", "a"), []byte("x"))
 	pull := pullReq("g", "T", 0, 5, 6, 100, "a || b")
 	var sh sendHeader
 	var ph pullHeader
-	var f tagFilter
-	f.setExpr("x || y || z") // warm the codes buffer
+	var sub filter.Subscription
+	cache := filter.NewCache(0)
+	_, err := cache.Subscription("TAG", "a || b") // warm the cache
+	require.NoError(t, err)
 	n := testing.AllocsPerRun(100, func() {
 		sh.parse(send)
 		ph.parse(pull)
-		f.setExpr(ph.subscription)
+		sub, _ = cache.Subscription(ph.expressionType, ph.subscription)
 	})
 	require.Zero(t, n)
 	require.Equal(t, "T", sh.topic)
 	require.Equal(t, int32(1), sh.queueID)
 	require.Equal(t, int64(5), ph.queueOffset)
-	require.False(t, f.all)
-	require.Len(t, f.codes, 2)
-	require.True(t, f.match(int64(f.codes[1])))
-	f.setExpr("*")
-	require.True(t, f.all)
-	_ = codec.ReqSendMessage
+	require.False(t, sub.MatchAllCodes())
+	require.True(t, sub.MatchCode(message.TagsHash("b")))
+	require.False(t, sub.MatchCode(message.TagsHash("c")))
 }

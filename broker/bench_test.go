@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/rocketgo/rocketgo/codec/message"
 )
 
 // BenchmarkSend measures one synchronous 1 KiB send through a real
@@ -43,6 +45,52 @@ func BenchmarkPull(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		resp, err := tb.cli.Invoke(ctx, tb.addr, pullReq("cg", "BenchP", 0, 0, pullFlagSubscription, 0, "*"))
+		if err != nil || resp.Code != 0 {
+			b.Fatal(err, resp)
+		}
+	}
+}
+
+// BenchmarkEndTransaction measures a half-message send followed at once by
+// its commit (the END_TRANSACTION a producer sends right after the half
+// message's reply), for both flush modes.
+func BenchmarkEndTransaction(b *testing.B) {
+	for _, mode := range []string{"ASYNC_FLUSH", "SYNC_FLUSH"} {
+		b.Run(mode, func(b *testing.B) {
+			tb := startBroker(b, func(c *Config) { c.FlushDiskType = mode })
+			tb.topics.createIfAbsent("TX", 1, 6, 0)
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				half, err := tb.cli.Invoke(ctx, tb.addr, preparedSend("BENCH"))
+				if err != nil || half.Code != 0 {
+					b.Fatal(err, half)
+				}
+				resp, err := tb.cli.Invoke(ctx, tb.addr, endTxn(half, message.TransactionCommitType))
+				if err != nil || resp.Code != 0 {
+					b.Fatal(err, resp)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSendBack measures a send followed at once by a
+// CONSUMER_SEND_MSG_BACK of the message just stored.
+func BenchmarkSendBack(b *testing.B) {
+	tb := startBroker(b, nil)
+	ctx := context.Background()
+	ps := props("TAGS", "T")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		resp, err := tb.cli.Invoke(ctx, tb.addr, sendV1("SB", 0, ps, []byte("payload")))
+		if err != nil || resp.Code != 0 {
+			b.Fatal(err, resp)
+		}
+		_, phy, _ := message.DecodeOffsetMsgID(resp.Value("msgId"))
+		resp, err = tb.cli.Invoke(ctx, tb.addr, sendBackReq(phy, "cg", 0, 16))
 		if err != nil || resp.Code != 0 {
 			b.Fatal(err, resp)
 		}

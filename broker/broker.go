@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rocketgo/rocketgo/broker/filter"
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/transport"
 	"github.com/rocketgo/rocketgo/store"
@@ -29,7 +30,11 @@ type Broker struct {
 	log       *slog.Logger
 	store     MessageStore
 	ownsStore bool
-	host      *hostBox // advertised ip:port, set once bound
+	host      *hostBox    // advertised ip:port, set once bound
+	live      *liveConfig // settings UPDATE_BROKER_CONFIG changes at run time
+
+	cfgMu   sync.Mutex        // guards cfg's runtime keys and pending; serializes updates
+	pending map[string]string // restart-only keys updated at run time; guarded by cfgMu
 
 	topics  *topicTable
 	groups  *groupTable
@@ -37,6 +42,7 @@ type Broker struct {
 	clients *clientManager
 	locks   *lockTable
 	stats   *brokerStats
+	filters *filter.Cache // compiled subscriptions, shared by heartbeats, pulls and CHECK_CLIENT_CONFIG
 
 	send   *sendProcessor
 	pull   *pullProcessor
@@ -67,6 +73,7 @@ func New(cfg Config, deps Deps) (*Broker, error) {
 	}
 	log = log.With("broker", cfg.BrokerName)
 	b := &Broker{cfg: cfg, log: log, store: deps.Store, host: new(hostBox), quit: make(chan struct{})}
+	b.live = newLiveConfig(&b.cfg)
 	levels, _ := cfg.DelayLevels()
 	b.delays = &delayTable{levels: levels}
 	if b.store == nil {
@@ -76,10 +83,11 @@ func New(cfg Config, deps Deps) (*Broker, error) {
 		}
 		b.store, b.ownsStore = st, true
 	}
-	b.topics = newTopicTable(&b.cfg, log)
-	b.groups = newGroupTable(&b.cfg, log)
+	b.topics = newTopicTable(&b.cfg, b.live, log)
+	b.groups = newGroupTable(&b.cfg, b.live, log)
 	b.offsets = newOffsetTable(&b.cfg)
-	b.clients = newClientManager(log, time.Duration(cfg.ChannelExpiredTimeout)*time.Millisecond)
+	b.filters = filter.NewCache(0)
+	b.clients = newClientManager(log, time.Duration(cfg.ChannelExpiredTimeout)*time.Millisecond, b.filters)
 	b.locks = newLockTable(time.Duration(cfg.RebalanceLockMaxLiveTime) * time.Millisecond)
 	b.stats = newBrokerStats()
 	b.delay = newDelayService(&b.cfg, b.delays, b.store, log)
@@ -90,14 +98,14 @@ func New(cfg Config, deps Deps) (*Broker, error) {
 		}
 	}
 	b.nsCli = transport.NewClient(transport.ClientConfig{Logger: log, DialTimeout: 3 * time.Second})
-	b.reg = newRegistrar(&b.cfg, b.topics, b.nsCli, log)
+	b.reg = newRegistrar(&b.cfg, b.live, b.topics, b.nsCli, log)
 	b.topics.onChange = b.reg.changed
-	b.send = newSendProcessor(&b.cfg, b.store, b.topics, b.groups, b.locks, b.stats, b.host, log)
+	b.send = newSendProcessor(&b.cfg, b.live, b.store, b.topics, b.groups, b.locks, b.stats, b.host, log)
 	b.send.delays = b.delays
-	b.pull = newPullProcessor(&b.cfg, b.store, b.topics, b.groups, b.clients, b.offsets, b.stats, log)
+	b.pull = newPullProcessor(&b.cfg, b.live, b.store, b.topics, b.groups, b.clients, b.offsets, b.stats, b.filters, log)
 	b.timer = newTimerService(b.store, b.offsets, log)
-	b.txn = newTxnService(&b.cfg, b.store, b.clients, b.offsets, b.host, log)
-	b.retry = &retryProcessor{cfg: &b.cfg, store: b.store, topics: b.topics, groups: b.groups, delays: b.delays, storeHost: b.host, log: log}
+	b.txn = newTxnService(&b.cfg, b.live, b.store, b.clients, b.offsets, b.host, log)
+	b.retry = &retryProcessor{cfg: &b.cfg, live: b.live, store: b.store, topics: b.topics, groups: b.groups, delays: b.delays, storeHost: b.host, log: log}
 	return b, nil
 }
 
@@ -212,7 +220,11 @@ func (b *Broker) FastAddr() string {
 func (b *Broker) BrokerAddr() string { return b.cfg.BrokerAddr() }
 
 // Config returns the effective configuration.
-func (b *Broker) Config() Config { return b.cfg }
+func (b *Broker) Config() Config {
+	b.cfgMu.Lock()
+	defer b.cfgMu.Unlock()
+	return b.cfg
+}
 
 // Close unregisters, stops serving, persists state and closes the store.
 func (b *Broker) Close() error {
@@ -315,7 +327,7 @@ func (b *Broker) routers() (mainR, fastR *transport.Router) {
 	rp := &replyProcessor{send: b.send, clients: b.clients, storeHost: b.host, log: b.log}
 
 	off := newOffsetProcessor(b.store, b.offsets)
-	cp := &clientProcessor{cfg: &b.cfg, clients: b.clients, groups: b.groups, topics: b.topics, log: b.log}
+	cp := &clientProcessor{live: b.live, clients: b.clients, groups: b.groups, topics: b.topics, filters: b.filters, log: b.log}
 	lp := &lockProcessor{locks: b.locks}
 	qp := &queryProcessor{store: b.store, log: b.log}
 	ap := &adminProcessor{b: b}

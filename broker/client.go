@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rocketgo/rocketgo/broker/filter"
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/transport"
@@ -27,13 +28,24 @@ type consumerGroup struct {
 	consumeType, messageModel, consumeFromWhere string
 	channels                                    map[*transport.Conn]*clientChannel
 	subs                                        map[string]body.SubscriptionData // by topic
+	compiled                                    map[string]heartbeatSub          // by topic, beside subs
 	lastUpdate                                  int64
+}
+
+// heartbeatSub is a registered subscription compiled for the pull path
+// (Java keeps the SQL92 part as ConsumerFilterData).
+type heartbeatSub struct {
+	version int64
+	typ     string
+	filter  filter.Subscription
+	err     error // the expression does not compile: Java registers no filter data
 }
 
 // clientManager tracks producers and consumers by connection, like Java's
 // ConsumerManager and ProducerManager together.
 type clientManager struct {
 	log     *slog.Logger
+	filters *filter.Cache
 	expiry  time.Duration
 	notifyC chan string // groups whose membership changed
 
@@ -42,9 +54,10 @@ type clientManager struct {
 	producers map[string]map[*transport.Conn]*clientChannel // guarded by mu
 }
 
-func newClientManager(log *slog.Logger, expiry time.Duration) *clientManager {
+func newClientManager(log *slog.Logger, expiry time.Duration, filters *filter.Cache) *clientManager {
 	return &clientManager{
 		log:       log,
+		filters:   filters,
 		expiry:    expiry,
 		notifyC:   make(chan string, 1024),
 		consumers: make(map[string]*consumerGroup),
@@ -78,7 +91,8 @@ func (m *clientManager) registerConsumer(cd *body.ConsumerData, ch clientChannel
 	defer m.mu.Unlock()
 	g := m.consumers[cd.GroupName]
 	if g == nil {
-		g = &consumerGroup{channels: make(map[*transport.Conn]*clientChannel), subs: make(map[string]body.SubscriptionData)}
+		g = &consumerGroup{channels: make(map[*transport.Conn]*clientChannel), subs: make(map[string]body.SubscriptionData),
+			compiled: make(map[string]heartbeatSub)}
 		m.consumers[cd.GroupName] = g
 	}
 	g.consumeType, g.messageModel, g.consumeFromWhere = cd.ConsumeType, cd.MessageModel, cd.ConsumeFromWhere
@@ -89,10 +103,19 @@ func (m *clientManager) registerConsumer(cd *body.ConsumerData, ch clientChannel
 		for topic := range g.subs {
 			if !slices.ContainsFunc(cd.SubscriptionDataSet, func(s body.SubscriptionData) bool { return s.Topic == topic }) {
 				delete(g.subs, topic)
+				delete(g.compiled, topic)
 			}
 		}
 		for _, s := range cd.SubscriptionDataSet {
+			old, had := g.subs[s.Topic]
 			g.subs[s.Topic] = s
+			if !had || old.SubString != s.SubString || old.ExpressionType != s.ExpressionType || !slices.Equal(old.TagsSet, s.TagsSet) {
+				g.compiled[s.Topic] = m.compile(&s)
+			} else {
+				hs := g.compiled[s.Topic]
+				hs.version = s.SubVersion
+				g.compiled[s.Topic] = hs
+			}
 		}
 	}
 	if c := g.channels[ch.conn]; c != nil {
@@ -219,6 +242,29 @@ func (m *clientManager) consumerConns(group string) []*transport.Conn {
 	return out
 }
 
+// consumerChannel is a snapshot of one member of a consumer group.
+type consumerChannel struct {
+	conn     *transport.Conn
+	clientID string
+	version  int32
+}
+
+// consumerChannels returns the members of group, sorted by client id.
+func (m *clientManager) consumerChannels(group string) []consumerChannel {
+	m.mu.RLock()
+	g := m.consumers[group]
+	var out []consumerChannel
+	if g != nil {
+		out = make([]consumerChannel, 0, len(g.channels))
+		for conn, c := range g.channels {
+			out = append(out, consumerChannel{conn: conn, clientID: c.clientID, version: c.version})
+		}
+	}
+	m.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].clientID < out[j].clientID })
+	return out
+}
+
 // findConsumer returns the connection of clientID in group.
 func (m *clientManager) findConsumer(group, clientID string) *transport.Conn {
 	m.mu.RLock()
@@ -244,6 +290,32 @@ func (m *clientManager) subscription(group, topic string) (sub body.Subscription
 	}
 	sub, found = g.subs[topic]
 	return sub, found, true
+}
+
+// pullSubscription returns the compiled heartbeat subscription of group
+// to topic; groupKnown reports whether the group is online at all.
+func (m *clientManager) pullSubscription(group, topic string) (sub heartbeatSub, found, groupKnown bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	g := m.consumers[group]
+	if g == nil {
+		return sub, false, false
+	}
+	sub, found = g.compiled[topic]
+	return sub, found, true
+}
+
+// compile builds the pull filter of a heartbeat subscription: TAG from its
+// tag set (codes by Java's String.hashCode, whatever codeSet the client
+// computed), SQL92 through the shared cache.
+func (m *clientManager) compile(s *body.SubscriptionData) heartbeatSub {
+	hs := heartbeatSub{version: s.SubVersion, typ: s.ExpressionType}
+	if filter.IsTagType(s.ExpressionType) {
+		hs.filter.Tag = filter.TagFilterFromSet(s.SubString, s.TagsSet)
+		return hs
+	}
+	hs.filter, hs.err = m.filters.Subscription(s.ExpressionType, s.SubString)
+	return hs
 }
 
 // consumerConnection builds the GET_CONSUMER_CONNECTION_LIST body data.

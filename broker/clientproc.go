@@ -15,10 +15,11 @@ import (
 // clientProcessor serves HEART_BEAT, UNREGISTER_CLIENT,
 // GET_CONSUMER_LIST_BY_GROUP and CHECK_CLIENT_CONFIG.
 type clientProcessor struct {
-	cfg     *Config
+	live    *liveConfig
 	clients *clientManager
 	groups  *groupTable
 	topics  *topicTable
+	filters *filter.Cache
 	log     *slog.Logger
 
 	fpMu         sync.Mutex
@@ -103,14 +104,15 @@ func (p *clientProcessor) checkClientConfig(_ *transport.Conn, req *codec.Frame)
 		return codec.NewResponse(req, int32(codec.RespSystemError), "body: check client config: "+err.Error())
 	}
 	t := r.SubscriptionData.ExpressionType
-	if t == "" || t == "TAG" {
+	if filter.IsTagType(t) {
 		return codec.NewResponse(req, int32(codec.RespSuccess), "")
 	}
-	if !p.cfg.EnablePropertyFilter || t != "SQL92" {
+	if !p.live.propertyFilter.Load() {
 		// compat: Java's remark when the broker cannot filter by this type.
 		return codec.NewResponse(req, int32(codec.RespSystemError), "The broker does not support consumer to filter message by "+t)
 	}
-	if _, err := filter.Compile(r.SubscriptionData.SubString); err != nil {
+	// The shared cache: the pulls that follow find the expression compiled.
+	if _, err := p.filters.Subscription(t, r.SubscriptionData.SubString); err != nil {
 		return codec.NewResponse(req, int32(codec.RespSubscriptionParseFailed), err.Error())
 	}
 	return codec.NewResponse(req, int32(codec.RespSuccess), "")

@@ -79,6 +79,13 @@ type Config struct {
 	FlushConsumerOffsetInterval int64 `conf:"flushConsumerOffsetInterval"` // ms
 	ChannelExpiredTimeout       int64 `conf:"channelExpiredTimeout"`       // ms
 	RebalanceLockMaxLiveTime    int64 `conf:"rebalanceLockMaxLiveTime"`    // ms
+
+	// BrokerConfigPath is the file UPDATE_BROKER_CONFIG persists to (the
+	// -c file); "" keeps updates in memory.
+	BrokerConfigPath string `conf:"brokerConfigPath"`
+	// ConfigBlackList lists, ';'-separated, keys UPDATE_BROKER_CONFIG
+	// refuses (besides brokerConfigPath, rocketmqHome and configBlackList).
+	ConfigBlackList string `conf:"configBlackList"`
 }
 
 // DefaultConfig returns the Java broker's defaults.
@@ -129,6 +136,7 @@ func DefaultConfig() Config {
 		FlushConsumerOffsetInterval: 5000,
 		ChannelExpiredTimeout:       120000,
 		RebalanceLockMaxLiveTime:    60000,
+		ConfigBlackList:             "configBlackList;brokerConfigPath",
 	}
 }
 
@@ -284,7 +292,9 @@ func (c *Config) Properties() [][2]string {
 }
 
 // LoadFile applies a Java broker.conf to c. Unknown keys are returned, not
-// fatal.
+// fatal. Like the Java broker's -c, it makes path the brokerConfigPath
+// that runtime config updates are written back to, unless the file names
+// another.
 func (c *Config) LoadFile(path string) (unknown []string, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -302,6 +312,12 @@ func (c *Config) LoadFile(path string) (unknown []string, err error) {
 		if !known {
 			unknown = append(unknown, e.Key)
 		}
+	}
+	if _, ok := props.Get("brokerConfigPath"); !ok {
+		if abs, err := filepath.Abs(path); err == nil {
+			path = abs
+		}
+		c.BrokerConfigPath = path
 	}
 	return unknown, nil
 }

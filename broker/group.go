@@ -14,10 +14,10 @@ import (
 
 // groupTable holds subscription groups (subscriptionGroup.json).
 type groupTable struct {
-	path       string
-	autoCreate bool
-	log        *slog.Logger
-	pmu        sync.Mutex // serializes writes of the file
+	path string
+	live *liveConfig // autoCreateSubscriptionGroup
+	log  *slog.Logger
+	pmu  sync.Mutex // serializes writes of the file
 
 	mu      sync.RWMutex
 	groups  map[string]body.SubscriptionGroupConfig // guarded by mu
@@ -31,13 +31,13 @@ var systemGroups = []string{
 	"CID_ONSAPI_OWNER", "CID_ONSAPI_PULL", "CID_RMQ_SYS_TRANS",
 }
 
-func newGroupTable(cfg *Config, log *slog.Logger) *groupTable {
+func newGroupTable(cfg *Config, live *liveConfig, log *slog.Logger) *groupTable {
 	g := &groupTable{
-		path:       filepath.Join(cfg.StorePathRootDir, "config", "subscriptionGroup.json"),
-		autoCreate: cfg.AutoCreateSubscriptionGroup,
-		log:        log,
-		groups:     make(map[string]body.SubscriptionGroupConfig),
-		version:    body.TopicVersion{Timestamp: time.Now().UnixMilli()},
+		path:    filepath.Join(cfg.StorePathRootDir, "config", "subscriptionGroup.json"),
+		live:    live,
+		log:     log,
+		groups:  make(map[string]body.SubscriptionGroupConfig),
+		version: body.TopicVersion{Timestamp: time.Now().UnixMilli()},
 	}
 	for _, name := range systemGroups {
 		sg := body.NewSubscriptionGroupConfig(name)
@@ -82,7 +82,7 @@ func (g *groupTable) find(name string) (body.SubscriptionGroupConfig, bool) {
 	if sg, ok := g.get(name); ok {
 		return sg, true
 	}
-	if !g.autoCreate || validateTopic(name) != "" {
+	if !g.live.autoCreateGroup.Load() || validateTopic(name) != "" {
 		return body.SubscriptionGroupConfig{}, false
 	}
 	g.mu.Lock()
@@ -144,4 +144,16 @@ func (g *groupTable) persist() error {
 	g.pmu.Lock()
 	defer g.pmu.Unlock()
 	return writeConfigFile(g.path, g.encode())
+}
+
+// names lists every group, sorted.
+func (g *groupTable) names() []string {
+	g.mu.RLock()
+	out := make([]string, 0, len(g.groups))
+	for name := range g.groups {
+		out = append(out, name)
+	}
+	g.mu.RUnlock()
+	sort.Strings(out)
+	return out
 }

@@ -3,7 +3,6 @@ package broker
 import (
 	"net/netip"
 	"sync/atomic"
-	"time"
 
 	"github.com/rocketgo/rocketgo/codec/message"
 	"github.com/rocketgo/rocketgo/store"
@@ -20,6 +19,8 @@ type MessageStore interface {
 	OffsetByTime(topic string, queueID int32, ts int64) int64
 	EarliestMessageTime(topic string, queueID int32) (int64, error)
 	StoreTime(topic string, queueID int32, offset int64) (int64, error)
+	// ReadRecord reads a record by commit-log offset; one whose put has
+	// completed is readable at once, dispatched or not.
 	ReadRecord(phyOffset int64, size int32) ([]byte, error)
 	QueryByKey(topic, key string, max int, begin, end int64) ([]int64, error)
 	OnArrival(fn store.ArrivalFunc)
@@ -27,21 +28,6 @@ type MessageStore interface {
 	MinPhyOffset() int64
 	DeleteTopic(topic string) error
 	Close() error
-}
-
-// readRecordWait reads the record at phyOffset, waiting up to wait for
-// the store to expose it: a record is readable only once dispatched, which
-// may trail the send reply a client acts on (END_TRANSACTION right after
-// the half message's reply).
-func readRecordWait(st MessageStore, phyOffset int64, wait time.Duration) ([]byte, error) {
-	deadline := time.Now().Add(wait)
-	for {
-		rec, err := st.ReadRecord(phyOffset, 0)
-		if err == nil || phyOffset >= st.MaxPhyOffset() || time.Now().After(deadline) {
-			return rec, err
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 // hostBox holds the broker's advertised ip:port, the store host of every

@@ -119,6 +119,22 @@ func (o *offsetTable) groupsOf(topic string) []string {
 	return out
 }
 
+// offsetsOf returns a copy of group's committed offsets on topic, nil when
+// it has none.
+func (o *offsetTable) offsetsOf(group, topic string) map[int32]int64 {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	m := o.table[groupTopic{topic: topic, group: group}]
+	if m == nil {
+		return nil
+	}
+	out := make(map[int32]int64, len(m))
+	for q, off := range m {
+		out[q] = off
+	}
+	return out
+}
+
 // topicsOf lists the topics group has offsets on, sorted.
 func (o *offsetTable) topicsOf(group string) []string {
 	o.mu.RLock()

@@ -1,17 +1,16 @@
 package broker
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/rocketgo/rocketgo/broker/filter"
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
-	"github.com/rocketgo/rocketgo/codec/message"
 	"github.com/rocketgo/rocketgo/codec/transport"
 	"github.com/rocketgo/rocketgo/store"
 )
@@ -69,69 +68,18 @@ func (h *pullHeader) parse(req *codec.Frame) {
 	}
 }
 
-// tagFilter matches consume-queue tags codes against a TAG subscription.
-type tagFilter struct {
-	all   bool
-	codes []int32
-}
-
-func (f *tagFilter) match(tagsCode int64) bool {
-	if f.all {
-		return true
-	}
-	for _, c := range f.codes {
-		if int64(c) == tagsCode {
-			return true
-		}
-	}
-	return false
-}
-
-// setExpr sets the filter of a TAG expression ("*", "a || b"), reusing
-// the codes buffer.
-func (f *tagFilter) setExpr(expr string) {
-	f.codes = f.codes[:0]
-	for len(expr) > 0 {
-		t := expr
-		if i := strings.Index(expr, "||"); i >= 0 {
-			t, expr = expr[:i], expr[i+2:]
-		} else {
-			expr = ""
-		}
-		if t = strings.TrimSpace(t); t != "" && t != "*" {
-			f.codes = append(f.codes, message.JavaStringHash(t))
-		} else if t == "*" {
-			f.codes = f.codes[:0]
-			break
-		}
-	}
-	f.all = len(f.codes) == 0
-}
-
-// setTags sets the filter of a heartbeat-registered subscription,
-// recomputing codes from the tags the Java way (the Go client hashes UTF-8
-// bytes, which differs for non-ASCII tags).
-func (f *tagFilter) setTags(tags []string) {
-	f.codes = f.codes[:0]
-	for _, t := range tags {
-		f.codes = append(f.codes, message.JavaStringHash(t))
-	}
-	f.all = len(f.codes) == 0
-}
-
 // pullRequest is one pull in flight (possibly held for long polling).
 type pullRequest struct {
 	p        *pullProcessor
 	c        *transport.Conn
 	req      *codec.Frame
 	h        pullHeader
-	filter   tagFilter
-	sf       store.Filter // sf.CQ = pr.matchTag, bound once
+	sub      filter.Subscription // read only: its slices are shared with the cache
+	sf       store.Filter        // sf.CQ = pr.sub.MatchCode, bound once
 	deadline time.Time
 	claimed  bool // guarded by holdTable.mu: set by whoever takes it out
 	index    int  // position in the timer heap; guarded by holdTable.mu
 
-	sql      *filter.Expr // SQL92 selector, nil for TAG
 	recordFn func([]byte) bool
 
 	res     store.GetResult
@@ -141,26 +89,15 @@ type pullRequest struct {
 	written func(error) // pr.onWritten, bound once
 }
 
-func (pr *pullRequest) matchTag(tagsCode int64) bool { return pr.filter.match(tagsCode) }
+func (pr *pullRequest) matchCode(tagsCode int64) bool { return pr.sub.MatchCode(tagsCode) }
 
-// setSQL makes pr filter by a SQL92 selector on the stored properties.
-func (pr *pullRequest) setSQL(e *filter.Expr) {
-	pr.sql = e
-	pr.filter.all = true
-	pr.filter.codes = pr.filter.codes[:0]
-}
-
-// matchProps evaluates the SQL92 selector (true without one).
+// matchProps evaluates the SQL92 selector on a properties string (true
+// for TAG subscriptions).
 func (pr *pullRequest) matchProps(props string) bool {
-	if pr.sql == nil {
-		return true
-	}
-	return pr.sql.Match(props)
+	return pr.sub.SQL == nil || pr.sub.SQL.Match(props)
 }
 
-func (pr *pullRequest) matchRecord(rec []byte) bool {
-	return pr.sql == nil || pr.sql.MatchRecord(rec)
-}
+func (pr *pullRequest) matchRecord(rec []byte) bool { return pr.sub.MatchRecord(rec) }
 
 // onWritten runs once the records have left the mapped segments.
 func (pr *pullRequest) onWritten(error) {
@@ -171,6 +108,7 @@ func (pr *pullRequest) onWritten(error) {
 // pullProcessor serves PULL_MESSAGE and LITE_PULL_MESSAGE.
 type pullProcessor struct {
 	cfg     *Config
+	live    *liveConfig
 	store   MessageStore
 	topics  *topicTable
 	groups  *groupTable
@@ -179,14 +117,14 @@ type pullProcessor struct {
 	stats   *brokerStats
 	holds   *holdTable
 	log     *slog.Logger
-	sql     *filter.Cache
+	filters *filter.Cache
 
 	reqs sync.Pool // *pullRequest
 }
 
-func newPullProcessor(cfg *Config, st MessageStore, topics *topicTable, groups *groupTable, clients *clientManager, offsets *offsetTable, stats *brokerStats, log *slog.Logger) *pullProcessor {
-	p := &pullProcessor{cfg: cfg, store: st, topics: topics, groups: groups, clients: clients, offsets: offsets, stats: stats, log: log,
-		sql: filter.NewCache(0)}
+func newPullProcessor(cfg *Config, live *liveConfig, st MessageStore, topics *topicTable, groups *groupTable, clients *clientManager, offsets *offsetTable, stats *brokerStats, filters *filter.Cache, log *slog.Logger) *pullProcessor {
+	p := &pullProcessor{cfg: cfg, live: live, store: st, topics: topics, groups: groups, clients: clients, offsets: offsets, stats: stats, log: log,
+		filters: filters}
 	p.holds = newHoldTable(p.repull, st, log)
 	return p
 }
@@ -195,18 +133,17 @@ func (p *pullProcessor) alloc(c *transport.Conn, req *codec.Frame) *pullRequest 
 	pr, _ := p.reqs.Get().(*pullRequest)
 	if pr == nil {
 		pr = &pullRequest{p: p, vals: make([]byte, 0, 64)}
-		pr.sf.CQ = pr.matchTag
+		pr.sf.CQ = pr.matchCode
 		pr.written = pr.onWritten
 		pr.recordFn = pr.matchRecord
 	}
 	pr.c, pr.req = c, req
-	pr.filter.all = true
-	pr.filter.codes = pr.filter.codes[:0]
+	pr.sub = filter.Subscription{Tag: filter.TagFilter{All: true}}
 	return pr
 }
 
 func (p *pullProcessor) free(pr *pullRequest) {
-	pr.c, pr.req, pr.resp, pr.sql = nil, nil, codec.Frame{}, nil
+	pr.c, pr.req, pr.resp, pr.sub = nil, nil, codec.Frame{}, filter.Subscription{}
 	p.reqs.Put(pr)
 }
 
@@ -245,7 +182,7 @@ func (p *pullProcessor) reply(pr *pullRequest, resp *codec.Frame) {
 // for long polling. pr is owned by process from here on.
 func (p *pullProcessor) process(pr *pullRequest, allowSuspend bool) {
 	req, h := pr.req, &pr.h
-	if p.cfg.BrokerPermission&body.PermRead == 0 {
+	if p.live.perm.Load()&body.PermRead == 0 {
 		p.reply(pr, pullErr(req, codec.RespNoPermission, "the broker["+p.cfg.BrokerIP1+"] pulling message is forbidden"))
 		return
 	}
@@ -258,22 +195,21 @@ func (p *pullProcessor) process(pr *pullRequest, allowSuspend bool) {
 
 	res := &pr.res
 	maxMsgs := int(h.maxMsgNums)
-	if maxMsgs <= 0 || maxMsgs > p.cfg.MaxTransferCountInMemory {
-		maxMsgs = p.cfg.MaxTransferCountInMemory
+	if limit := int(p.live.maxTransferCount.Load()); maxMsgs <= 0 || maxMsgs > limit {
+		maxMsgs = limit
 	}
-	maxBytes := p.cfg.MaxTransferBytesInMemory
+	maxBytes := int(p.live.maxTransferBytes.Load())
 	if h.maxMsgBytes > 0 && int(h.maxMsgBytes) < maxBytes {
 		maxBytes = int(h.maxMsgBytes)
 	}
-	filter := &pr.sf
+	sf := &pr.sf
 	pr.sf.Record = nil
-	if pr.sql != nil {
+	if pr.sub.SQL != nil {
 		pr.sf.Record = pr.recordFn
+	} else if pr.sub.MatchAllCodes() {
+		sf = nil
 	}
-	if pr.filter.all && pr.sql == nil {
-		filter = nil
-	}
-	p.store.GetMessages(h.topic, h.queueID, h.queueOffset, maxMsgs, maxBytes, filter, res)
+	p.store.GetMessages(h.topic, h.queueID, h.queueOffset, maxMsgs, maxBytes, sf, res)
 
 	code, remark := pullCode(res.Status, h.queueOffset)
 	if allowSuspend && h.sysFlag&pullFlagCommitOffset != 0 {
@@ -281,8 +217,8 @@ func (p *pullProcessor) process(pr *pullRequest, allowSuspend bool) {
 	}
 	if code == codec.RespPullNotFound && allowSuspend && h.sysFlag&pullFlagSuspend != 0 {
 		hold := time.Duration(h.suspendMillis) * time.Millisecond
-		if !p.cfg.LongPollingEnable {
-			hold = time.Duration(p.cfg.ShortPollingTimeMills) * time.Millisecond
+		if !p.live.longPolling.Load() {
+			hold = time.Duration(p.live.shortPollMs.Load()) * time.Millisecond
 		}
 		hold = min(hold, maxHold)
 		if hold > 0 {
@@ -348,64 +284,49 @@ func (p *pullProcessor) check(pr *pullRequest) *codec.Frame {
 	return p.subscribe(pr)
 }
 
-// subscribe sets pr.filter from the request or from the group's heartbeat
-// (Java PullMessageProcessor's subscription checks).
+// subscribe sets pr.sub from the request or from the group's heartbeat,
+// with Java PullMessageProcessor's checks in its order: the expression
+// must parse before the broker asks whether it filters by SQL92 at all.
 func (p *pullProcessor) subscribe(pr *pullRequest) *codec.Frame {
 	req, h := pr.req, &pr.h
-	pr.sql = nil
+	typ := h.expressionType
 	if h.sysFlag&pullFlagSubscription != 0 {
-		if h.expressionType != "" && h.expressionType != "TAG" {
-			expr, remark := p.compileSQL(h.expressionType, h.subscription)
-			if expr == nil {
-				if remark == "" {
-					return p.nonTag(req, h.expressionType)
-				}
-				return pullErr(req, codec.RespSubscriptionParseFailed, remark)
-			}
-			pr.setSQL(expr)
-			return nil
+		sub, err := p.filters.Subscription(typ, h.subscription)
+		if err != nil && !errors.Is(err, filter.ErrUnsupportedType) {
+			// compat: Java only reaches this for TAG split errors and empty
+			// SQL92 text; for SQL92 that fails to compile it asserts
+			// (disabled in production) and then filters with nothing. We
+			// refuse it with the remark Java uses for the parse failure.
+			return pullErr(req, codec.RespSubscriptionParseFailed, "parse the consumer's subscription failed")
 		}
-		pr.filter.setExpr(h.subscription)
+		if err != nil || (!filter.IsTagType(typ) && !p.live.propertyFilter.Load()) {
+			return p.nonTag(req, typ)
+		}
+		pr.sub = sub
 		return nil
 	}
-	sub, found, known := p.clients.subscription(h.group, h.topic)
+	hs, found, known := p.clients.pullSubscription(h.group, h.topic)
 	if !known {
 		return pullErr(req, codec.RespSubscriptionNotExist, "the consumer's group info not exist"+faqSuffix)
 	}
 	if !found {
 		return pullErr(req, codec.RespSubscriptionNotExist, "the consumer's subscription not exist"+faqSuffix)
 	}
-	if sub.SubVersion < h.subVersion {
+	if hs.version < h.subVersion {
 		return pullErr(req, codec.RespSubscriptionNotLatest, "the consumer's subscription not latest")
 	}
-	if sub.ExpressionType != "" && sub.ExpressionType != "TAG" {
-		// The Go client pulls SQL92 subscriptions saying TAG: the
-		// heartbeat's expression type decides.
-		expr, remark := p.compileSQL(sub.ExpressionType, sub.SubString)
-		if expr == nil {
-			if remark == "" {
-				return p.nonTag(req, sub.ExpressionType)
-			}
+	// The Go client pulls SQL92 subscriptions saying TAG: the heartbeat's
+	// expression type decides.
+	if !filter.IsTagType(hs.typ) {
+		if hs.err != nil {
 			return pullErr(req, codec.RespFilterDataNotExist, "The broker's consumer filter data is not exist!Your expression may be wrong!")
 		}
-		pr.setSQL(expr)
-		return nil
+		if !p.live.propertyFilter.Load() {
+			return p.nonTag(req, hs.typ)
+		}
 	}
-	pr.filter.setTags(sub.TagsSet)
+	pr.sub = hs.filter
 	return nil
-}
-
-// compileSQL returns the compiled SQL92 selector, or nil with "" when the
-// broker does not filter by this type, or nil with the parse error.
-func (p *pullProcessor) compileSQL(typ, expr string) (*filter.Expr, string) {
-	if typ != "SQL92" || !p.cfg.EnablePropertyFilter {
-		return nil, ""
-	}
-	e, err := p.sql.Compile(expr)
-	if err != nil {
-		return nil, err.Error()
-	}
-	return e, ""
 }
 
 // nonTag answers a subscription type the broker does not evaluate.

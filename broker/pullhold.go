@@ -140,7 +140,7 @@ func (t *holdTable) arrived(topic string, queue int32, maxOffset int64, tagsCode
 	var ready []*pullRequest
 	t.mu.Lock()
 	for _, pr := range t.queues[k] {
-		if pr.h.queueOffset < maxOffset && pr.filter.match(tagsCode) && pr.matchProps(props) {
+		if pr.h.queueOffset < maxOffset && pr.sub.MatchCode(tagsCode) && pr.matchProps(props) {
 			ready = append(ready, pr)
 		}
 	}

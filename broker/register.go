@@ -18,6 +18,7 @@ import (
 // every registerNameServerPeriod, and soon after any topic change.
 type registrar struct {
 	cfg    *Config
+	live   *liveConfig // brokerPermission
 	topics *topicTable
 	client *transport.Client
 	log    *slog.Logger
@@ -28,12 +29,12 @@ type registrar struct {
 	wg      sync.WaitGroup
 }
 
-func newRegistrar(cfg *Config, topics *topicTable, client *transport.Client, log *slog.Logger) *registrar {
+func newRegistrar(cfg *Config, live *liveConfig, topics *topicTable, client *transport.Client, log *slog.Logger) *registrar {
 	period := time.Duration(cfg.RegisterNameServerPeriod) * time.Millisecond
 	if period < time.Second {
 		period = 30 * time.Second
 	}
-	return &registrar{cfg: cfg, topics: topics, client: client, log: log, period: period,
+	return &registrar{cfg: cfg, live: live, topics: topics, client: client, log: log, period: period,
 		trigger: make(chan struct{}, 1), quit: make(chan struct{})}
 }
 
@@ -86,6 +87,14 @@ func (r *registrar) haAddr() string {
 // registerBody builds the RegisterBrokerBody JSON (uncompressed form).
 func (r *registrar) registerBody() []byte {
 	v, topics := r.topics.snapshot()
+	// Like Java's registerBrokerAll: a broker that is not both readable and
+	// writable announces every topic with its permission masked, so
+	// clients stop routing sends (or pulls) to it.
+	if perm := r.live.perm.Load(); perm&body.PermRead == 0 || perm&body.PermWrite == 0 {
+		for i := range topics {
+			topics[i].Perm &= perm
+		}
+	}
 	b := append(make([]byte, 0, 256+len(topics)*220), `{"filterServerList":[],"topicConfigSerializeWrapper":`...)
 	b = body.AppendTopicConfigFile(b, v, topics)
 	return append(b, '}')

@@ -1,8 +1,6 @@
 package broker
 
 import (
-	"time"
-
 	"log/slog"
 	"math/rand/v2"
 	"strconv"
@@ -20,6 +18,7 @@ import (
 // to %DLQ%<group> once retries are exhausted.
 type retryProcessor struct {
 	cfg       *Config
+	live      *liveConfig
 	store     MessageStore
 	topics    *topicTable
 	groups    *groupTable
@@ -34,7 +33,7 @@ func (p *retryProcessor) sendBack(c *transport.Conn, req *codec.Frame) *codec.Fr
 	if !ok {
 		return errResp(req, codec.RespSubscriptionGroupNotExist, "subscription group not exist, "+group+" "+faqSuffix)
 	}
-	if p.cfg.BrokerPermission&body.PermWrite == 0 {
+	if p.live.perm.Load()&body.PermWrite == 0 {
 		return errResp(req, codec.RespNoPermission, "the broker["+p.cfg.BrokerIP1+"] sending message is forbidden")
 	}
 	if sg.RetryQueueNums <= 0 {
@@ -51,7 +50,7 @@ func (p *retryProcessor) sendBack(c *transport.Conn, req *codec.Frame) *codec.Fr
 		return errResp(req, codec.RespNoPermission, "the topic["+topic+"] sending message is forbidden")
 	}
 	offset := atoi64(req.Value("offset"))
-	rec, err := readRecordWait(p.store, offset, 2*time.Second)
+	rec, err := p.store.ReadRecord(offset, 0)
 	var e message.Ext
 	if err == nil {
 		err = message.Decode(rec, &e)

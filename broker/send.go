@@ -90,6 +90,7 @@ type sendTask struct {
 // SEND_BATCH_MESSAGE (and the reply variants).
 type sendProcessor struct {
 	cfg       *Config
+	live      *liveConfig
 	store     MessageStore
 	topics    *topicTable
 	groups    *groupTable
@@ -98,7 +99,6 @@ type sendProcessor struct {
 	stats     *brokerStats
 	log       *slog.Logger
 	storeHost *hostBox
-	maxWait   time.Duration
 
 	queue chan sendTask
 	quit  chan struct{}
@@ -110,11 +110,10 @@ type sendProcessor struct {
 	ctxs sync.Pool // *sendCtx
 }
 
-func newSendProcessor(cfg *Config, st MessageStore, topics *topicTable, groups *groupTable, locks *lockTable, stats *brokerStats, storeHost *hostBox, log *slog.Logger) *sendProcessor {
+func newSendProcessor(cfg *Config, live *liveConfig, st MessageStore, topics *topicTable, groups *groupTable, locks *lockTable, stats *brokerStats, storeHost *hostBox, log *slog.Logger) *sendProcessor {
 	return &sendProcessor{
-		cfg: cfg, store: st, topics: topics, groups: groups, locks: locks, stats: stats, log: log,
+		cfg: cfg, live: live, store: st, topics: topics, groups: groups, locks: locks, stats: stats, log: log,
 		storeHost: storeHost,
-		maxWait:   time.Duration(cfg.WaitTimeMillsInSendQueue) * time.Millisecond,
 		queue:     make(chan sendTask, cfg.SendThreadPoolQueueCapacity),
 		quit:      make(chan struct{}),
 		uniq:      message.NewUniqIDGen(parseIP(cfg.BrokerIP1), pid(), int32(time.Now().UnixNano()), nil),
@@ -153,7 +152,8 @@ func (p *sendProcessor) work() {
 		case <-p.quit:
 			return
 		case t := <-p.queue:
-			if waited := time.Since(t.enqueued); p.maxWait > 0 && waited > p.maxWait {
+			maxWait := p.live.waitInQueue()
+			if waited := time.Since(t.enqueued); maxWait > 0 && waited > maxWait {
 				// compat: BrokerFastFailure's remark for a request that waited too long.
 				p.reply(t.c, t.req, codec.NewResponse(t.req, int32(codec.RespSystemBusy),
 					fmt.Sprintf("[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: %dms, size of queue: %d",
@@ -369,7 +369,7 @@ func bytesString(b []byte) string {
 // check runs Java's msgCheck: broker permission, topic name, forbidden
 // system topics, topic existence (with auto-creation), queue id range.
 func (p *sendProcessor) check(c *transport.Conn, req *codec.Frame, h *sendHeader) (body.TopicConfig, *codec.Frame) {
-	if p.cfg.BrokerPermission&body.PermWrite == 0 {
+	if p.live.perm.Load()&body.PermWrite == 0 {
 		return body.TopicConfig{}, errResp(req, codec.RespNoPermission, "the broker["+p.cfg.BrokerIP1+"] sending message is forbidden")
 	}
 	if remark := validateTopic(h.topic); remark != "" {

@@ -71,6 +71,7 @@ func validateTopic(topic string) string {
 // topicTable is the broker's topic configuration (topics.json).
 type topicTable struct {
 	path     string
+	live     *liveConfig // autoCreateTopicEnable
 	log      *slog.Logger
 	onChange func() // called after a change that name servers must learn
 
@@ -82,8 +83,9 @@ type topicTable struct {
 	version body.TopicVersion           // guarded by mu
 }
 
-func newTopicTable(cfg *Config, log *slog.Logger) *topicTable {
+func newTopicTable(cfg *Config, live *liveConfig, log *slog.Logger) *topicTable {
 	t := &topicTable{
+		live:   live,
 		path:   filepath.Join(cfg.StorePathRootDir, "config", "topics.json"),
 		log:    log,
 		topics: make(map[string]body.TopicConfig),
@@ -175,6 +177,14 @@ func (t *topicTable) bumpLocked() {
 	t.version.Timestamp = time.Now().UnixMilli()
 }
 
+// bump advances the data version, so name servers take the next
+// registration's topics as changed.
+func (t *topicTable) bump() {
+	t.mu.Lock()
+	t.bumpLocked()
+	t.mu.Unlock()
+}
+
 // put creates or replaces a topic, persists and announces it.
 func (t *topicTable) put(tc body.TopicConfig) error {
 	t.mu.Lock()
@@ -216,6 +226,11 @@ func (t *topicTable) createInSend(topic, defaultTopic string, clientQueueNums in
 		return tc, true
 	}
 	def, ok := t.topics[defaultTopic]
+	if ok && defaultTopic == TopicAutoCreate && !t.live.autoCreateTopic.Load() {
+		// Like Java: with autoCreateTopicEnable off (even if turned off at
+		// run time) TBW102 lends no inherit permission.
+		def.Perm = body.PermRead | body.PermWrite
+	}
 	if !ok || def.Perm&body.PermInherit == 0 {
 		t.mu.Unlock()
 		t.log.Warn("auto-create topic refused", "topic", topic, "defaultTopic", defaultTopic, "exists", ok)

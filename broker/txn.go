@@ -28,6 +28,7 @@ const (
 // Java, check counts live in memory instead of re-appended half messages.
 type txnService struct {
 	cfg       *Config
+	live      *liveConfig
 	store     MessageStore
 	clients   *clientManager
 	offsets   *offsetTable
@@ -43,12 +44,12 @@ type txnService struct {
 	wg   sync.WaitGroup
 }
 
-func newTxnService(cfg *Config, st MessageStore, clients *clientManager, offsets *offsetTable, storeHost *hostBox, log *slog.Logger) *txnService {
+func newTxnService(cfg *Config, live *liveConfig, st MessageStore, clients *clientManager, offsets *offsetTable, storeHost *hostBox, log *slog.Logger) *txnService {
 	iv := time.Duration(cfg.TransactionCheckInterval) * time.Millisecond
 	if iv <= 0 {
 		iv = 30 * time.Second
 	}
-	return &txnService{cfg: cfg, store: st, clients: clients, offsets: offsets, storeHost: storeHost, log: log, interval: iv,
+	return &txnService{cfg: cfg, live: live, store: st, clients: clients, offsets: offsets, storeHost: storeHost, log: log, interval: iv,
 		done: make(map[int64]bool), checks: make(map[int64]int), quit: make(chan struct{})}
 }
 
@@ -122,7 +123,7 @@ func (s *txnService) end(c *transport.Conn, req *codec.Frame) *codec.Frame {
 		return nil // unknown state: no answer, as Java
 	}
 	phy := atoi64(req.Value("commitLogOffset"))
-	rec, err := readRecordWait(s.store, phy, 2*time.Second)
+	rec, err := s.store.ReadRecord(phy, 0)
 	var e message.Ext
 	if err == nil {
 		err = message.Decode(rec, &e)
@@ -244,7 +245,7 @@ func (s *txnService) checkOnce(now time.Time) {
 			if message.Decode(rec, &e) != nil {
 				continue
 			}
-			timeout := s.cfg.TransactionTimeOut
+			timeout := s.live.txnTimeoutMs.Load()
 			if v, ok := message.Property(e.Properties, message.PropertyCheckImmunityTimeInSeconds); ok {
 				if sec, err := strconv.ParseInt(v, 10, 64); err == nil && sec*1000 > timeout {
 					timeout = sec * 1000
@@ -257,7 +258,7 @@ func (s *txnService) checkOnce(now time.Time) {
 			advancing = false
 			s.mu.Lock()
 			n := s.checks[qo]
-			if n >= s.cfg.TransactionCheckMax {
+			if int64(n) >= s.live.txnCheckMax.Load() {
 				s.done[qo] = true // compat: Java moves it to TRANS_CHECK_MAX_TIME_TOPIC
 				delete(s.checks, qo)
 				s.mu.Unlock()

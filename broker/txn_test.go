@@ -100,3 +100,33 @@ func TestTransactionCommitRollbackAndCheck(t *testing.T) {
 	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
 	tb.waitDispatched(t, "TX", 0, 2)
 }
+
+// END_TRANSACTION and CONSUMER_SEND_MSG_BACK name a record the client has
+// just been told is stored; the broker reads it at once, in both flush
+// modes, without waiting for dispatch.
+func TestEndTransactionAndSendBackRightAfterSend(t *testing.T) {
+	for _, mode := range []string{"ASYNC_FLUSH", "SYNC_FLUSH"} {
+		t.Run(mode, func(t *testing.T) {
+			tb := startBroker(t, func(c *Config) { c.FlushDiskType = mode })
+			tb.topics.createIfAbsent("TX", 1, 6, 0)
+			for i := range 30 {
+				half := tb.invoke(t, preparedSend("H"+strconv.Itoa(i)))
+				require.Equal(t, int32(codec.RespSuccess), half.Code, half.Remark)
+				typ := message.TransactionCommitType
+				if i%2 == 1 {
+					typ = message.TransactionRollbackType
+				}
+				resp := tb.invoke(t, endTxn(half, typ))
+				require.Equal(t, int32(codec.RespSuccess), resp.Code, "%d: %s", i, resp.Remark)
+
+				sent := tb.invoke(t, sendV1("SB", 0, props("TAGS", "T"), []byte("m")))
+				require.Equal(t, int32(codec.RespSuccess), sent.Code, sent.Remark)
+				_, phy, err := message.DecodeOffsetMsgID(ext(t, sent, "msgId"))
+				require.NoError(t, err)
+				resp = tb.invoke(t, sendBackReq(phy, "cg", 0, 16))
+				require.Equal(t, int32(codec.RespSuccess), resp.Code, "%d: %s", i, resp.Remark)
+			}
+			tb.waitDispatched(t, "TX", 0, 15)
+		})
+	}
+}

@@ -11,6 +11,9 @@
 #   SIZE=1024     message body bytes
 #   QUEUES=8      queues of the benchmark topics
 #   BACKLOG=200000 messages in the consume catch-up backlog
+#   SEGMENT=1073741824 commit-log segment size given to both brokers
+#                 (javaserver.sh alone would give Java 64 MiB)
+#   KEEP_STORE=1  keep each session's store (default: deleted after the session)
 #   OUT=bench/results.md
 #   WORK=<tmpdir> data, logs and raw metrics (kept; printed at the end)
 #   ONLY=ours|java run one side only (ratios then show n/a)
@@ -25,6 +28,8 @@ PAIRS="${PAIRS:-3}"
 SIZE="${SIZE:-1024}"
 QUEUES="${QUEUES:-8}"
 BACKLOG="${BACKLOG:-200000}"
+SEGMENT="${SEGMENT:-1073741824}"
+KEEP_STORE="${KEEP_STORE:-}"
 OUT="${OUT:-$root/bench/results.md}"
 WORK="${WORK:-$(mktemp -d /tmp/bench-compare.XXXXXX)}"
 ONLY="${ONLY:-}"
@@ -67,13 +72,13 @@ start_broker() { # side dir flush
 	local side="$1" dir="$2" flush="$3"
 	mkdir -p "$dir"
 	if [ "$side" = ours ]; then
-		echo "flushDiskType=$flush" >"$dir/broker.conf"
+		printf 'flushDiskType=%s\nmappedFileSizeCommitLog=%s\n' "$flush" "$SEGMENT" >"$dir/broker.conf"
 		setsid "$bin/rocketgo" -dataDir "$dir" -namesrvListen "$OURS_NS" -brokerListen "$OURS_BROKER" \
 			-c "$dir/broker.conf" >>"$dir/rocketgo.log" 2>&1 </dev/null &
 		echo $! >"$WORK/ours.broker.pid"
 		disown # kill -9 below is deliberate; no job-control notice
 	else
-		BROKER_EXTRA_CONF="flushDiskType=$flush" "$javaserver" start-broker "$JAVA_NS" "$JAVA_BROKER_PORT" "$dir/br" >/dev/null
+		BROKER_EXTRA_CONF="$(printf 'flushDiskType=%s\nmappedFileSizeCommitLog=%s' "$flush" "$SEGMENT")" "$javaserver" start-broker "$JAVA_NS" "$JAVA_BROKER_PORT" "$dir/br" >/dev/null
 		cp "$dir/br/broker.pid" "$WORK/java.broker.pid"
 	fi
 }
@@ -101,9 +106,12 @@ stop_pid() { # pidfile
 	rm -f "$1"
 }
 
-stop_server() { # side
+stop_server() { # side [dir]: stops it and, unless KEEP_STORE, drops its store
 	stop_pid "$WORK/$1.broker.pid"
 	stop_pid "$WORK/$1.ns.pid"
+	if [ -n "${2:-}" ] && [ -z "$KEEP_STORE" ]; then
+		rm -rf "$2/store" "$2/br/store"
+	fi
 }
 
 cleanup() {
@@ -244,7 +252,7 @@ session_async() { # side pair
 	t0="$(now_ns)"
 	start_broker "$side" "$dir" ASYNC_FLUSH
 	rec "$side" "$pair" restart_ms "$(first_send "$side" BenchTopic "$t0")"
-	stop_server "$side"
+	stop_server "$side" "$dir"
 }
 
 session_sync() { # side pair
@@ -260,7 +268,7 @@ session_sync() { # side pair
 			-size "$SIZE" -duration "$STEP")"
 		rec "$side" "$pair" "sync_tps_$t" "$(jq -r '.tps' <<<"$j")"
 	done
-	stop_server "$side"
+	stop_server "$side" "$dir"
 }
 
 sides=(java ours)
@@ -279,6 +287,6 @@ done
 
 mkdir -p "$(dirname "$OUT")"
 python3 "$root/bench/report.py" "$metrics" \
-	--started "$started" --step "$STEP" --pairs "$PAIRS" --size "$SIZE" --queues "$QUEUES" --backlog "$BACKLOG" \
+	--started "$started" --step "$STEP" --pairs "$PAIRS" --size "$SIZE" --queues "$QUEUES" --backlog "$BACKLOG" --segment "$SEGMENT" \
 	--rev "$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)" >"$OUT"
 log "wrote $OUT (raw metrics and logs in $WORK)"

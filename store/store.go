@@ -140,6 +140,14 @@ func (s *Store) lock() error {
 		f.Close()
 		return fmt.Errorf("store: %s is in use by another store: %w", s.cfg.RootDir, err)
 	}
+	// compat: the Java broker holds a POSIX (fcntl) lock on byte 0 of the
+	// same file, which flock does not see on Linux; take that one too so
+	// neither broker opens a directory the other is serving.
+	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: 0, Len: 1}
+	if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &lk); err != nil {
+		f.Close()
+		return fmt.Errorf("store: %s is in use by another broker: %w", s.cfg.RootDir, err)
+	}
 	s.lockFile = f
 	return nil
 }
@@ -349,9 +357,12 @@ func (s *Store) closeFiles() {
 }
 
 // ReadRecord returns a copy of the record at phyOffset; size 0 reads the
-// record's own length. For view-by-id and query paths.
+// record's own length. For view-by-id and query paths, and for requests
+// that name a record just stored (END_TRANSACTION, CONSUMER_SEND_MSG_BACK):
+// a record is readable as soon as it is below the durable watermark
+// (written; flushed under SYNC_FLUSH), before it is dispatched.
 func (s *Store) ReadRecord(phyOffset int64, size int32) ([]byte, error) {
-	if phyOffset < 0 || phyOffset >= s.dispatched.Load() {
+	if phyOffset < 0 || phyOffset >= s.watermark() {
 		return nil, fmt.Errorf("store: read %d: %w", phyOffset, ErrOffsetNotFound)
 	}
 	v, seg, err := s.cl.view(phyOffset, int(size))

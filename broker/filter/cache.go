@@ -11,13 +11,20 @@ const DefaultCacheSize = 1024
 
 // Cache holds compiled expressions by source text, parse errors included
 // (as Java's SelectorParser cache does), evicting the least recently used
-// entry beyond its size. It is safe for concurrent use; a hit does not
-// allocate.
+// entry beyond its size. It also keeps parsed TAG expressions, so a pull
+// that carries its subscription does not re-parse it. It is safe for
+// concurrent use; a hit does not allocate.
 type Cache struct {
 	mu   sync.Mutex
 	max  int
-	m    map[string]*cacheEntry // guarded by mu
+	m    map[string]*cacheEntry // SQL92; guarded by mu
 	head cacheEntry             // sentinel of the LRU list; head.next is newest; guarded by mu
+	tags map[string]tagEntry    // TAG; emptied when it reaches max; guarded by mu
+}
+
+type tagEntry struct {
+	f   TagFilter
+	err error
 }
 
 type cacheEntry struct {
@@ -75,7 +82,32 @@ func (c *Cache) Compile(expr string) (*Expr, error) {
 	return x, err
 }
 
-// Len returns the number of cached expressions.
+// Tag returns the parsed TAG expression (ParseTagExpression), parsing it on
+// a miss. The filter's slices are shared between callers: read only. expr
+// may alias a request buffer.
+func (c *Cache) Tag(expr string) (TagFilter, error) {
+	if expr == "" || expr == SubAll {
+		return TagFilter{All: true}, nil
+	}
+	c.mu.Lock()
+	e, ok := c.tags[expr]
+	c.mu.Unlock()
+	if ok {
+		return e.f, e.err
+	}
+	f, err := ParseTagExpression(expr)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tags == nil || len(c.tags) >= c.max {
+		// Tag expressions are few (one per group and topic); a full table
+		// means churn, and starting over is as good as LRU here.
+		c.tags = make(map[string]tagEntry, min(c.max, 64))
+	}
+	c.tags[strings.Clone(expr)] = tagEntry{f: f, err: err}
+	return f, err
+}
+
+// Len returns the number of cached SQL92 expressions.
 func (c *Cache) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -15,12 +15,12 @@ type Subscription struct {
 }
 
 // Subscription compiles a subscription as sent in a pull header
-// (subscription, expressionType): TAG expressions with ParseTagExpression,
-// SQL92 ones through the cache. An empty SQL92 expression is an error, as
+// (subscription, expressionType), both kinds through the cache (TAG
+// expressions as ParseTagExpression parses them). An empty SQL92 expression is an error, as
 // in Java's FilterAPI.build.
 func (c *Cache) Subscription(typ, expr string) (Subscription, error) {
 	if IsTagType(typ) {
-		tf, err := ParseTagExpression(expr)
+		tf, err := c.Tag(expr)
 		return Subscription{Tag: tf}, err
 	}
 	if typ != TypeSQL92 {

@@ -45,3 +45,37 @@ func TestCacheSubscription(t *testing.T) {
 	_, err = c.Subscription("CLASS", "x")
 	require.ErrorIs(t, err, ErrUnsupportedType)
 }
+
+func TestCacheTagSubscriptionHitDoesNotAllocate(t *testing.T) {
+	c := NewCache(2)
+	for _, expr := range []string{"TagA || TagB", "*", ""} {
+		_, err := c.Subscription(TypeTag, expr)
+		require.NoError(t, err)
+		allocs := testing.AllocsPerRun(100, func() {
+			s, err := c.Subscription(TypeTag, expr)
+			if err != nil || s.SQL != nil {
+				t.Fatal("unexpected result")
+			}
+		})
+		require.Zero(t, allocs, expr)
+	}
+	// Errors are cached too, and a full table starts over.
+	_, err := c.Tag(" || ")
+	require.NoError(t, err)
+	for _, expr := range []string{"||", "a", "b", "||"} {
+		f, err := c.Tag(expr)
+		if expr == "||" {
+			require.ErrorIs(t, err, ErrTagSplit)
+			continue
+		}
+		require.NoError(t, err)
+		require.Equal(t, []string{expr}, f.Tags)
+	}
+	c.mu.Lock()
+	require.LessOrEqual(t, len(c.tags), 2)
+	c.mu.Unlock()
+	nothing, err := c.Tag(" || ")
+	require.NoError(t, err)
+	require.False(t, nothing.MatchCode(0))
+	require.False(t, nothing.MatchCode(message.TagsHash("a")))
+}

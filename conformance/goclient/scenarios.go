@@ -480,4 +480,3 @@ func orderly(ctx context.Context, t Target) error {
 	}
 	return nil
 }
-

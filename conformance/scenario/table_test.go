@@ -16,11 +16,21 @@ func TestTableIsConsistent(t *testing.T) {
 		require.Positive(t, s.Timeout, s.Name)
 		require.LessOrEqual(t, s.Timeout.Seconds(), 90.0, "%s: scenarios are bounded", s.Name)
 	}
-	for name := range NotYetTable {
-		require.True(t, seen[name], "NotYetTable names unknown scenario %s", name)
+	for key := range NotYetTable {
+		name, client, scoped := strings.Cut(key, "@")
+		require.True(t, seen[name], "NotYetTable names unknown scenario %s", key)
+		if scoped {
+			s, _ := Lookup(name)
+			require.Contains(t, Clients, Client(client), key)
+			require.True(t, s.Supports(Client(client)), "%s: client does not run it", key)
+		}
 	}
-	s, ok := Lookup("send_push")
+	_, ok := NotYetFor("send_push", Java49)
 	require.True(t, ok)
+	_, ok = NotYetFor("send_push", Java5)
+	require.False(t, ok)
+	s, found := Lookup("send_push")
+	require.True(t, found)
 	require.True(t, s.Supports(GoV2) && s.Supports(Java5))
 	s, _ = Lookup("query")
 	require.False(t, s.Supports(GoV2))

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,6 +47,7 @@ func TestStoreCompatCrash(t *testing.T) {
 	defer rig.Close()
 	rig.SegmentSize, rig.MaxMessageSize, rig.CQFileSize = 128<<10, 64<<10, 16*20
 
+	t.Run("java_refuses_held_store", func(t *testing.T) { javaRefusesHeldStore(ctx, t, rig) })
 	t.Run("java_killed_to_ours", func(t *testing.T) { crashMove(ctx, t, rig, Java, Ours) })
 	t.Run("ours_killed_to_java", func(t *testing.T) { crashMove(ctx, t, rig, Ours, Java) })
 }
@@ -135,4 +137,31 @@ func waitCheckpoint(store string, timeout time.Duration) error {
 		}
 		time.Sleep(100 * time.Millisecond) // polling a file another process writes
 	}
+}
+
+// lastLine returns the last line of s containing sub (or s's first line).
+func lastLine(s, sub string) string {
+	lines := strings.Split(s, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.Contains(lines[i], sub) {
+			return lines[i]
+		}
+	}
+	return lines[0]
+}
+
+// javaRefusesHeldStore starts the Java broker on a directory our broker is
+// serving: it must fail on the store lock. The store is empty on purpose:
+// the Java broker recovers (and truncates) the store before it takes the
+// lock, so pointing it at a live store with data damages that store
+// whatever the lock says.
+func javaRefusesHeldStore(ctx context.Context, t *testing.T, rig *Rig) {
+	store := filepath.Join(rig.Dir, "held")
+	bo, err := rig.StartBroker(ctx, Ours, store)
+	require.NoError(t, err)
+	defer func() { _, _ = bo.Stop(5 * time.Second) }()
+	_, err = rig.StartBroker(ctx, Java, store)
+	require.Error(t, err, "the Java broker started on a store ours holds")
+	require.Contains(t, err.Error(), "Lock failed", "the Java broker failed for another reason")
+	t.Logf("java refused: %s", lastLine(err.Error(), "Lock failed"))
 }

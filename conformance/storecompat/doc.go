@@ -19,7 +19,20 @@
 // committed offsets and group settings survive. Differences in the shape of
 // the config JSON files each side writes are reported, not failed.
 //
-// Both brokers run with the same mappedFileSizeCommitLog (small, so the
-// commit log rolls over several segments) and Java's default
-// mappedFileSizeConsumeQueue (300000 units of 20 bytes).
+// The reader also pulls by tag (the broker filters on the tag hash codes
+// the other side wrote into the consume queue) and appends more messages,
+// whose queue offsets must continue where the writer stopped; a store
+// written by ours comes back to ours after Java appended to it. While the
+// Java writer runs, our broker must refuse its directory (Java's store lock
+// is a POSIX lock on store/lock).
+//
+// Both brokers run with the same small mappedFileSizeCommitLog and
+// mappedFileSizeConsumeQueue, so commit log and consume queues roll over
+// several files on both sides.
+//
+// With -tags long, TestStoreCompatCrash hands over after SIGKILL instead
+// of a clean stop (abnormal recovery from the other side's checkpoint and
+// abort file) and checks the Java broker refuses a directory ours holds.
+//
+// STORECOMPAT_DIR=dir keeps the stores and logs of a run in dir.
 package storecompat

@@ -128,6 +128,8 @@ func (r *Rig) StartBroker(ctx context.Context, side Side, store string) (*Broker
 		"mappedFileSizeCommitLog=" + strconv.FormatInt(r.SegmentSize, 10),
 		"maxMessageSize=" + strconv.Itoa(r.MaxMessageSize),
 		"flushDiskType=ASYNC_FLUSH",
+		// A loaded machine makes sends wait; shed load later than 200 ms.
+		"waitTimeMillsInSendQueue=3000",
 		"mappedFileSizeConsumeQueue=" + strconv.FormatInt(r.cqFileSize(), 10),
 		"autoCreateTopicEnable=true",
 		"autoCreateSubscriptionGroup=true",

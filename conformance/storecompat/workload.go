@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	rocketmq "github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 )
@@ -48,6 +49,7 @@ type Sent struct {
 	Keys        []string
 	Tags        string
 	Props       map[string]string // user properties
+	Batch       bool              // sent in a SEND_BATCH_MESSAGE
 }
 
 // message builds message i: keys, a tag, two user properties, and a body
@@ -55,8 +57,7 @@ type Sent struct {
 // it and for the commit log to roll sooner).
 func (w Workload) message(i int) (*primitive.Message, Sent) {
 	rng := rand.New(rand.NewPCG(w.Seed, uint64(i)))
-	t := w.Topics[i%len(w.Topics)]
-	qid := (i / len(w.Topics)) % t.Queues
+	t, qid := w.placement(i)
 	n := 64 + rng.IntN(700)
 	if i%25 == 0 {
 		n = 12 << 10
@@ -90,8 +91,27 @@ func (w Workload) message(i int) (*primitive.Message, Sent) {
 	return m, s
 }
 
+// batchAt reports whether message i is the first of a batch of batchLen:
+// messages 16..19 of every 20 go in one SEND_BATCH_MESSAGE.
+func batchAt(i int) bool { return i%20 == 20-batchLen }
+
+const batchLen = 4
+
+// placement is the queue of message i: round robin over topics and queues,
+// except that a batch goes to one queue.
+func (w Workload) placement(i int) (Topic, int) {
+	if i%20 >= 20-batchLen {
+		g := i / 20
+		t := w.Topics[g%len(w.Topics)]
+		return t, g % t.Queues
+	}
+	t := w.Topics[i%len(w.Topics)]
+	return t, (i / len(w.Topics)) % t.Queues
+}
+
 // Produce sends messages [from, to) of the workload with the official Go
-// client through namesrv and returns what each send reported.
+// client through namesrv (one in five as batches) and returns what each
+// send reported.
 func (w Workload) Produce(ctx context.Context, namesrv string, from, to int) ([]Sent, error) {
 	p, err := producer.NewDefaultProducer(
 		producer.WithNameServer(primitive.NamesrvAddr{namesrv}),
@@ -110,10 +130,17 @@ func (w Workload) Produce(ctx context.Context, namesrv string, from, to int) ([]
 	defer p.Shutdown()
 	out := make([]Sent, 0, to-from)
 	for i := from; i < to; i++ {
+		if batchAt(i) && i+batchLen <= to {
+			ss, err := w.sendBatch(ctx, p, i)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, ss...)
+			i += batchLen - 1
+			continue
+		}
 		m, s := w.message(i)
-		sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-		r, err := p.SendSync(sctx, m)
-		cancel()
+		r, err := sendSync(ctx, p, m)
 		if err != nil {
 			return out, fmt.Errorf("storecompat: send %d: %w", i, err)
 		}
@@ -127,6 +154,60 @@ func (w Workload) Produce(ctx context.Context, namesrv string, from, to int) ([]
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// sendBatch sends messages i..i+batchLen-1 as one batch and expands the
+// result: consecutive queue offsets, one offset msgId each.
+func (w Workload) sendBatch(ctx context.Context, p rocketmq.Producer, i int) ([]Sent, error) {
+	msgs := make([]*primitive.Message, batchLen)
+	ss := make([]Sent, batchLen)
+	for j := range batchLen {
+		msgs[j], ss[j] = w.message(i + j)
+		// The client does not give batched messages a UNIQ_KEY itself.
+		ss[j].MsgID = primitive.CreateUniqID()
+		msgs[j].WithProperty(primitive.PropertyUniqueClientMessageIdKeyIndex, ss[j].MsgID)
+	}
+	r, err := sendSync(ctx, p, msgs...)
+	if err != nil {
+		return nil, fmt.Errorf("storecompat: send batch %d: %w", i, err)
+	}
+	if r.Status != primitive.SendOK {
+		return nil, fmt.Errorf("storecompat: send batch %d: status %d", i, r.Status)
+	}
+	if r.MessageQueue == nil || r.MessageQueue.QueueId != ss[0].QueueID || r.MessageQueue.Topic != ss[0].Topic {
+		return nil, fmt.Errorf("storecompat: send batch %d: went to %v, want %s/%d", i, r.MessageQueue, ss[0].Topic, ss[0].QueueID)
+	}
+	ids := strings.Split(r.OffsetMsgID, ",")
+	if len(ids) != batchLen {
+		return nil, fmt.Errorf("storecompat: send batch %d: offset msgIds %q, want %d", i, r.OffsetMsgID, batchLen)
+	}
+	for j := range ss {
+		ss[j].QueueOffset, ss[j].OffsetMsgID, ss[j].Batch = r.QueueOffset+int64(j), ids[j], true
+	}
+	return ss, nil
+}
+
+// sendSync sends, retrying (a bounded number of times) when the broker
+// sheds load with SYSTEM_BUSY: it stored nothing then, so a retry cannot
+// duplicate. The Java broker does this on a loaded 2-core machine when a
+// send waits over waitTimeMillsInSendQueue.
+func sendSync(ctx context.Context, p rocketmq.Producer, msgs ...*primitive.Message) (*primitive.SendResult, error) {
+	var err error
+	for attempt := range 6 {
+		sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		var r *primitive.SendResult
+		r, err = p.SendSync(sctx, msgs...)
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), "CODE: 2,") {
+			return r, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Duration(attempt+1) * 200 * time.Millisecond):
+		}
+	}
+	return nil, err
 }
 
 // QueueKey names one queue.
@@ -364,4 +445,53 @@ func (w Workload) CheckTagPull(ctx context.Context, broker string, sent []Sent) 
 		}
 	}
 	return probs, nil
+}
+
+// Traits lists what a broker put into the records of sent beyond the
+// message itself: property keys (the workload's own user keys left out),
+// sysFlag, flag and reconsume times, per send kind ("single."/"batch.").
+// Comparing the traits of records each broker wrote shows where the two
+// encode the same send differently.
+func Traits(sent []Sent, snap Snapshot) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, s := range sent {
+		recs := snap[QueueKey{s.Topic, s.QueueID}]
+		if s.QueueOffset < 0 || s.QueueOffset >= int64(len(recs)) {
+			return nil, fmt.Errorf("storecompat: %s/%d@%d missing", s.Topic, s.QueueID, s.QueueOffset)
+		}
+		m, err := decode(recs[s.QueueOffset])
+		if err != nil {
+			return nil, err
+		}
+		kind := "single."
+		if s.Batch {
+			kind = "batch."
+		}
+		for k := range m.GetProperties() {
+			if _, user := s.Props[k]; !user {
+				out[kind+"property "+k] = true
+			}
+		}
+		out[fmt.Sprintf("%ssysFlag %d", kind, m.SysFlag)] = true
+		out[fmt.Sprintf("%sflag %d", kind, m.Flag)] = true
+		out[fmt.Sprintf("%sreconsumeTimes %d", kind, m.ReconsumeTimes)] = true
+	}
+	return out, nil
+}
+
+// TraitDiff lists the traits only a has and only b has.
+func TraitDiff(a, b map[string]bool) (onlyA, onlyB []string) {
+	for k := range a {
+		if !b[k] {
+			onlyA = append(onlyA, k)
+		}
+	}
+	for k := range b {
+		if !a[k] {
+			onlyB = append(onlyB, k)
+		}
+	}
+	sort.Strings(onlyA)
+	sort.Strings(onlyB)
+	return onlyA, onlyB
 }

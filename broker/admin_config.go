@@ -1,0 +1,173 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/compat/javaprops"
+)
+
+// ErrConfigBlackList is UpdateConfig's refusal of a key on the black list.
+var ErrConfigBlackList = errors.New("broker: config key on the black list")
+
+func (a *adminProcessor) registerConfigAdmin(r *transport.Router, pool *transport.Pool) {
+	r.Handle(codec.ReqUpdateBrokerConfig, pool, a.updateBrokerConfig)
+	r.Handle(codec.ReqGetBrokerConfig, pool, a.brokerConfig)
+}
+
+// updateBrokerConfig answers UPDATE_BROKER_CONFIG: the body is a Java
+// properties text (AdminBrokerProcessor.updateBrokerConfig).
+func (a *adminProcessor) updateBrokerConfig(c *transport.Conn, req *codec.Frame) *codec.Frame {
+	if len(req.Body) == 0 {
+		return codec.NewResponse(req, int32(codec.RespSuccess), "")
+	}
+	props, err := javaprops.Parse(req.Body)
+	if err != nil {
+		a.b.log.Warn("update broker config: bad body", "remote", c.RemoteAddr(), "err", err)
+		// compat: Java's remark when the body is not a properties text.
+		return codec.NewResponse(req, int32(codec.RespSystemError), "string2Properties error")
+	}
+	a.b.log.Info("update broker config", "remote", c.RemoteAddr(), "props", props)
+	switch err := a.b.UpdateConfig(props); {
+	case errors.Is(err, ErrConfigBlackList):
+		return codec.NewResponse(req, int32(codec.RespNoPermission), "Can not update config in black list.")
+	case err != nil:
+		return codec.NewResponse(req, int32(codec.RespSystemError), err.Error())
+	}
+	return codec.NewResponse(req, int32(codec.RespSuccess), "")
+}
+
+// brokerConfig answers GET_BROKER_CONFIG: body = "key=value" lines,
+// header version = the topic data version JSON.
+func (a *adminProcessor) brokerConfig(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
+	resp.Body = a.b.appendProperties(nil)
+	v, _ := a.b.topics.snapshot()
+	resp.Set("version", string(body.AppendTopicVersion(nil, v)))
+	return resp
+}
+
+// appendProperties writes every setting as key=value lines, sorted by key,
+// with the values updates have set (restart-only ones included, as the
+// Java broker reports them).
+func (b *Broker) appendProperties(dst []byte) []byte {
+	b.cfgMu.Lock()
+	defer b.cfgMu.Unlock()
+	for _, kv := range b.cfg.Properties() {
+		v := kv[1]
+		if p, ok := b.pending[kv[0]]; ok {
+			v = p
+		}
+		dst = append(dst, kv[0]...)
+		dst = append(dst, '=')
+		dst = append(dst, v...)
+		dst = append(dst, '\n')
+	}
+	return dst
+}
+
+// UpdateConfig applies broker.conf settings at run time, as
+// UPDATE_BROKER_CONFIG does. Keys on the black list fail the whole update
+// with ErrConfigBlackList; unknown keys are ignored (as Java ignores
+// them); a bad value, or a result that would not validate, fails it with
+// nothing applied. Runtime keys (runtimeKeys) take effect at once; the
+// other known keys at the next start. When the broker was started from a
+// file (brokerConfigPath) the values are written back to it.
+func (b *Broker) UpdateConfig(props javaprops.Props) error {
+	b.cfgMu.Lock()
+	defer b.cfgMu.Unlock()
+	black := append([]string{"brokerConfigPath", "rocketmqHome", "configBlackList"}, strings.Split(b.cfg.ConfigBlackList, ";")...)
+	for _, k := range black {
+		if k = strings.TrimSpace(k); k == "" {
+			continue
+		}
+		if _, ok := props.Get(k); ok {
+			return fmt.Errorf("%w: %s", ErrConfigBlackList, k)
+		}
+	}
+
+	// Check the whole update on a copy first: all or nothing.
+	next := b.cfg
+	var applied javaprops.Props
+	for _, e := range props {
+		known, err := next.Set(e.Key, e.Value)
+		if err != nil {
+			return err
+		}
+		if !known {
+			b.log.Warn("update broker config: unknown key ignored", "key", e.Key)
+			continue
+		}
+		applied.Set(e.Key, strings.TrimSpace(e.Value))
+	}
+	if err := next.Validate(); err != nil {
+		return err
+	}
+	if len(applied) == 0 {
+		return nil
+	}
+
+	turnedOnAutoCreate := false
+	for _, e := range applied {
+		if !runtimeKeys[e.Key] {
+			if b.pending == nil {
+				b.pending = make(map[string]string)
+			}
+			b.pending[e.Key] = e.Value
+			b.log.Info("broker config updated; takes effect after restart", "key", e.Key, "value", e.Value)
+			continue
+		}
+		if e.Key == "autoCreateTopicEnable" && next.AutoCreateTopicEnable && !b.cfg.AutoCreateTopicEnable {
+			turnedOnAutoCreate = true
+		}
+		if _, err := b.cfg.Set(e.Key, e.Value); err != nil {
+			panic(fmt.Sprintf("broker: config value validated on a copy fails: %v", err))
+		}
+		b.log.Info("broker config updated", "key", e.Key, "value", e.Value)
+	}
+	b.live.load(&b.cfg)
+
+	if turnedOnAutoCreate {
+		// Java creates TBW102 only at start; we add it now so the switch
+		// works without a restart.
+		b.topics.createIfAbsent(TopicAutoCreate, b.cfg.DefaultTopicQueueNums, body.PermInherit|body.PermRead|body.PermWrite, 0)
+	}
+	if _, ok := applied.Get("brokerPermission"); ok {
+		// Like Java: a new data version and a registration now, so routes
+		// carry the masked permissions at once.
+		b.topics.bump()
+		b.reg.changed()
+	}
+	if b.cfg.BrokerConfigPath != "" {
+		if err := persistConfig(b.cfg.BrokerConfigPath, applied); err != nil {
+			// Like Java: the update stands; only the file is stale.
+			b.log.Error("persist broker config", "path", b.cfg.BrokerConfigPath, "err", err)
+		}
+	}
+	return nil
+}
+
+// persistConfig writes the updated keys into the broker.conf at path,
+// keeping its other keys in order. (Java rewrites the file with every
+// setting; both lose comments, and both reload to the same values.)
+func persistConfig(path string, updated javaprops.Props) error {
+	var props javaprops.Props
+	data, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		if props, err = javaprops.Parse(data); err != nil {
+			return fmt.Errorf("broker config %s: %w", path, err)
+		}
+	case !os.IsNotExist(err):
+		return fmt.Errorf("broker config %s: %w", path, err)
+	}
+	for _, e := range updated {
+		props.Set(e.Key, e.Value)
+	}
+	return writeConfigFile(path, javaprops.Append(nil, props))
+}

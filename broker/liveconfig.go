@@ -1,0 +1,66 @@
+package broker
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// liveConfig holds the settings UPDATE_BROKER_CONFIG changes while the
+// broker runs. Processors read them per use (one atomic load each); every
+// other Config field is fixed once the broker starts, so reading it needs
+// no lock.
+type liveConfig struct {
+	perm             atomic.Int32 // brokerPermission
+	autoCreateTopic  atomic.Bool
+	autoCreateGroup  atomic.Bool
+	propertyFilter   atomic.Bool // enablePropertyFilter
+	longPolling      atomic.Bool
+	shortPollMs      atomic.Int64
+	maxTransferCount atomic.Int64 // maxTransferCountOnMessageInMemory
+	maxTransferBytes atomic.Int64 // maxTransferBytesOnMessageInMemory
+	waitInQueueMs    atomic.Int64 // waitTimeMillsInSendQueue
+	txnTimeoutMs     atomic.Int64 // transactionTimeOut
+	txnCheckMax      atomic.Int64 // transactionCheckMax
+}
+
+// runtimeKeys are the broker.conf keys liveConfig carries: an update takes
+// effect at once. Other known keys are stored (and persisted) but apply at
+// the next start, as most of them do on the Java broker too.
+var runtimeKeys = map[string]bool{
+	"brokerPermission":                  true,
+	"autoCreateTopicEnable":             true,
+	"autoCreateSubscriptionGroup":       true,
+	"enablePropertyFilter":              true,
+	"longPollingEnable":                 true,
+	"shortPollingTimeMills":             true,
+	"maxTransferCountOnMessageInMemory": true,
+	"maxTransferBytesOnMessageInMemory": true,
+	"waitTimeMillsInSendQueue":          true,
+	"transactionTimeOut":                true,
+	"transactionCheckMax":               true,
+}
+
+func newLiveConfig(c *Config) *liveConfig {
+	l := new(liveConfig)
+	l.load(c)
+	return l
+}
+
+// load copies the runtime settings of c.
+func (l *liveConfig) load(c *Config) {
+	l.perm.Store(c.BrokerPermission)
+	l.autoCreateTopic.Store(c.AutoCreateTopicEnable)
+	l.autoCreateGroup.Store(c.AutoCreateSubscriptionGroup)
+	l.propertyFilter.Store(c.EnablePropertyFilter)
+	l.longPolling.Store(c.LongPollingEnable)
+	l.shortPollMs.Store(c.ShortPollingTimeMills)
+	l.maxTransferCount.Store(int64(c.MaxTransferCountInMemory))
+	l.maxTransferBytes.Store(int64(c.MaxTransferBytesInMemory))
+	l.waitInQueueMs.Store(c.WaitTimeMillsInSendQueue)
+	l.txnTimeoutMs.Store(c.TransactionTimeOut)
+	l.txnCheckMax.Store(int64(c.TransactionCheckMax))
+}
+
+func (l *liveConfig) waitInQueue() time.Duration {
+	return time.Duration(l.waitInQueueMs.Load()) * time.Millisecond
+}
