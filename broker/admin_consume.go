@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/rocketgo/rocketgo/broker/filter"
 	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/transport"
 	"github.com/rocketgo/rocketgo/compat/fastjson"
 )
@@ -37,6 +40,7 @@ func (a *adminProcessor) registerConsumeAdmin(r *transport.Router, pool *transpo
 	r.Handle(codec.ReqQueryConsumeTimeSpan, pool, a.consumeTimeSpan)
 	r.Handle(codec.ReqQueryCorrectionOffset, pool, a.correctionOffset)
 	r.Handle(codec.ReqGetBrokerConsumeStats, pool, a.brokerConsumeStats)
+	r.Handle(codec.ReqQueryConsumeQueue, pool, a.queryConsumeQueue)
 }
 
 // mqOffset is one entry of a fastjson Map<MessageQueue, Long>.
@@ -362,4 +366,84 @@ func (a *adminProcessor) brokerConsumeStats(_ *transport.Conn, req *codec.Frame)
 	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
 	resp.Body = w.Bytes()
 	return resp
+}
+
+// maxQueryConsumeQueue bounds QUERY_CONSUME_QUEUE's count (Java stops at
+// the end of one consume-queue file).
+const maxQueryConsumeQueue = 10000
+
+// queryConsumeQueue answers QUERY_CONSUME_QUEUE (mqadmin queryCq): count
+// raw units of one queue from index, with the group's subscription when
+// consumerGroup is given.
+func (a *adminProcessor) queryConsumeQueue(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	topic, group := req.Value("topic"), req.Value("consumerGroup")
+	_, hasGroup := req.Get("consumerGroup")
+	qid := atoi32(req.Value("queueId"))
+	index := atoi64(req.Value("index"))
+	count := int(min(max(atoi32(req.Value("count")), 0), maxQueryConsumeQueue))
+	st := a.b.store
+	units, ok := st.ConsumeQueueUnits(topic, qid, index, count, nil)
+	if !ok {
+		return codec.NewResponse(req, int32(codec.RespSystemError), fmt.Sprintf("%d@%s is not exist!", qid, topic))
+	}
+	if index < st.MinOffset(topic, qid) || index >= st.MaxOffset(topic, qid) {
+		// compat: Java answers SUCCESS with no body here.
+		return codec.NewResponse(req, int32(codec.RespSuccess), fmt.Sprintf("Index %d of %d@%s is not exist!", index, qid, topic))
+	}
+
+	w := fastjson.Writer{Buf: make([]byte, 0, 256+80*len(units))}
+	w.ObjectStart()
+	var sub *body.SubscriptionData
+	if hasGroup {
+		if s, found, _ := a.b.clients.subscription(group, topic); found {
+			sub = &s
+			w.StringField("filterData", consumerFilterDataJSON(group, sub))
+		} else {
+			w.StringField("filterData", fmt.Sprintf("%s@%s is not online!", group, topic))
+		}
+	}
+	w.IntField("maxQueueIndex", st.MaxOffset(topic, qid))
+	w.IntField("minQueueIndex", st.MinOffset(topic, qid))
+	w.Key("queueData")
+	w.ArrayStart()
+	for _, u := range units {
+		// ConsumeQueueData without the consume-queue-ext fields, which
+		// this store does not keep.
+		w.ObjectStart()
+		w.BoolField("eval", false)
+		w.IntField("physicOffset", u.PhyOffset)
+		w.IntField("physicSize", int64(u.Size))
+		w.IntField("tagsCode", u.TagsCode)
+		w.ObjectEnd()
+	}
+	w.ArrayEnd()
+	if sub != nil {
+		w.Key("subscriptionData")
+		w.Raw(body.AppendSubscriptionData(nil, sub))
+	}
+	w.ObjectEnd()
+	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
+	resp.Body = w.Bytes()
+	return resp
+}
+
+// consumerFilterDataJSON is JSON.toJSONString(consumerFilterData, true):
+// "null" for TAG subscriptions (Java keeps no filter data for them); for
+// SQL92 the pretty-printed scalar fields of ConsumerFilterData (Java also
+// prints its bloom filter and compiled expression, which we do not keep).
+func consumerFilterDataJSON(group string, sub *body.SubscriptionData) string {
+	if filter.IsTagType(sub.ExpressionType) {
+		return "null"
+	}
+	b := []byte("{\n\t\"clientVersion\":")
+	b = strconv.AppendInt(b, sub.SubVersion, 10)
+	b = append(b, ",\n\t\"consumerGroup\":"...)
+	b = fastjson.AppendString(b, group)
+	b = append(b, ",\n\t\"deadTime\":0,\n\t\"expression\":"...)
+	b = fastjson.AppendString(b, sub.SubString)
+	b = append(b, ",\n\t\"expressionType\":"...)
+	b = fastjson.AppendString(b, sub.ExpressionType)
+	b = append(b, ",\n\t\"topic\":"...)
+	b = fastjson.AppendString(b, sub.Topic)
+	return string(append(b, "\n}"...))
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/transport"
 	"github.com/rocketgo/rocketgo/compat/fastjson"
 )
@@ -187,4 +188,47 @@ func TestGetBrokerConsumeStats(t *testing.T) {
 	resp = tb.invoke(t, request(codec.ReqGetBrokerConsumeStats, "isOrder", "true"))
 	require.Contains(t, string(resp.Body), `{"g1":[]}`)
 	require.True(t, strings.HasSuffix(string(resp.Body), `"totalDiff":0,"totalInflightDiff":0}`))
+}
+
+func TestQueryConsumeQueue(t *testing.T) {
+	tb, _ := consumeFixture(t)
+	hb := request(codec.ReqHeartBeat)
+	hb.Body = goHeartbeat("10.0.0.1@1", "g1", "CT", "*")
+	require.Equal(t, int32(codec.RespSuccess), tb.invoke(t, hb).Code)
+
+	resp := tb.invoke(t, request(codec.ReqQueryConsumeQueue, "topic", "CT", "queueId", "0", "index", "1", "count", "5", "consumerGroup", "g1"))
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+	units, ok := tb.store.ConsumeQueueUnits("CT", 0, 1, 5, nil)
+	require.True(t, ok)
+	require.Len(t, units, 2)
+	var want strings.Builder
+	want.WriteString(`{"filterData":"null","maxQueueIndex":3,"minQueueIndex":0,"queueData":[`)
+	for i, u := range units {
+		if i > 0 {
+			want.WriteString(",")
+		}
+		want.WriteString(`{"eval":false,"physicOffset":` + strconv.FormatInt(u.PhyOffset, 10) + `,"physicSize":` + strconv.Itoa(int(u.Size)) + `,"tagsCode":0}`)
+	}
+	want.WriteString(`],"subscriptionData":{"classFilterMode":false,`)
+	require.True(t, strings.HasPrefix(string(resp.Body), want.String()), string(resp.Body))
+	require.True(t, strings.HasSuffix(string(resp.Body), `"topic":"CT"}}`), string(resp.Body))
+
+	resp = tb.invoke(t, request(codec.ReqQueryConsumeQueue, "topic", "CT", "queueId", "0", "index", "0", "count", "1", "consumerGroup", "off"))
+	require.True(t, strings.HasPrefix(string(resp.Body), `{"filterData":"off@CT is not online!","maxQueueIndex":3,"minQueueIndex":0,"queueData":[{"eval":false,"physicOffset":0,`), string(resp.Body))
+	resp = tb.invoke(t, request(codec.ReqQueryConsumeQueue, "topic", "CT", "queueId", "0", "index", "0", "count", "1"))
+	require.True(t, strings.HasPrefix(string(resp.Body), `{"maxQueueIndex":3,`), string(resp.Body))
+
+	resp = tb.invoke(t, request(codec.ReqQueryConsumeQueue, "topic", "CT", "queueId", "0", "index", "3", "count", "1"))
+	require.Equal(t, int32(codec.RespSuccess), resp.Code)
+	require.Equal(t, "Index 3 of 0@CT is not exist!", resp.Remark)
+	require.Empty(t, resp.Body)
+	resp = tb.invoke(t, request(codec.ReqQueryConsumeQueue, "topic", "CT", "queueId", "7", "index", "0", "count", "1"))
+	require.Equal(t, int32(codec.RespSystemError), resp.Code)
+	require.Equal(t, "7@CT is not exist!", resp.Remark)
+}
+
+func TestConsumerFilterDataJSON(t *testing.T) {
+	sub := body.SubscriptionData{Topic: "T", SubString: "a > 1", ExpressionType: "SQL92", SubVersion: 42}
+	require.Equal(t, "{\n\t\"clientVersion\":42,\n\t\"consumerGroup\":\"g\",\n\t\"deadTime\":0,\n\t\"expression\":\"a > 1\",\n\t\"expressionType\":\"SQL92\",\n\t\"topic\":\"T\"\n}",
+		consumerFilterDataJSON("g", &sub))
 }

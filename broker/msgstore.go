@@ -23,6 +23,7 @@ type MessageStore interface {
 	// completed is readable at once, dispatched or not.
 	ReadRecord(phyOffset int64, size int32) ([]byte, error)
 	QueryByKey(topic, key string, max int, begin, end int64) ([]int64, error)
+	ConsumeQueueUnits(topic string, qid int32, from int64, max int, dst []store.CQUnit) ([]store.CQUnit, bool)
 	OnArrival(fn store.ArrivalFunc)
 	MaxPhyOffset() int64
 	MinPhyOffset() int64

@@ -2,7 +2,6 @@ package index
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"os"
 
@@ -51,15 +50,14 @@ func openFile(path string, slots, max int, create bool) (*file, error) {
 		return nil, fmt.Errorf("index: stat %s: %w", path, err)
 	}
 	if create {
-		if err := unix.Fallocate(int(f.Fd()), 0, 0, size); err != nil {
-			if errors.Is(err, unix.EOPNOTSUPP) {
-				err = f.Truncate(size)
-			}
-			if err != nil {
-				f.Close()
-				os.Remove(path)
-				return nil, fmt.Errorf("index: allocate %s: %w", path, err)
-			}
+		// Sparse, as Java's index files are: most of the 400 MB entry area
+		// is never touched by a lightly used broker. Writes stop well before
+		// the disk is full (the store refuses puts past DiskFullRatio), so
+		// faulting in a page never meets ENOSPC in practice.
+		if err := f.Truncate(size); err != nil {
+			f.Close()
+			os.Remove(path)
+			return nil, fmt.Errorf("index: allocate %s: %w", path, err)
 		}
 	} else if st.Size() != size {
 		f.Close()
