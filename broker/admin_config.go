@@ -137,6 +137,9 @@ func (b *Broker) UpdateConfig(props javaprops.Props) error {
 		// works without a restart.
 		b.topics.createIfAbsent(TopicAutoCreate, b.cfg.DefaultTopicQueueNums, body.PermInherit|body.PermRead|body.PermWrite, 0)
 	}
+	if _, ok := applied.Get("namesrvAddr"); ok {
+		b.reg.changed()
+	}
 	if _, ok := applied.Get("brokerPermission"); ok {
 		// Like Java: a new data version and a registration now, so routes
 		// carry the masked permissions at once.

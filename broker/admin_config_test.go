@@ -141,3 +141,19 @@ func TestLoadFileRemembersPath(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, other, cfg.BrokerConfigPath)
 }
+
+// namesrvAddr changes at run time: the broker registers with the new list.
+func TestUpdateBrokerConfigNamesrvAddr(t *testing.T) {
+	nsA, nsB := startNamesrv(t), startNamesrv(t)
+	tb := startBroker(t, func(c *Config) { c.NamesrvAddr = nsA })
+	require.Equal(t, int32(codec.RespSuccess), tb.route(t, nsA, "TBW102").Code)
+	require.Equal(t, int32(codec.RespTopicNotExist), tb.route(t, nsB, "TBW102").Code)
+	resp := updateConfig(t, tb, "namesrvAddr="+nsA+";"+nsB)
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+	require.Eventually(t, func() bool { return tb.route(t, nsB, "TBW102").Code == int32(codec.RespSuccess) }, 5*time.Second, 10*time.Millisecond)
+	require.Contains(t, brokerConfigText(t, tb), "\nnamesrvAddr="+nsA+";"+nsB+"\n")
+	// Close unregisters from both.
+	require.NoError(t, tb.Close())
+	require.Equal(t, int32(codec.RespTopicNotExist), tb.route(t, nsB, "TBW102").Code)
+	require.Equal(t, int32(codec.RespTopicNotExist), tb.route(t, nsA, "TBW102").Code)
+}

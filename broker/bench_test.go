@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/message"
 )
 
@@ -26,13 +27,15 @@ func BenchmarkSend(b *testing.B) {
 	}
 }
 
-// BenchmarkPull measures pulls of 32 stored 1 KiB messages.
+// BenchmarkPull measures pulls of 32 stored 1 KiB messages, with every
+// kind of subscription the pull path compiles (all, tags, SQL92 from the
+// pull, SQL92 from the heartbeat).
 func BenchmarkPull(b *testing.B) {
-	tb := startBroker(b, nil)
+	tb := startBroker(b, func(c *Config) { c.EnablePropertyFilter = true })
 	body := make([]byte, 1024)
 	ctx := context.Background()
 	for i := 0; i < 32; i++ {
-		if _, err := tb.cli.Invoke(ctx, tb.addr, sendV1("BenchP", 0, "", body)); err != nil {
+		if _, err := tb.cli.Invoke(ctx, tb.addr, sendV1("BenchP", 0, props("TAGS", "TagA", "a", "1"), body)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -40,14 +43,32 @@ func BenchmarkPull(b *testing.B) {
 	for tb.store.MaxOffset("BenchP", 0) < 32 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
-	b.SetBytes(32 * 1024)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		resp, err := tb.cli.Invoke(ctx, tb.addr, pullReq("cg", "BenchP", 0, 0, pullFlagSubscription, 0, "*"))
-		if err != nil || resp.Code != 0 {
-			b.Fatal(err, resp)
-		}
+	hb := request(codec.ReqHeartBeat)
+	hb.Body = sqlHeartbeat("hbg", "BenchP", "a = 1").Body
+	if r, err := tb.cli.Invoke(ctx, tb.addr, hb); err != nil || r.Code != 0 {
+		b.Fatal(err, r)
+	}
+	sql := pullReq("cg", "BenchP", 0, 0, pullFlagSubscription, 0, "a = 1")
+	sql.Set("expressionType", "SQL92")
+	for _, bc := range []struct {
+		name string
+		req  *codec.Frame
+	}{
+		{"all", pullReq("cg", "BenchP", 0, 0, pullFlagSubscription, 0, "*")},
+		{"tags", pullReq("cg", "BenchP", 0, 0, pullFlagSubscription, 0, "TagB || TagA")},
+		{"sql", sql},
+		{"heartbeatSQL", pullReq("hbg", "BenchP", 0, 0, 0, 0, "")},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(32 * 1024)
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				resp, err := tb.cli.Invoke(ctx, tb.addr, bc.req)
+				if err != nil || resp.Code != 0 || len(resp.Body) < 32*1024 {
+					b.Fatal(err, resp)
+				}
+			}
+		})
 	}
 }
 

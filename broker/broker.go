@@ -33,7 +33,7 @@ type Broker struct {
 	host      *hostBox    // advertised ip:port, set once bound
 	live      *liveConfig // settings UPDATE_BROKER_CONFIG changes at run time
 
-	cfgMu   sync.Mutex        // guards cfg's runtime keys and pending; serializes updates
+	cfgMu   sync.Mutex        // guards cfg's runtime keys, cfg.ListenPort and pending; serializes updates
 	pending map[string]string // restart-only keys updated at run time; guarded by cfgMu
 
 	topics  *topicTable
@@ -174,7 +174,10 @@ func (b *Broker) Start() error {
 	}
 	b.main = main
 	if ap, err := netip.ParseAddrPort(main.Addr()); err == nil {
+		// Handlers may already run (GET_BROKER_CONFIG reads it under cfgMu).
+		b.cfgMu.Lock()
 		b.cfg.ListenPort = int(ap.Port())
+		b.cfgMu.Unlock()
 	}
 	// Sends queue up until the workers start below; storeHost is set first.
 	b.host.set(netip.AddrPortFrom(ip.Unmap(), uint16(b.cfg.ListenPort)))
@@ -217,7 +220,11 @@ func (b *Broker) FastAddr() string {
 }
 
 // BrokerAddr is the advertised address registered with name servers.
-func (b *Broker) BrokerAddr() string { return b.cfg.BrokerAddr() }
+func (b *Broker) BrokerAddr() string {
+	b.cfgMu.Lock()
+	defer b.cfgMu.Unlock()
+	return b.cfg.BrokerAddr()
+}
 
 // Config returns the effective configuration.
 func (b *Broker) Config() Config {

@@ -29,8 +29,23 @@
 //	txn.go           half messages, END_TRANSACTION, CHECK_TRANSACTION_STATE
 //	reply.go         SEND_REPLY_MESSAGE(_V2), PUSH_REPLY_MESSAGE_TO_CLIENT
 //	admin_*.go       admin requests (topics, groups, stats, relays to clients)
+//	admin_config.go  UPDATE_BROKER_CONFIG / GET_BROKER_CONFIG
+//	admin_consume.go consumer status relay, consume time span, correction
+//	                 offsets, broker-wide consume stats, raw consume queue
+//	liveconfig.go    the settings an update changes while the broker runs
 //
-// SQL92 filtering (enablePropertyFilter) uses package broker/filter.
+// Filtering uses package broker/filter through one shared cache: TAG and
+// SQL92 subscriptions carried by pulls compile there once; heartbeat
+// subscriptions compile when the heartbeat registers them (Java's
+// ConsumerFilterData), so a pull only looks them up. The checks follow
+// Java's order: a subscription must parse (or, from a heartbeat, have
+// compiled) before enablePropertyFilter is consulted.
+//
+// Runtime configuration: UPDATE_BROKER_CONFIG applies the keys listed in
+// runtimeKeys at once (processors read them from liveConfig per use); other
+// known keys are kept, reported by GET_BROKER_CONFIG and written back to
+// the -c file, and apply at the next start. Changing brokerPermission
+// re-registers at once with every topic's permission masked, as Java does.
 //
 // Request codes without a processor fall through to the transport's
 // default answer, REQUEST_CODE_NOT_SUPPORTED. The VIP port (listenPort-2)

@@ -21,6 +21,7 @@ type liveConfig struct {
 	waitInQueueMs    atomic.Int64 // waitTimeMillsInSendQueue
 	txnTimeoutMs     atomic.Int64 // transactionTimeOut
 	txnCheckMax      atomic.Int64 // transactionCheckMax
+	namesrvAddr      atomic.Pointer[string]
 }
 
 // runtimeKeys are the broker.conf keys liveConfig carries: an update takes
@@ -38,6 +39,9 @@ var runtimeKeys = map[string]bool{
 	"waitTimeMillsInSendQueue":          true,
 	"transactionTimeOut":                true,
 	"transactionCheckMax":               true,
+	// Like Java's periodic updateNamesrvAddr: the next registration goes
+	// to the new list (we register at once rather than within 2 minutes).
+	"namesrvAddr": true,
 }
 
 func newLiveConfig(c *Config) *liveConfig {
@@ -59,6 +63,14 @@ func (l *liveConfig) load(c *Config) {
 	l.waitInQueueMs.Store(c.WaitTimeMillsInSendQueue)
 	l.txnTimeoutMs.Store(c.TransactionTimeOut)
 	l.txnCheckMax.Store(int64(c.TransactionCheckMax))
+	addr := c.NamesrvAddr
+	l.namesrvAddr.Store(&addr)
+}
+
+// namesrvAddrs is the current name server list (namesrvAddr split on ';').
+func (l *liveConfig) namesrvAddrs() []string {
+	c := Config{NamesrvAddr: *l.namesrvAddr.Load()}
+	return c.NamesrvAddrs()
 }
 
 func (l *liveConfig) waitInQueue() time.Duration {

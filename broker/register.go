@@ -18,7 +18,7 @@ import (
 // every registerNameServerPeriod, and soon after any topic change.
 type registrar struct {
 	cfg    *Config
-	live   *liveConfig // brokerPermission
+	live   *liveConfig // brokerPermission, namesrvAddr
 	topics *topicTable
 	client *transport.Client
 	log    *slog.Logger
@@ -101,7 +101,7 @@ func (r *registrar) registerBody() []byte {
 }
 
 func (r *registrar) registerAll() {
-	addrs := r.cfg.NamesrvAddrs()
+	addrs := r.live.namesrvAddrs()
 	if len(addrs) == 0 {
 		return
 	}
@@ -143,7 +143,7 @@ func (r *registrar) registerAll() {
 
 func (r *registrar) unregisterAll() {
 	var wg sync.WaitGroup
-	for _, addr := range r.cfg.NamesrvAddrs() {
+	for _, addr := range r.live.namesrvAddrs() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
@@ -48,4 +50,30 @@ func TestRocketgoStartsAndServes(t *testing.T) {
 		r, err := cli.Invoke(ctx, ns, route)
 		return err == nil && r.Code == int32(codec.RespSuccess)
 	}, 5*time.Second, 10*time.Millisecond)
+}
+
+// Started with -c, runtime config updates are written back to that file.
+func TestRocketgoPersistsConfigUpdates(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "broker.conf")
+	require.NoError(t, os.WriteFile(conf, []byte("brokerName=broker-x\n"), 0o644))
+	var out bytes.Buffer
+	stop, err := start([]string{"-dataDir", dir, "-namesrvListen", "127.0.0.1:0", "-brokerListen", "127.0.0.1:0", "-c", conf},
+		&out, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, stop()) }()
+	m := regexp.MustCompile(`broker=(\S+)`).FindStringSubmatch(out.String())
+	require.NotNil(t, m, out.String())
+
+	cli := transport.NewClient(transport.ClientConfig{Logger: slog.New(slog.DiscardHandler), DialTimeout: 2 * time.Second})
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	upd := &codec.Frame{Code: int32(codec.ReqUpdateBrokerConfig), Language: codec.LangJava, Version: 479, Body: []byte("brokerPermission=4\n")}
+	resp, err := cli.Invoke(ctx, m[1], upd)
+	require.NoError(t, err)
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+	b, err := os.ReadFile(conf)
+	require.NoError(t, err)
+	require.Equal(t, "brokerName=broker-x\nbrokerPermission=4\n", string(b))
 }
