@@ -24,11 +24,22 @@ type groupTable struct {
 	version body.TopicVersion                       // guarded by mu
 }
 
-// Groups Java's SubscriptionGroupManager creates at start.
-var systemGroups = []string{
-	"TOOLS_CONSUMER", "FILTERSRV_CONSUMER", "__MONITOR_CONSUMER", "CLIENT_INNER_PRODUCER",
-	"SELF_TEST_P_GROUP", "SELF_TEST_C_GROUP", "CID_ONS-HTTP-PROXY", "CID_ONSAPI_PERMISSION",
-	"CID_ONSAPI_OWNER", "CID_ONSAPI_PULL", "CID_RMQ_SYS_TRANS",
+// systemGroups are the groups Java 5.x's SubscriptionGroupManager.init
+// creates at start, and whether each consumes in broadcast mode. (The
+// other predefined names, such as CLIENT_INNER_PRODUCER, are reserved but
+// not created.)
+var systemGroups = []struct {
+	name      string
+	broadcast bool
+}{
+	{"TOOLS_CONSUMER", false},
+	{"FILTERSRV_CONSUMER", false},
+	{"SELF_TEST_C_GROUP", false},
+	{"CID_ONS-HTTP-PROXY", true},
+	{"CID_ONSAPI_PULL", true},
+	{"CID_ONSAPI_PERMISSION", true},
+	{"CID_ONSAPI_OWNER", true},
+	{"CID_RMQ_SYS_TRANS", true},
 }
 
 func newGroupTable(cfg *Config, live *liveConfig, log *slog.Logger) *groupTable {
@@ -39,12 +50,10 @@ func newGroupTable(cfg *Config, live *liveConfig, log *slog.Logger) *groupTable 
 		groups:  make(map[string]body.SubscriptionGroupConfig),
 		version: body.TopicVersion{Timestamp: time.Now().UnixMilli()},
 	}
-	for _, name := range systemGroups {
-		sg := body.NewSubscriptionGroupConfig(name)
-		if name == "TOOLS_CONSUMER" || name == "FILTERSRV_CONSUMER" || name == "__MONITOR_CONSUMER" || name == "CID_ONS-HTTP-PROXY" || name == "CID_ONSAPI_PERMISSION" || name == "CID_ONSAPI_OWNER" || name == "CID_ONSAPI_PULL" {
-			sg.ConsumeBroadcastEnable = true
-		}
-		g.groups[name] = sg
+	for _, sys := range systemGroups {
+		sg := body.NewSubscriptionGroupConfig(sys.name)
+		sg.ConsumeBroadcastEnable = sys.broadcast
+		g.groups[sys.name] = sg
 	}
 	return g
 }

@@ -35,6 +35,9 @@ func (p *replyProcessor) handle(c *transport.Conn, req *codec.Frame) *codec.Fram
 	if queueID < 0 {
 		queueID = rand.Int32N(max(tc.WriteQueueNums, 1))
 	}
+	// Like Java: the broker's region and trace switch join the properties
+	// both pushed and stored.
+	h.properties = string(p.send.appendBrokerProps(nil, h.properties))
 	props := h.properties
 	pushErr := p.push(c, &h, req.Body)
 	if pushErr != "" {

@@ -221,9 +221,10 @@ func (p *sendProcessor) process(c *transport.Conn, req *codec.Frame) *codec.Fram
 	}
 	sc := p.getCtx()
 	sc.c, sc.req, sc.queueID = c, req, queueID
-	// One buffer holds the final properties (and a generated UNIQ_KEY).
-	b := append(sc.props[:0], props...)
+	// One buffer holds the final properties: the producer's, then what the
+	// broker adds (region, trace switch, a generated UNIQ_KEY, cluster).
 	uniq, ok := message.Property(props, message.PropertyUniqKey)
+	b := p.appendBrokerProps(sc.props[:0], props)
 	uniqAt := -1
 	if !ok || uniq == "" {
 		b = append(b, message.PropertyUniqKey...)
@@ -366,6 +367,24 @@ func bytesString(b []byte) string {
 	return unsafe.String(&b[0], len(b))
 }
 
+// appendBrokerProps appends props, the producer's encoded properties, to
+// dst and then the region and trace switch the broker stamps on every
+// message. Like the Java broker (which re-encodes a property map): each
+// pair ends with a separator even when the producer left the last one off,
+// and a producer's own MSG_REGION, TRACE_ON or CLUSTER is replaced (the
+// caller appends CLUSTER). Allocates only when such a key must be dropped.
+func (p *sendProcessor) appendBrokerProps(dst []byte, props string) []byte {
+	props = message.DeleteProperty(props, message.PropertyMsgRegion)
+	props = message.DeleteProperty(props, message.PropertyTraceSwitch)
+	props = message.DeleteProperty(props, message.PropertyCluster)
+	dst = append(dst, props...)
+	if len(props) > 0 && props[len(props)-1] != message.PropertySeparator {
+		dst = append(dst, message.PropertySeparator)
+	}
+	dst = message.AppendProperty(dst, message.PropertyMsgRegion, p.cfg.RegionID)
+	return message.AppendProperty(dst, message.PropertyTraceSwitch, strconv.FormatBool(p.cfg.TraceOn))
+}
+
 // check runs Java's msgCheck: broker permission, topic name, forbidden
 // system topics, topic existence (with auto-creation), queue id range.
 func (p *sendProcessor) check(c *transport.Conn, req *codec.Frame, h *sendHeader) (body.TopicConfig, *codec.Frame) {
@@ -433,11 +452,28 @@ func (p *sendProcessor) sendBatch(c *transport.Conn, req *codec.Frame, h *sendHe
 	if tc.TopicFilterType == body.MultiTag {
 		sysFlag |= message.MultiTagsFlag
 	}
+	// Like Java's batch encoder: every message stores its own properties
+	// followed by the batch's (the header's, plus region, trace switch and
+	// cluster). One buffer holds them all; ends[i] closes message i's.
+	suffix := p.appendBrokerProps(nil, h.properties)
+	suffix = message.AppendProperty(suffix, message.PropertyCluster, p.cfg.BrokerClusterName)
 	var msgs []message.Message
+	var all []byte
+	var ends []int
 	it := message.IterBatch(req.Body)
 	var e message.BatchEntry
 	for it.Next(&e) {
 		if len(e.Body) > p.cfg.MaxMessageSize || len(e.Properties) > message.MaxPropertiesLen {
+			return errResp(req, codec.RespMessageIllegal, illegalRemark(p.cfg.MaxMessageSize))
+		}
+		start := len(all)
+		all = append(all, e.Properties...)
+		if len(e.Properties) > 0 && e.Properties[len(e.Properties)-1] != message.PropertySeparator {
+			all = append(all, message.PropertySeparator)
+		}
+		all = append(all, suffix...)
+		ends = append(ends, len(all))
+		if len(all)-start > message.MaxPropertiesLen {
 			return errResp(req, codec.RespMessageIllegal, illegalRemark(p.cfg.MaxMessageSize))
 		}
 		tags, _ := message.Property(e.Properties, message.PropertyTags)
@@ -446,7 +482,6 @@ func (p *sendProcessor) sendBatch(c *transport.Conn, req *codec.Frame, h *sendHe
 			QueueID:        queueID,
 			Flag:           e.Flag,
 			Body:           e.Body,
-			Properties:     e.Properties,
 			BornTimestamp:  h.bornTimestamp,
 			BornHost:       bornHost,
 			StoreHost:      p.storeHost.get(),
@@ -458,6 +493,12 @@ func (p *sendProcessor) sendBatch(c *transport.Conn, req *codec.Frame, h *sendHe
 	if err := it.Err(); err != nil || len(msgs) == 0 {
 		p.log.Warn("send: bad batch body", "topic", h.topic, "remote", c.RemoteAddr(), "err", err)
 		return errResp(req, codec.RespMessageIllegal, illegalRemark(p.cfg.MaxMessageSize))
+	}
+	allProps := string(all)
+	start := 0
+	for i := range msgs {
+		msgs[i].Properties = allProps[start:ends[i]]
+		start = ends[i]
 	}
 	uniq, _ := message.Property(h.properties, message.PropertyUniqKey)
 	topic := h.topic
