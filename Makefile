@@ -4,7 +4,7 @@ PKGS    := ./...
 DATA    ?= $(CURDIR)/data
 FUZZTIME ?= 60s
 
-.PHONY: build test test-long fuzz bench conformance run verify-gen gen vet
+.PHONY: build test test-long fuzz bench bench-compare conformance run verify-gen gen vet
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -38,3 +38,8 @@ conformance:
 
 run: build
 	./bin/rocketgo -dataDir $(DATA)
+
+# Side-by-side mqbench runs against the Java 5.3.x broker (needs java, mvn,
+# jq, python3; ~20 minutes with the defaults; STEP=3s PAIRS=1 for a smoke run).
+bench-compare: build
+	./scripts/bench-compare.sh
