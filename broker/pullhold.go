@@ -3,9 +3,13 @@ package broker
 import (
 	"container/heap"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 )
+
+// holdList is the pulls held on one queue.
+type holdList struct{ prs []*pullRequest }
 
 // holdKey names one queue.
 type holdKey struct {
@@ -22,8 +26,11 @@ type holdTable struct {
 	store MessageStore
 	log   *slog.Logger
 
-	mu     sync.Mutex
-	queues map[holdKey][]*pullRequest // guarded by mu
+	mu sync.Mutex
+	// queues lists the pulls held per queue. A key's topic is a private
+	// copy (request strings alias pooled buffers) and an emptied list stays,
+	// so parking on a known queue allocates nothing; guarded by mu.
+	queues map[holdKey]*holdList
 	timers deadlineHeap               // guarded by mu
 	count  int                        // held pulls; guarded by mu
 
@@ -40,7 +47,7 @@ func newHoldTable(run func(*pullRequest), st MessageStore, log *slog.Logger) *ho
 		run:    run,
 		store:  st,
 		log:    log,
-		queues: make(map[holdKey][]*pullRequest),
+		queues: make(map[holdKey]*holdList),
 		kick:   make(chan struct{}, 1),
 		wake:   make(chan *pullRequest, 4096),
 		quit:   make(chan struct{}),
@@ -78,7 +85,12 @@ func (t *holdTable) park(pr *pullRequest) {
 	k := holdKey{topic, queue}
 	t.mu.Lock()
 	pr.claimed = false
-	t.queues[k] = append(t.queues[k], pr)
+	l := t.queues[k]
+	if l == nil {
+		l = &holdList{}
+		t.queues[holdKey{strings.Clone(topic), queue}] = l
+	}
+	l.prs = append(l.prs, pr)
 	heap.Push(&t.timers, pr)
 	t.count++
 	earliest := t.timers[0] == pr
@@ -112,19 +124,16 @@ func (t *holdTable) claimLocked(pr *pullRequest) bool {
 	}
 	pr.claimed = true
 	k := holdKey{pr.h.topic, pr.h.queueID}
-	list := t.queues[k]
-	for i, x := range list {
-		if x == pr {
-			list[i] = list[len(list)-1]
-			list[len(list)-1] = nil
-			list = list[:len(list)-1]
-			break
+	if l := t.queues[k]; l != nil {
+		for i, x := range l.prs {
+			if x == pr {
+				last := len(l.prs) - 1
+				l.prs[i] = l.prs[last]
+				l.prs[last] = nil
+				l.prs = l.prs[:last]
+				break
+			}
 		}
-	}
-	if len(list) == 0 {
-		delete(t.queues, k)
-	} else {
-		t.queues[k] = list
 	}
 	if pr.index >= 0 && pr.index < len(t.timers) && t.timers[pr.index] == pr {
 		heap.Remove(&t.timers, pr.index)
@@ -139,7 +148,11 @@ func (t *holdTable) arrived(topic string, queue int32, maxOffset int64, tagsCode
 	k := holdKey{topic, queue}
 	var ready []*pullRequest
 	t.mu.Lock()
-	for _, pr := range t.queues[k] {
+	var held []*pullRequest
+	if l := t.queues[k]; l != nil {
+		held = l.prs
+	}
+	for _, pr := range held {
 		if pr.h.queueOffset < maxOffset && pr.sub.MatchCode(tagsCode) && pr.matchProps(props) {
 			ready = append(ready, pr)
 		}

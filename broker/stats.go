@@ -18,12 +18,15 @@ type brokerStats struct {
 	getMsgs, getBytes atomic.Int64
 
 	mu       sync.Mutex
-	topicPut map[string]int64     // guarded by mu
-	groupGet map[groupTopic]int64 // guarded by mu
+	// Counters sit behind pointers: assigning to a map entry rewrites its
+	// key, and callers' names may alias pooled request buffers, so a key is
+	// written once, as a private copy, when the entry is created.
+	topicPut map[string]*int64     // guarded by mu
+	groupGet map[groupTopic]*int64 // guarded by mu
 }
 
 func newBrokerStats() *brokerStats {
-	return &brokerStats{boot: time.Now(), topicPut: make(map[string]int64), groupGet: make(map[groupTopic]int64)}
+	return &brokerStats{boot: time.Now(), topicPut: make(map[string]*int64), groupGet: make(map[groupTopic]*int64)}
 }
 
 func (s *brokerStats) onPut(topic string, r store.PutResult) {
@@ -34,7 +37,12 @@ func (s *brokerStats) onPut(topic string, r store.PutResult) {
 	s.putMsgs.Add(n)
 	s.putBytes.Add(int64(r.WroteBytes))
 	s.mu.Lock()
-	s.topicPut[topic] += n
+	c := s.topicPut[topic]
+	if c == nil {
+		c = new(int64)
+		s.topicPut[strings.Clone(topic)] = c
+	}
+	*c += n
 	s.mu.Unlock()
 }
 
@@ -43,17 +51,22 @@ func (s *brokerStats) onGet(group, topic string, msgs, bytes int) {
 	s.getBytes.Add(int64(bytes))
 	k := groupTopic{topic: topic, group: group}
 	s.mu.Lock()
-	if _, ok := s.groupGet[k]; !ok {
-		k = groupTopic{topic: strings.Clone(topic), group: strings.Clone(group)}
+	c := s.groupGet[k]
+	if c == nil {
+		c = new(int64)
+		s.groupGet[groupTopic{topic: strings.Clone(topic), group: strings.Clone(group)}] = c
 	}
-	s.groupGet[k] += int64(msgs)
+	*c += int64(msgs)
 	s.mu.Unlock()
 }
 
 func (s *brokerStats) topicPuts(topic string) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.topicPut[topic]
+	if c := s.topicPut[topic]; c != nil {
+		return *c
+	}
+	return 0
 }
 
 // groupGets takes Java's stats key "topic@group".
@@ -64,7 +77,10 @@ func (s *brokerStats) groupGets(key string) int64 {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.groupGet[groupTopic{topic: key[:i], group: key[i+1:]}]
+	if c := s.groupGet[groupTopic{topic: key[:i], group: key[i+1:]}]; c != nil {
+		return *c
+	}
+	return 0
 }
 
 func pid() int { return os.Getpid() }

@@ -124,7 +124,8 @@ func checkGolden(wire []byte, meta *goldenMeta) error {
 	switch {
 	case !f.IsResponse():
 		h = header.ForRequest(codec.RequestCode(f.Code))
-	case meta.RequestCode != nil:
+	case meta.RequestCode != nil && f.Code == int32(codec.RespSuccess):
+		// Error responses carry only code and remark, not the typed header.
 		h = header.ForResponse(codec.RequestCode(*meta.RequestCode))
 	}
 	if h == nil {

@@ -71,11 +71,11 @@ func (r *Runner) Server(ctx context.Context, kind harness.Kind) []scenario.Resul
 		}
 		for _, c := range r.Clients {
 			base := scenario.Result{Scenario: s.Name, Client: c, Server: string(kind)}
-			switch reason, notYet := scenario.NotYetFor(s.Name, c); {
+			switch reason, notYet := scenario.NotYetFor(s.Name, c, kind.OurBroker(), kind.OurNamesrv()); {
 			case !s.Supports(c):
 				base.Status = scenario.NA
 				results = append(results, base)
-			case notYet && kind.UsesOurs() && !r.RunNotYet:
+			case notYet && !r.RunNotYet:
 				base.Status, base.Detail = scenario.NotYet, reason
 				add(base)
 			default:

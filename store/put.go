@@ -40,9 +40,10 @@ func (s *Store) Put(m *message.Message, done func(PutResult)) {
 	now := s.cfg.Now().UnixMilli()
 	m.StoreTimestamp = now
 	var qo int64
-	k := tqKey{m.Topic, m.QueueID}
+	var next *int64
 	if counted {
-		qo = s.queueOffset(k)
+		next = s.queueOffset(tqKey{m.Topic, m.QueueID})
+		qo = *next
 	}
 	buf, phy, err := s.reserve(size)
 	if err != nil {
@@ -52,7 +53,7 @@ func (s *Store) Put(m *message.Message, done func(PutResult)) {
 	}
 	message.PutRecord(buf, m, crc, qo, phy)
 	if counted {
-		s.queueOffsets[k] = qo + 1
+		*next = qo + 1
 	}
 	s.lastTS = now
 	s.written.Store(phy + int64(size))
@@ -108,8 +109,8 @@ func (s *Store) PutBatch(ms []message.Message, done func(PutResult)) {
 		return
 	}
 	now := s.cfg.Now().UnixMilli()
-	k := tqKey{ms[0].Topic, ms[0].QueueID}
-	qo := s.queueOffset(k)
+	next := s.queueOffset(tqKey{ms[0].Topic, ms[0].QueueID})
+	qo := *next
 	buf, phy, err := s.reserve(total)
 	if err != nil {
 		s.mu.Unlock()
@@ -122,7 +123,7 @@ func (s *Store) PutBatch(ms []message.Message, done func(PutResult)) {
 		m.StoreTimestamp = now
 		p += message.PutRecord(buf[p:], m, crcs[i], qo+int64(i), phy+int64(p))
 	}
-	s.queueOffsets[k] = qo + int64(len(ms))
+	*next = qo + int64(len(ms))
 	s.lastTS = now
 	s.written.Store(phy + int64(total))
 	s.puts.Add(1)
@@ -148,15 +149,18 @@ func (s *Store) checkPut(m *message.Message) (PutResult, bool) {
 	return PutResult{}, true
 }
 
-// queueOffset returns the next offset of k, cloning the key on first use
-// (m.Topic may alias a network buffer). mu held.
-func (s *Store) queueOffset(k tqKey) int64 {
-	qo, ok := s.queueOffsets[k]
-	if !ok {
+// queueOffset returns the next offset of k, to be advanced in place. The
+// key is cloned on first use and never assigned again (an assignment to a
+// map entry rewrites its key, and m.Topic may alias a pooled network
+// buffer). mu held.
+func (s *Store) queueOffset(k tqKey) *int64 {
+	next := s.queueOffsets[k]
+	if next == nil {
 		k.topic = cloneString(k.topic)
-		s.queueOffsets[k] = 0
+		next = new(int64)
+		s.queueOffsets[k] = next
 	}
-	return qo
+	return next
 }
 
 // reserve returns the mapped bytes for the next size-byte write and its

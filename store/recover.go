@@ -136,7 +136,8 @@ func (s *Store) recover() error {
 
 	s.cqMu.RLock()
 	for k, q := range s.cqs {
-		s.queueOffsets[k] = q.maxOffset.Load()
+		next := q.maxOffset.Load()
+		s.queueOffsets[k] = &next
 	}
 	s.cqMu.RUnlock()
 	if err := s.flushLogics(); err != nil {

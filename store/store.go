@@ -46,7 +46,7 @@ type Store struct {
 	mu           sync.Mutex
 	cur          *segment        // segment taking writes; guarded by mu
 	lastTS       int64           // store time of the last record; guarded by mu
-	queueOffsets map[tqKey]int64 // next queue offset per queue; guarded by mu
+	queueOffsets map[tqKey]*int64 // next queue offset per queue; guarded by mu
 
 	// Invariant: minPhy <= dispatched <= watermark <= written, flushed <= written.
 	// written only grows under mu; the others only grow.
@@ -102,7 +102,7 @@ func Open(cfg Config) (*Store, error) {
 	}
 	s := &Store{
 		cfg: cfg, log: cfg.Logger, cl: cl,
-		queueOffsets: make(map[tqKey]int64),
+		queueOffsets: make(map[tqKey]*int64),
 		cqs:          make(map[tqKey]*consumeQueue),
 		dispatchWake: make(chan struct{}, 1),
 		stop:         make(chan struct{}),

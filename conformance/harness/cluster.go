@@ -25,8 +25,11 @@ const (
 // Kinds is every combination in matrix order.
 var Kinds = []Kind{Ours, Java, JavaNSOurs, OursNSJava}
 
-// UsesOurs reports whether any of the kind's processes is ours.
-func (k Kind) UsesOurs() bool { return k != Java && k != External }
+// OurBroker reports whether the broker is ours.
+func (k Kind) OurBroker() bool { return k == Ours || k == JavaNSOurs }
+
+// OurNamesrv reports whether the name server is ours.
+func (k Kind) OurNamesrv() bool { return k == Ours || k == OursNSJava }
 
 // ErrNotBuilt means a binary of ours is missing (run `make build`).
 var ErrNotBuilt = errors.New("harness: rocketgo binary not built")
