@@ -341,14 +341,14 @@ func (b *Broker) routers() (mainR, fastR *transport.Router) {
 
 	build := func(withPull bool) *transport.Router {
 		r := transport.NewRouter()
-		r.Handle(codec.ReqSendMessage, nil, b.send.enqueue)
-		r.Handle(codec.ReqSendMessageV2, nil, b.send.enqueue)
-		r.Handle(codec.ReqSendBatchMessage, nil, b.send.enqueue)
+		r.HandleLeased(codec.ReqSendMessage, nil, b.send.enqueue)
+		r.HandleLeased(codec.ReqSendMessageV2, nil, b.send.enqueue)
+		r.HandleLeased(codec.ReqSendBatchMessage, nil, b.send.enqueue)
 		r.Handle(codec.ReqSendReplyMessage, replyPool, rp.handle)
 		r.Handle(codec.ReqSendReplyMessageV2, replyPool, rp.handle)
 		if withPull {
-			r.Handle(codec.ReqPullMessage, pullPool, b.pull.handle)
-			r.Handle(codec.ReqLitePullMessage, pullPool, b.pull.handle)
+			r.HandleLeased(codec.ReqPullMessage, pullPool, b.pull.handle)
+			r.HandleLeased(codec.ReqLitePullMessage, pullPool, b.pull.handle)
 		}
 		r.Handle(codec.ReqHeartBeat, clientPool, cp.heartbeat)
 		r.Handle(codec.ReqUnregisterClient, clientPool, cp.unregisterClient)

@@ -73,6 +73,7 @@ type pullRequest struct {
 	p        *pullProcessor
 	c        *transport.Conn
 	req      *codec.Frame
+	lease    *transport.Lease // req's, held until pr is freed (h's strings alias it)
 	h        pullHeader
 	sub      filter.Subscription // read only: its slices are shared with the cache
 	sf       store.Filter        // sf.CQ = pr.sub.MatchCode, bound once
@@ -129,7 +130,7 @@ func newPullProcessor(cfg *Config, live *liveConfig, st MessageStore, topics *to
 	return p
 }
 
-func (p *pullProcessor) alloc(c *transport.Conn, req *codec.Frame) *pullRequest {
+func (p *pullProcessor) alloc(c *transport.Conn, req *codec.Frame, l *transport.Lease) *pullRequest {
 	pr, _ := p.reqs.Get().(*pullRequest)
 	if pr == nil {
 		pr = &pullRequest{p: p, vals: make([]byte, 0, 64)}
@@ -137,20 +138,24 @@ func (p *pullProcessor) alloc(c *transport.Conn, req *codec.Frame) *pullRequest 
 		pr.written = pr.onWritten
 		pr.recordFn = pr.matchRecord
 	}
-	pr.c, pr.req = c, req
+	l.Hold()
+	pr.c, pr.req, pr.lease = c, req, l
 	pr.sub = filter.Subscription{Tag: filter.TagFilter{All: true}}
 	return pr
 }
 
 func (p *pullProcessor) free(pr *pullRequest) {
-	pr.c, pr.req, pr.resp, pr.sub = nil, nil, codec.Frame{}, filter.Subscription{}
+	pr.lease.Release()
+	pr.c, pr.req, pr.lease, pr.resp, pr.sub = nil, nil, nil, codec.Frame{}, filter.Subscription{}
+	pr.h = pullHeader{}
 	p.reqs.Put(pr)
 }
 
 // handle is the transport handler (runs on the pull pool). It always
-// answers itself (or parks the request), so it returns nil.
-func (p *pullProcessor) handle(c *transport.Conn, req *codec.Frame) *codec.Frame {
-	pr := p.alloc(c, req)
+// answers itself (or parks the request), so it returns nil; the request
+// stays leased until pr is freed.
+func (p *pullProcessor) handle(c *transport.Conn, req *codec.Frame, l *transport.Lease) *codec.Frame {
+	pr := p.alloc(c, req, l)
 	pr.h.parse(req)
 	p.process(pr, true)
 	return nil

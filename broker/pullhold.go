@@ -31,8 +31,8 @@ type holdTable struct {
 	// copy (request strings alias pooled buffers) and an emptied list stays,
 	// so parking on a known queue allocates nothing; guarded by mu.
 	queues map[holdKey]*holdList
-	timers deadlineHeap               // guarded by mu
-	count  int                        // held pulls; guarded by mu
+	timers deadlineHeap // guarded by mu
+	count  int          // held pulls; guarded by mu
 
 	kick chan struct{} // a new earliest deadline was pushed
 	wake chan *pullRequest
@@ -82,6 +82,11 @@ func (t *holdTable) park(pr *pullRequest) {
 	// Once parked, pr may be woken, answered and recycled by another
 	// goroutine at any moment: read what the re-check needs first.
 	topic, queue, offset := pr.h.topic, pr.h.queueID, pr.h.queueOffset
+	// topic aliases the request, which an early answer would recycle:
+	// keep it alive until the re-check below is done.
+	lease := pr.lease
+	lease.Hold()
+	defer lease.Release()
 	k := holdKey{topic, queue}
 	t.mu.Lock()
 	pr.claimed = false

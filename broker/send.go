@@ -79,10 +79,12 @@ func (h *sendHeader) parse(req *codec.Frame) {
 	}
 }
 
-// sendTask is one queued send request.
+// sendTask is one queued send request. It holds a reference on the
+// request's lease until the reply is written.
 type sendTask struct {
 	c        *transport.Conn
 	req      *codec.Frame
+	lease    *transport.Lease
 	enqueued time.Time
 }
 
@@ -134,12 +136,16 @@ func (p *sendProcessor) stop() {
 
 // enqueue runs inline on the event loop: it only stamps and queues the
 // request, so the head-of-queue wait can be measured (Java's
-// waitTimeMillsInSendQueue fast failure).
-func (p *sendProcessor) enqueue(c *transport.Conn, req *codec.Frame) *codec.Frame {
+// waitTimeMillsInSendQueue fast failure). The request is leased: the task
+// holds it until the reply is written (sendCtx, the batch callback, or
+// work for an immediate answer).
+func (p *sendProcessor) enqueue(c *transport.Conn, req *codec.Frame, l *transport.Lease) *codec.Frame {
+	l.Hold()
 	select {
-	case p.queue <- sendTask{c: c, req: req, enqueued: time.Now()}:
+	case p.queue <- sendTask{c: c, req: req, lease: l, enqueued: time.Now()}:
 		return nil
 	default:
+		l.Release()
 		// compat: Java's remark for a full executor queue.
 		return codec.NewResponse(req, int32(codec.RespSystemBusy), "[OVERLOAD]system busy, start flow control for a while")
 	}
@@ -158,10 +164,12 @@ func (p *sendProcessor) work() {
 				p.reply(t.c, t.req, codec.NewResponse(t.req, int32(codec.RespSystemBusy),
 					fmt.Sprintf("[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: %dms, size of queue: %d",
 						waited.Milliseconds(), len(p.queue))))
+				t.lease.Release()
 				continue
 			}
-			if resp := p.process(t.c, t.req); resp != nil {
+			if resp := p.process(t.c, t.req, t.lease); resp != nil {
 				p.reply(t.c, t.req, resp)
+				t.lease.Release()
 			}
 		}
 	}
@@ -183,8 +191,9 @@ func errResp(req *codec.Frame, code codec.ResponseCode, remark string) *codec.Fr
 }
 
 // process validates and stores one request. It returns an immediate
-// response, or nil when the store's completion will answer.
-func (p *sendProcessor) process(c *transport.Conn, req *codec.Frame) *codec.Frame {
+// response, or nil when the store's completion will answer; then that
+// completion releases l after replying.
+func (p *sendProcessor) process(c *transport.Conn, req *codec.Frame, l *transport.Lease) *codec.Frame {
 	var h sendHeader
 	h.parse(req)
 	tc, resp := p.check(c, req, &h)
@@ -197,7 +206,7 @@ func (p *sendProcessor) process(c *transport.Conn, req *codec.Frame) *codec.Fram
 	}
 	bornHost := parseAddrPort(c.RemoteAddr())
 	if h.batch {
-		return p.sendBatch(c, req, &h, &tc, queueID, bornHost)
+		return p.sendBatch(c, req, l, &h, &tc, queueID, bornHost)
 	}
 
 	if len(req.Body) > p.cfg.MaxMessageSize {
@@ -277,6 +286,7 @@ func (p *sendProcessor) process(c *transport.Conn, req *codec.Frame) *codec.Fram
 		}
 	}
 	sc.topic = h.topic
+	sc.lease = l
 	p.store.Put(m, sc.done)
 	return nil
 }
@@ -287,6 +297,7 @@ type sendCtx struct {
 	p       *sendProcessor
 	c       *transport.Conn
 	req     *codec.Frame
+	lease   *transport.Lease // req's; released once the reply is written
 	msg     message.Message
 	queueID int32
 	topic   string
@@ -308,7 +319,10 @@ func (p *sendProcessor) getCtx() *sendCtx {
 }
 
 func (p *sendProcessor) putCtx(sc *sendCtx) {
-	sc.c, sc.req, sc.msg, sc.topic, sc.uniq = nil, nil, message.Message{}, "", ""
+	if sc.lease != nil {
+		sc.lease.Release()
+	}
+	sc.c, sc.req, sc.lease, sc.msg, sc.topic, sc.uniq = nil, nil, nil, message.Message{}, "", ""
 	p.ctxs.Put(sc)
 }
 
@@ -443,7 +457,7 @@ func (p *sendProcessor) retryTarget(req *codec.Frame, h *sendHeader, queueID int
 	return h.topic, queueID, false, nil
 }
 
-func (p *sendProcessor) sendBatch(c *transport.Conn, req *codec.Frame, h *sendHeader, tc *body.TopicConfig, queueID int32, bornHost netip.AddrPort) *codec.Frame {
+func (p *sendProcessor) sendBatch(c *transport.Conn, req *codec.Frame, l *transport.Lease, h *sendHeader, tc *body.TopicConfig, queueID int32, bornHost netip.AddrPort) *codec.Frame {
 	if len(h.topic) > topicMaxLen || isRetryTopic(h.topic) {
 		// compat: Java rejects batches to long or retry topics with no remark.
 		return errResp(req, codec.RespMessageIllegal, "")
@@ -505,6 +519,7 @@ func (p *sendProcessor) sendBatch(c *transport.Conn, req *codec.Frame, h *sendHe
 	p.store.PutBatch(msgs, func(r store.PutResult) {
 		p.stats.onPut(topic, r)
 		p.reply(c, req, p.putResponse(req, r, queueID, uniq, msgs))
+		l.Release()
 	})
 	return nil
 }

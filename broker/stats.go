@@ -17,7 +17,7 @@ type brokerStats struct {
 	putMsgs, putBytes atomic.Int64
 	getMsgs, getBytes atomic.Int64
 
-	mu       sync.Mutex
+	mu sync.Mutex
 	// Counters sit behind pointers: assigning to a map entry rewrites its
 	// key, and callers' names may alias pooled request buffers, so a key is
 	// written once, as a private copy, when the entry is created.

@@ -142,7 +142,7 @@ func (c *commitLog) appendSegment(start int64) (*segment, error) {
 	}
 	if s == nil {
 		var err error
-		s, err = createSegment(filepath.Join(c.dir, segmentName(start)), start, c.segSize, false)
+		s, err = createSegment(filepath.Join(c.dir, segmentName(start)), start, c.segSize)
 		if err != nil {
 			c.spareMu.Unlock()
 			return nil, err
@@ -164,8 +164,8 @@ func (c *commitLog) appendSegment(start int64) (*segment, error) {
 	return s, nil
 }
 
-// startPreallocator runs the goroutine that creates, allocates and
-// pre-touches the next segment.
+// startPreallocator runs the goroutine that creates and allocates the next
+// segment and pages in its head.
 func (c *commitLog) startPreallocator() {
 	c.wg.Add(1)
 	go func() {
@@ -190,11 +190,14 @@ func (c *commitLog) prepareSpare(start int64) {
 	if l := c.last(); l != nil && l.end() != start {
 		return // stale request: the writer has moved on
 	}
-	s, err := createSegment(filepath.Join(c.dir, segmentName(start)), start, c.segSize, true)
+	s, err := createSegment(filepath.Join(c.dir, segmentName(start)), start, c.segSize)
 	if err != nil {
 		c.log.Warn("commitlog: preallocate segment failed", "start", start, "err", err)
 		return
 	}
+	// Only the head is paged in: the writer starts there, and the window
+	// ahead of it moves on from there (resident.go).
+	s.prefault(0, min(prefaultAhead, s.size))
 	if c.spare != nil {
 		c.spare.destroy()
 	}

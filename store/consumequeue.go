@@ -261,7 +261,7 @@ func (q *consumeQueue) write(n, phy int64, size int32, tags int64) error {
 		if err := os.MkdirAll(q.dir, 0o755); err != nil {
 			return fmt.Errorf("store: consume queue dir: %w", err)
 		}
-		f, err := createSegment(filepath.Join(q.dir, segmentName(start)), start, q.fileSize, false)
+		f, err := createSegment(filepath.Join(q.dir, segmentName(start)), start, q.fileSize)
 		if err != nil {
 			return err
 		}
@@ -334,6 +334,21 @@ func (q *consumeQueue) deleteBelow(minPhy int64) {
 		}
 	}
 	q.minOffset.Store(n)
+}
+
+// releaseOld unmaps files with at least one whole file after them from our
+// page tables (they stay in the page cache; see resident.go). Readers of
+// old units map them back on demand.
+func (q *consumeQueue) releaseOld() {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	end := q.maxOffset.Load() * CQUnitSize
+	for _, f := range q.files {
+		if f.end()+q.fileSize > end {
+			return
+		}
+		f.dropResident(f.size)
+	}
 }
 
 func (q *consumeQueue) closeFiles() {

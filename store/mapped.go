@@ -29,7 +29,8 @@ var errNoSpace = errors.New("store: no space left on device")
 
 // createSegment creates (or reuses) path with size bytes allocated on disk
 // (fallocate, so writes through the mapping never fault on a full disk).
-func createSegment(path string, start, size int64, populate bool) (*segment, error) {
+// Nothing is paged in: residency is managed by the caller (prefault).
+func createSegment(path string, start, size int64) (*segment, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("store: create segment %s: %w", path, err)
@@ -39,7 +40,7 @@ func createSegment(path string, start, size int64, populate bool) (*segment, err
 		os.Remove(path)
 		return nil, fmt.Errorf("store: allocate segment %s: %w", path, err)
 	}
-	return mapSegment(f, path, start, size, populate)
+	return mapSegment(f, path, start, size)
 }
 
 func allocate(f *os.File, size int64) error {
@@ -77,15 +78,11 @@ func openSegment(path string, start, size int64) (*segment, error) {
 			return nil, fmt.Errorf("store: extend segment %s: %w", path, err)
 		}
 	}
-	return mapSegment(f, path, start, size, false)
+	return mapSegment(f, path, start, size)
 }
 
-func mapSegment(f *os.File, path string, start, size int64, populate bool) (*segment, error) {
-	flags := unix.MAP_SHARED
-	if populate {
-		flags |= unix.MAP_POPULATE
-	}
-	data, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ|unix.PROT_WRITE, flags)
+func mapSegment(f *os.File, path string, start, size int64) (*segment, error) {
+	data, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("store: mmap %s: %w", path, err)

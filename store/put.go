@@ -181,6 +181,9 @@ func (s *Store) reserve(size int) ([]byte, int64, error) {
 		s.written.Store(w)
 		pos = 0
 	}
+	if w+int64(size) > s.faultMark.Load() {
+		s.wakeResident() // keep the window ahead paged in (resident.go)
+	}
 	return s.cur.data[pos : pos+int64(size)], w, nil
 }
 

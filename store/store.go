@@ -44,8 +44,8 @@ type Store struct {
 
 	// mu is the append lock.
 	mu           sync.Mutex
-	cur          *segment        // segment taking writes; guarded by mu
-	lastTS       int64           // store time of the last record; guarded by mu
+	cur          *segment         // segment taking writes; guarded by mu
+	lastTS       int64            // store time of the last record; guarded by mu
 	queueOffsets map[tqKey]*int64 // next queue offset per queue; guarded by mu
 
 	// Invariant: minPhy <= dispatched <= watermark <= written, flushed <= written.
@@ -80,6 +80,11 @@ type Store struct {
 	puts         sync.WaitGroup
 	gc           groupCommit
 	dispatchWake chan struct{}
+	// residentWake asks the resident goroutine to page in more ahead of
+	// the writer; the writer sends when written passes faultMark.
+	residentWake chan struct{}
+	faultMark    atomic.Int64
+	faultedTo    int64 // end of the paged-in window; resident goroutine only
 	stop         chan struct{}
 	wg           sync.WaitGroup
 	closed       atomic.Bool
@@ -105,6 +110,7 @@ func Open(cfg Config) (*Store, error) {
 		queueOffsets: make(map[tqKey]*int64),
 		cqs:          make(map[tqKey]*consumeQueue),
 		dispatchWake: make(chan struct{}, 1),
+		residentWake: make(chan struct{}, 1),
 		stop:         make(chan struct{}),
 		repairBelow:  -1,
 	}
@@ -121,10 +127,11 @@ func Open(cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("store: create abort file: %w", err)
 	}
 	cl.startPreallocator()
-	s.wg.Add(3)
+	s.wg.Add(4)
 	go s.flushLoop()
 	go s.dispatchLoop()
 	go s.cqFlushLoop()
+	go s.residentLoop()
 	s.startCleaner()
 	return s, nil
 }

@@ -9,5 +9,5 @@ import (
 // with Conn.Write (long polling, group commit). The transport fills in the
 // response's opaque and response flag, and never writes a response to a
 // oneway request. req (its strings and Body) is owned by the handler and may
-// be kept after it returns.
+// be kept after it returns (LeasedHandler is the pooled alternative).
 type Handler func(c *Conn, req *codec.Frame) *codec.Frame

@@ -191,7 +191,7 @@ func (cl *Client) read(addr string, d *dialing, nc net.Conn) {
 		if f, err = decodeFrame(payload); err != nil {
 			break
 		}
-		if resp := c.handleFrame(cl.cfg.Router, f); resp != nil {
+		if resp, _ := c.handleFrame(cl.cfg.Router, f, nil); resp != nil {
 			if werr := c.Write(resp); werr != nil {
 				cl.log.Debug("transport: write response", "remote", addr, "err", werr)
 			}

@@ -104,7 +104,9 @@ func (c *Conn) Write(f *codec.Frame) error {
 // without copying body (e.g. views of mapped store segments). f.Body is
 // ignored. done, if not nil, runs exactly once after the bytes have left
 // body (written, buffered by the transport, or failed), so body may be
-// released there; it may run on an event loop, so it must be quick.
+// released there. It may run before WriteWithBody returns, on another
+// writer's goroutine, or on an event loop, so it must be quick and must
+// not wait for the caller.
 func (c *Conn) WriteWithBody(f *codec.Frame, body [][]byte, done func(error)) error {
 	if c.closed.Load() {
 		if done != nil {
@@ -221,15 +223,16 @@ func (c *Conn) markClosed() bool {
 }
 
 // handleFrame routes one decoded frame: a response completes an invoke, a
-// request goes to r. It returns a response to write now, or nil.
-func (c *Conn) handleFrame(r *Router, f *codec.Frame) *codec.Frame {
+// request goes to r. It returns a response to write now, or nil; l and
+// kept are as for dispatch (a response is never leased).
+func (c *Conn) handleFrame(r *Router, f *codec.Frame, l *Lease) (resp *codec.Frame, kept bool) {
 	if f.IsResponse() {
 		if !c.complete(f) {
 			c.log.Warn("transport: response without pending request, dropped", "remote", c.remote, "opaque", f.Opaque, "code", f.Code)
 		}
-		return nil
+		return nil, false
 	}
-	return c.dispatch(r, f)
+	return c.dispatch(r, f, l)
 }
 
 // inFrame is a request as it arrives: the Frame plus room for typical

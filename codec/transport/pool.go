@@ -19,7 +19,9 @@ type task struct {
 	c   *Conn
 	req *codec.Frame
 	h   Handler
-	at  int64 // unix nanos when queued; 0 when the pool had no wait limit
+	lh  LeasedHandler // instead of h for a leased route
+	l   *Lease        // req's lease, or nil; the task owns one reference
+	at  int64         // unix nanos when queued; 0 when the pool had no wait limit
 }
 
 // Pool is a fixed set of worker goroutines behind a bounded FIFO queue.
@@ -160,9 +162,10 @@ func (p *Pool) work() {
 		if limit := p.maxWait.Load(); limit > 0 && t.at > 0 && time.Now().UnixNano()-t.at >= limit {
 			resp = p.expired(t, left)
 		} else {
-			resp = t.c.run(t.h, t.req)
+			resp = t.c.run(&t)
 		}
 		reply(t.c, resp)
+		t.l.Release() // the response is encoded: req is no longer needed
 		p.mu.Lock()
 	}
 }
@@ -191,6 +194,7 @@ func (p *Pool) sweep() {
 			p.mu.Unlock()
 			for i := range expired {
 				reply(expired[i].c, p.expired(expired[i], left))
+				expired[i].l.Release()
 			}
 			clear(expired)
 			expired = expired[:0]

@@ -14,10 +14,16 @@ const (
 	remarkOverload = "[OVERLOAD]system busy, start flow control for a while"
 )
 
-// route is where one request code goes.
+// route is where one request code goes: h or lh (one of them is set).
 type route struct {
 	h    Handler
+	lh   LeasedHandler
 	pool *Pool // nil: inline on the event loop
+}
+
+// leased reports whether the request with code is lent to its handler.
+func (r *Router) leased(code int32) bool {
+	return r.lookup(code).lh != nil
 }
 
 // Router maps request codes to handlers and the pools they run on. Build it
@@ -61,23 +67,26 @@ func (r *Router) lookup(code int32) route {
 
 // dispatch routes one request from the connection's reader. It returns the
 // response to write now (inline handlers, refusals), or nil when a pool
-// took the request or no reply is due.
-func (c *Conn) dispatch(r *Router, req *codec.Frame) *codec.Frame {
+// took the request or no reply is due. l is the request's lease (nil when
+// it is not pooled); kept reports that a pool task took over the caller's
+// reference, which the caller otherwise releases after encoding resp.
+func (c *Conn) dispatch(r *Router, req *codec.Frame, l *Lease) (resp *codec.Frame, kept bool) {
 	rt := r.lookup(req.Code)
-	if rt.h == nil {
+	if rt.h == nil && rt.lh == nil {
 		c.log.Warn("transport: request code not supported", "remote", c.remote, "code", codec.RequestCode(req.Code).String())
-		return c.refuse(req, codec.RespRequestCodeNotSupported, notSupportedRemark(req.Code))
+		return c.refuse(req, codec.RespRequestCodeNotSupported, notSupportedRemark(req.Code)), false
 	}
+	t := task{c: c, req: req, h: rt.h, lh: rt.lh, l: l}
 	if rt.pool == nil {
-		return c.run(rt.h, req)
+		return c.run(&t), false
 	}
-	if !rt.pool.submit(task{c: c, req: req, h: rt.h}) {
+	if !rt.pool.submit(t) {
 		if rt.pool.shouldWarn() {
 			c.log.Warn("transport: pool full, answering SYSTEM_BUSY", "pool", rt.pool.name, "remote", c.remote, "code", req.Code)
 		}
-		return c.refuse(req, codec.RespSystemBusy, remarkOverload)
+		return c.refuse(req, codec.RespSystemBusy, remarkOverload), false
 	}
-	return nil
+	return nil, true
 }
 
 // compat: Java's remark for an unknown code, leading space included.
@@ -93,16 +102,21 @@ func (c *Conn) refuse(req *codec.Frame, code codec.ResponseCode, remark string) 
 	return codec.NewResponse(req, int32(code), remark)
 }
 
-// run calls h and completes its response: opaque, response flag, version.
-// A panic becomes SYSTEM_ERROR; the connection stays up.
-func (c *Conn) run(h Handler, req *codec.Frame) (resp *codec.Frame) {
+// run calls t's handler and completes its response: opaque, response
+// flag, version. A panic becomes SYSTEM_ERROR; the connection stays up.
+func (c *Conn) run(t *task) (resp *codec.Frame) {
+	req := t.req
 	defer func() {
 		if v := recover(); v != nil {
 			c.log.Error("transport: handler panic", "remote", c.remote, "code", req.Code, "panic", v, "stack", string(debug.Stack()))
 			resp = c.refuse(req, codec.RespSystemError, fmt.Sprintf("process request panic: %v", v))
 		}
 	}()
-	resp = h(c, req)
+	if t.lh != nil {
+		resp = t.lh(c, req, t.l)
+	} else {
+		resp = t.h(c, req)
+	}
 	if resp == nil || req.IsOneway() {
 		return nil
 	}

@@ -58,6 +58,7 @@ type Server struct {
 	clock atomic.Int64
 
 	eng       gnet.Engine
+	writers   *writers // started by Start, stopped by Close after the engine
 	addr      string
 	booted    chan struct{}
 	runErr    chan error // Run's result, buffered
@@ -103,10 +104,12 @@ func (s *Server) Start() error {
 		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
 		gnet.WithLogger(gnetLogger{s.log}),
 	}
+	s.writers = startWriters(s.cfg.Multicore)
 	go func() { s.runErr <- gnet.Run(h, "tcp://"+s.cfg.Addr, opts...) }()
 	select {
 	case <-s.booted:
 	case err := <-s.runErr:
+		s.writers.close()
 		if err == nil {
 			err = errors.New("engine stopped during boot")
 		}
@@ -145,6 +148,7 @@ func (s *Server) Close() error {
 		}
 		cancel()
 		<-stopped
+		s.writers.close() // every connection is closed: nothing is left to write
 	})
 	return s.closeErr
 }
@@ -227,8 +231,9 @@ func (e *events) OnBoot(eng gnet.Engine) gnet.Action {
 
 func (e *events) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	s := e.s
-	out := &serverOutlet{gc: gc, clock: &s.clock}
-	c := newConn(s.ids.Add(1), addrString(gc.RemoteAddr()), addrString(gc.LocalAddr()), out, s.log)
+	id := s.ids.Add(1)
+	out := newServerOutlet(gc, &s.clock, s.writers.pick(id))
+	c := newConn(id, addrString(gc.RemoteAddr()), addrString(gc.LocalAddr()), out, s.log)
 	out.conn = c
 	c.lastActive.Store(s.clock.Load())
 	gc.SetContext(c)
@@ -271,11 +276,13 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 			return gnet.None // the frame in progress is still incomplete
 		}
 		// The frame that spanned reads is complete: copy it once, straight
-		// from gnet's buffers into memory the handler owns.
-		own := make([]byte, c.need)
-		_, _ = gc.Read(own)
+		// from gnet's buffers into a pooled payload.
+		var prefix [4]byte
+		_, _ = gc.Read(prefix[:])
+		l := getLease(c.need - 4)
+		_, _ = gc.Read(l.buf)
 		c.need = 0
-		if !e.handle(c, own[4:], &out) {
+		if !e.handle(c, l, &out) {
 			action = gnet.Close
 		}
 	}
@@ -283,12 +290,10 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 		action = e.drain(gc, c, &out)
 	}
 	if out != nil {
-		// On the loop goroutine: write directly (gnet copies what the
-		// socket does not take now), so the buffer is free right after.
-		if _, err := gc.Write(out.b); err != nil {
+		// The replies of inline handlers, batched per read.
+		if err := c.out.(*serverOutlet).send(pendingWrite{buf: out}, true); err != nil && !errors.Is(err, ErrConnClosed) {
 			action = gnet.Close
 		}
-		out.put()
 	}
 	return action
 }
@@ -315,9 +320,9 @@ func (e *events) drain(gc gnet.Conn, c *Conn, out **outBuf) gnet.Action {
 			break
 		}
 		consumed += n
-		own := make([]byte, len(payload))
-		copy(own, payload)
-		if !e.handle(c, own, out) {
+		l := getLease(len(payload))
+		copy(l.buf, payload)
+		if !e.handle(c, l, out) {
 			action = gnet.Close
 			break
 		}
@@ -328,20 +333,31 @@ func (e *events) drain(gc gnet.Conn, c *Conn, out **outBuf) gnet.Action {
 	return action
 }
 
-// handle decodes one frame payload the handler may own and routes it,
-// appending any immediate response to *out. It reports false when the
+// handle decodes the frame payload in l and routes it, appending any
+// immediate response to *out. A leased route borrows l; anything else
+// (responses, ordinary handlers) may keep the frame forever, so it gets a
+// copy of its own and l goes back to its pool. It reports false when the
 // connection must close.
-func (e *events) handle(c *Conn, own []byte, out **outBuf) bool {
-	req, err := decodeFrame(own)
-	if err != nil {
+func (e *events) handle(c *Conn, l *Lease, out **outBuf) bool {
+	if err := l.decode(); err != nil {
+		l.Release()
 		e.s.log.Warn("transport: undecodable frame, closing connection", "remote", c.remote, "err", err)
 		return false
 	}
-	if resp := c.handleFrame(e.s.router, req); resp != nil {
+	req := &l.f
+	if req.IsResponse() || !e.s.router.leased(req.Code) {
+		req = l.detach()
+		l = nil
+	}
+	resp, kept := c.handleFrame(e.s.router, req, l)
+	if resp != nil {
 		if *out == nil {
 			*out = getBuf()
 		}
 		(*out).b = resp.AppendTo((*out).b)
+	}
+	if !kept {
+		l.Release()
 	}
 	return true
 }

@@ -13,6 +13,14 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
+
+	"github.com/rocketgo/rocketgo/conformance/harness"
+)
+
+// Request codes of the raw checks (Apache RocketMQ RequestCode).
+const (
+	codeQueryConsumerOffset    = 14
+	codeGetConsumerListByGroup = 38
 )
 
 // offsetResume: a restarted consumer continues from its committed offsets.
@@ -47,6 +55,12 @@ func offsetResume(ctx context.Context, t Target) error {
 	}
 	if err := c1.Shutdown(); err != nil {
 		return fmt.Errorf("shutdown first consumer: %w", err)
+	}
+	// The Go client commits offsets fire-and-forget and leaves by closing
+	// its connection: wait until the broker has both, so the restart below
+	// really starts from committed offsets with the whole topic to itself.
+	if err := waitGroupGone(ctx, t, topic, "offset_resume_c", 2, int64(len(first))); err != nil {
+		return err
 	}
 	for _, b := range second {
 		if err := sendAll(ctx, p, primitive.NewMessage(topic, []byte(b))); err != nil {
@@ -323,4 +337,36 @@ func sql92(ctx context.Context, t Target) error {
 		}
 	}
 	return nil
+}
+
+// waitGroupGone polls the broker until group has no consumer connected and
+// its committed offsets on topic's queues add up to want.
+func waitGroupGone(ctx context.Context, t Target, topic, group string, queues int, want int64) error {
+	g := t.name(group)
+	for {
+		var sum int64
+		var err error
+		for q := range queues {
+			f, e := harness.Call(ctx, t.Broker, codeQueryConsumerOffset,
+				map[string]string{"consumerGroup": g, "topic": topic, "queueId": strconv.Itoa(q)}, nil)
+			if e != nil || f.Code != 0 {
+				err = fmt.Errorf("QUERY_CONSUMER_OFFSET q%d: %v %v", q, e, f)
+				break
+			}
+			n, _ := strconv.ParseInt(f.Ext["offset"], 10, 64)
+			sum += n
+		}
+		online := true
+		if f, e := harness.Call(ctx, t.Broker, codeGetConsumerListByGroup, map[string]string{"consumerGroup": g}, nil); e == nil {
+			online = f.Code == 0 && strings.Contains(string(f.Body), "@")
+		}
+		if err == nil && sum == want && !online {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("group %s: committed %d of %d (err %v), still online %v: %w", g, sum, want, err, online, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }

@@ -578,6 +578,27 @@ final class Scenarios {
         }
         check(consumed == first.size(), "consumed offset %d, want %d", consumed, first.size());
         c1.shutdown();
+        // Shutdown commits offsets oneway and unregisters: wait until the
+        // broker has both before the restart.
+        DefaultMQAdminExt a = admin(c);
+        String group = c.name("offset_resume_c");
+        long committed = -1;
+        boolean online = true;
+        while (c.remainingMillis() > 0) {
+            var stats = orNull(() -> a.examineConsumeStats(group));
+            committed = 0;
+            if (stats != null) {
+                for (var e : stats.getOffsetTable().entrySet()) {
+                    committed += Math.max(0, e.getValue().getConsumerOffset());
+                }
+            }
+            online = orNull(() -> a.examineConsumerConnectionInfo(group)) != null;
+            if (committed == first.size() && !online) {
+                break;
+            }
+            Thread.sleep(100);
+        }
+        check(committed == first.size() && !online, "after shutdown: committed %d of %d, still online %s", committed, first.size(), online);
         for (String b : second) {
             sendOk(p, msg(topic, b));
         }
