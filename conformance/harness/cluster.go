@@ -184,6 +184,7 @@ func Start(ctx context.Context, env Env, kind Kind, opt Options) (*Cluster, erro
 			"listenPort=" + strconv.Itoa(brPort), "brokerIP1=127.0.0.1",
 			"storePathRootDir=" + filepath.Join(dir, "store"), "namesrvAddr=" + brokerNS,
 			"autoCreateTopicEnable=true", "enablePropertyFilter=true",
+			"transactionTimeOut=2000", "transactionCheckInterval=3000",
 		}, "\n") + "\n"
 		return conf, os.WriteFile(conf, []byte(text), 0o644)
 	}
@@ -191,8 +192,16 @@ func Start(ctx context.Context, env Env, kind Kind, opt Options) (*Cluster, erro
 	var startErr error
 	switch kind {
 	case Ours:
-		startErr = startOurs("rocketgo", "-dataDir", filepath.Join(opt.Dir, "rocketgo", "data"),
-			"-namesrvListen", c.NamesrvAddr, "-brokerListen", c.BrokerAddr)
+		// The same broker settings the Java reference broker gets.
+		dir := filepath.Join(opt.Dir, "rocketgo")
+		conf := filepath.Join(dir, "broker.conf")
+		if startErr = os.MkdirAll(dir, 0o755); startErr == nil {
+			startErr = os.WriteFile(conf, []byte("enablePropertyFilter=true\ntransactionTimeOut=2000\ntransactionCheckInterval=3000\n"), 0o644)
+		}
+		if startErr == nil {
+			startErr = startOurs("rocketgo", "-dataDir", filepath.Join(dir, "data"),
+				"-namesrvListen", c.NamesrvAddr, "-brokerListen", c.BrokerAddr, "-c", conf)
+		}
 	case Java:
 		if startErr = startJavaNS(); startErr == nil {
 			startErr = startJavaBroker()

@@ -69,17 +69,7 @@ var Table = []Scenario{
 // A key is a scenario name (every client) or "scenario@client" (one client).
 // A reason starting "broker:" applies only where our broker runs, "namesrv:"
 // only where our name server runs; any other reason wherever ours runs.
-var NotYetTable = map[string]string{
-	"send_push@java-4.9.8":     bug4998,
-	"tag_filter@java-4.9.8":    bug4998,
-	"delay@java-4.9.8":         bug4998,
-	"transaction@java-4.9.8":   bug4998,
-	"request_reply@java-4.9.8": bug4998,
-	"sql92":                    "SQL92 property filter not built: CHECK_CLIENT_CONFIG answers SYSTEM_ERROR (Java), SQL subscriptions get nothing (Go)",
-}
-
-// bug4998 explains the java-4.9.8 entries below.
-const bug4998 = "broker: bug — Java 4.9.8 sends properties without a trailing \\x02 and broker/send.go appends CLUSTER (and UNIQ_KEY) straight after the last value, corrupting TAGS/DELAY/TRAN_MSG/REPLY properties"
+var NotYetTable = map[string]string{}
 
 // NotYetFor returns the not-yet reason for scenario name with client c
 // against a server whose broker and/or name server are ours.
