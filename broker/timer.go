@@ -187,7 +187,11 @@ func (t *timerService) scan(res *store.GetResult) {
 			}
 			v, _ := message.Property(e.Properties, message.PropertyTimerOutMs)
 			at, _ := strconv.ParseInt(v, 10, 64)
-			heap.Push(&t.pending, timerEntry{at: at, qoff: qoff})
+			// TIMER_OUT_MS is the requested time rounded down to the
+			// precision (as Java stores it), so the requested time lies in
+			// (at, at+precision]: delivering at the slot's end is never
+			// early and at most one precision late.
+			heap.Push(&t.pending, timerEntry{at: at + timerPrecisionMs, qoff: qoff})
 		}
 		t.mu.Unlock()
 		res.Release()

@@ -31,6 +31,8 @@ type consumeQueue struct {
 	maxOffset atomic.Int64
 	maxPhy    int64 // end of the record behind the last unit; guarded by mu
 	dirty     bool  // unsynced writes; guarded by mu
+
+	releasedTo int64 // end of the files released by releaseOld; resident goroutine only
 }
 
 func newConsumeQueue(root, topic string, qid int32, fileSize int64) *consumeQueue {
@@ -337,17 +339,24 @@ func (q *consumeQueue) deleteBelow(minPhy int64) {
 }
 
 // releaseOld unmaps files with at least one whole file after them from our
-// page tables (they stay in the page cache; see resident.go). Readers of
-// old units map them back on demand.
-func (q *consumeQueue) releaseOld() {
+// page tables (they stay in the page cache; see resident.go): those that
+// became so since the last call, or all with sweep. Readers of old units
+// map them back on demand. Resident goroutine only.
+func (q *consumeQueue) releaseOld(sweep bool) {
 	q.mu.RLock()
 	defer q.mu.RUnlock()
+	if sweep {
+		q.releasedTo = 0
+	}
 	end := q.maxOffset.Load() * CQUnitSize
 	for _, f := range q.files {
 		if f.end()+q.fileSize > end {
 			return
 		}
-		f.dropResident(f.size)
+		if f.end() > q.releasedTo {
+			f.dropResident(0, f.size)
+			q.releasedTo = f.end()
+		}
 	}
 }
 

@@ -29,6 +29,11 @@
 // consume-queue units and index entries for records up to the durable
 // watermark (written for async, flushed for sync), then calls OnArrival.
 //
+// Residency (resident.go): segments are fallocated, not paged in; a
+// background goroutine pages in a window ahead of the writer and unmaps
+// flushed, dispatched data behind it (it stays in the page cache), so
+// resident memory follows the data in use, not the store size.
+//
 // Lock order: Store.mu (append) → commitLog.segMu; consume queues have their
 // own mutex and are never locked while holding Store.mu.
 package store

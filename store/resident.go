@@ -28,6 +28,7 @@ const (
 	prefaultAhead    = 8 << 20
 	keepBehind       = 16 << 20
 	releaseInterval  = time.Second
+	sweepEvery       = 10 // release ticks between sweeps of everything older
 	residentPageSize = 4096
 )
 
@@ -48,17 +49,20 @@ func (s *segment) prefault(from, to int64) {
 	}
 }
 
-// dropResident unmaps [0, to) of the segment from our page tables (the
-// whole mapping when to >= size); the file pages stay in the page cache.
-// Only for ranges nobody writes any more.
-func (s *segment) dropResident(to int64) {
+// dropResident unmaps the pages inside [from, to) of the segment from our
+// page tables (up to the end of the mapping when to >= size); the file
+// pages stay in the page cache. Only for ranges nobody writes any more.
+func (s *segment) dropResident(from, to int64) {
+	from &^= residentPageSize - 1
 	if to < s.size {
 		to &^= residentPageSize - 1
+	} else {
+		to = s.size
 	}
-	if to <= 0 {
+	if from >= to {
 		return
 	}
-	unix.Madvise(s.data[:min(to, s.size)], unix.MADV_DONTNEED)
+	unix.Madvise(s.data[from:to], unix.MADV_DONTNEED)
 }
 
 // residentLoop keeps the window ahead of the writer paged in and releases
@@ -67,6 +71,7 @@ func (s *Store) residentLoop() {
 	defer s.wg.Done()
 	t := time.NewTicker(releaseInterval)
 	defer t.Stop()
+	ticks := 0
 	for {
 		s.prefaultAhead()
 		select {
@@ -74,11 +79,8 @@ func (s *Store) residentLoop() {
 			return
 		case <-s.residentWake:
 		case <-t.C:
-			t0 := time.Now()
-			s.releaseBehind()
-			if d := time.Since(t0); d > 200*time.Microsecond {
-				println("release took", d.String())
-			}
+			ticks++
+			s.releaseBehind(ticks%sweepEvery == 0)
 		}
 	}
 }
@@ -119,21 +121,30 @@ func (s *Store) prefaultAhead() {
 }
 
 // releaseBehind drops our mapping of commit-log data that is flushed,
-// dispatched and keepBehind bytes old, and of consume-queue files that
-// have a whole file after them. Whole older ranges are swept each time, so
-// pages that readers of old data mapped back go again.
-func (s *Store) releaseBehind() {
+// dispatched and keepBehind bytes old: what became so since the last call,
+// or with sweep everything older (pages readers of old data mapped back);
+// likewise consume-queue files that have a whole file after them.
+// Resident goroutine only.
+func (s *Store) releaseBehind(sweep bool) {
 	limit := min(s.flushed.Load(), s.dispatched.Load()) - keepBehind
+	from := s.releasedTo
+	if sweep {
+		from = 0
+	}
+	if limit <= from {
+		return
+	}
 	for _, seg := range s.cl.list() {
 		if seg.start >= limit {
 			break
 		}
-		if !seg.tryAcquire() {
+		if seg.end() <= from || !seg.tryAcquire() {
 			continue
 		}
-		seg.dropResident(limit - seg.start)
+		seg.dropResident(max(from-seg.start, 0), limit-seg.start)
 		seg.release()
 	}
+	s.releasedTo = limit
 	s.cqMu.RLock()
 	qs := make([]*consumeQueue, 0, len(s.cqs))
 	for _, q := range s.cqs {
@@ -141,6 +152,6 @@ func (s *Store) releaseBehind() {
 	}
 	s.cqMu.RUnlock()
 	for _, q := range qs {
-		q.releaseOld()
+		q.releaseOld(sweep)
 	}
 }

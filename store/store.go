@@ -85,6 +85,7 @@ type Store struct {
 	residentWake chan struct{}
 	faultMark    atomic.Int64
 	faultedTo    int64 // end of the paged-in window; resident goroutine only
+	releasedTo   int64 // end of the last release; resident goroutine only
 	stop         chan struct{}
 	wg           sync.WaitGroup
 	closed       atomic.Bool

@@ -19,6 +19,7 @@ import (
 
 // Request codes of the raw checks (Apache RocketMQ RequestCode).
 const (
+	codeQueryMessage           = 12
 	codeQueryConsumerOffset    = 14
 	codeGetConsumerListByGroup = 38
 )

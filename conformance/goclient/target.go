@@ -43,6 +43,9 @@ var Scenarios = map[string]Func{
 	"transaction":   transaction,
 	"request_reply": requestReply,
 	"sql92":         sql92,
+	"timer":         timer,
+	"rebalance":     rebalance,
+	"dlq":           dlq,
 }
 
 var quietOnce sync.Once

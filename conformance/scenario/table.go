@@ -57,6 +57,11 @@ var Table = []Scenario{
 	// the client is fixed.
 	{Name: "request_reply", Desc: "producer request() answered by a consumer reply message", Java: true, Timeout: 45 * time.Second},
 	{Name: "sql92", Desc: "SQL92 subscription 'a > 5' receives only matching properties", Go: true, Java: true, Timeout: 45 * time.Second},
+	// Java 4.9.8 has no setDeliverTimeMs: the driver sets TIMER_DELIVER_MS by hand.
+	{Name: "timer", Desc: "5.x timer message (TIMER_DELIVER_MS = now+3 s) is consumed, never before its tick-rounded deliver time; lateness reported", Go: true, Java: true, Timeout: 45 * time.Second},
+	{Name: "rebalance", Desc: "clustering group on an 8-queue topic: 2 members, a 3rd joins, one leaves; after each change every queue has exactly one live owner (averaging spread) and every probe arrives", Go: true, Java: true, Timeout: 60 * time.Second},
+	{Name: "admin_tools", Desc: "DefaultMQAdminExt calls beyond admin_route/admin_group/query: getBrokerConfig, topicClusterList, producerConnection, consumerConnection, consumerStatus (running info), queryMsgByUniqueKey, deleteSubGroup, deleteTopic", Java: true, Timeout: 60 * time.Second},
+	{Name: "dlq", Desc: "always RECONSUME_LATER with maxReconsumeTimes 1: after 2 attempts the message is in %DLQ%<group> (query by key) with body, tag, keys, user property and RETRY_TOPIC", Go: true, Java: true, Timeout: 45 * time.Second},
 }
 
 // NotYetTable is the one ledger of scenarios our server does not pass yet, with
@@ -69,7 +74,9 @@ var Table = []Scenario{
 // A key is a scenario name (every client) or "scenario@client" (one client).
 // A reason starting "broker:" applies only where our broker runs, "namesrv:"
 // only where our name server runs; any other reason wherever ours runs.
-var NotYetTable = map[string]string{}
+var NotYetTable = map[string]string{
+	"rebalance@java-4.9.8": "broker: after the 3rd member joins, a queue handed from m1 to m2 (queue 3) gets no delivery to its new owner for 50+ s with the 4.9.8 push consumer (2 of 4 runs; one run took 32 s); passes against the Java broker and with the Go and Java 5 clients",
+}
 
 // NotYetFor returns the not-yet reason for scenario name with client c
 // against a server whose broker and/or name server are ours.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -21,6 +22,38 @@ type file struct {
 	slots  int
 	max    int
 	header header
+
+	// released: entries below it are unmapped from our page tables
+	// (dropEntries); -1 once the whole file is.
+	released atomic.Int32
+}
+
+// keepEntries is how many of the newest entries Flush leaves mapped.
+const keepEntries = 64 << 10
+
+const pageSize = 4096
+
+// dropEntries unmaps the entries below to from our page tables (the pages
+// stay in the page cache; queries map them back), or the whole file when
+// all. Like the commit log's release (store/resident.go), it keeps resident
+// memory to the part being written. Caller holds the Service lock (read).
+func (x *file) dropEntries(to int32, all bool) {
+	from := x.released.Load()
+	if from < 0 || (!all && to <= from) {
+		return
+	}
+	if all {
+		unix.Madvise(x.data, unix.MADV_DONTNEED)
+		x.released.Store(-1)
+		return
+	}
+	base := headerSize + x.slots*4
+	lo := (base + int(from)*entrySize) &^ (pageSize - 1)
+	hi := (base + int(to)*entrySize) &^ (pageSize - 1)
+	if lo < hi {
+		unix.Madvise(x.data[lo:hi], unix.MADV_DONTNEED)
+	}
+	x.released.Store(to)
 }
 
 type header struct {

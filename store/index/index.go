@@ -204,13 +204,26 @@ func (s *Service) Query(topic, key string, max int, begin, end int64) []int64 {
 	return out
 }
 
-// Flush makes the index files durable.
+// Flush makes the index files durable, then unmaps from our page tables
+// what is flushed and no longer written: full files, and the entries of
+// the current one but the newest keepEntries (the hash slots are written
+// at random and stay). Flush calls do not overlap.
 func (s *Service) Flush() error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if n := len(s.files); n > 0 {
-		return s.files[n-1].sync()
+	n := len(s.files)
+	if n == 0 {
+		return nil
 	}
+	x := s.files[n-1]
+	count := x.header.indexCount
+	if err := x.sync(); err != nil {
+		return err
+	}
+	for _, o := range s.files[:n-1] {
+		o.dropEntries(0, true)
+	}
+	x.dropEntries(count-keepEntries, false)
 	return nil
 }
 

@@ -11,7 +11,7 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * Runs named conformance scenarios in one JVM and prints, per scenario,
- * {@code PASS <name> <seconds>} or {@code FAIL <name> <seconds>: <reason>}.
+ * {@code PASS <name> <seconds>[: <note>]} or {@code FAIL <name> <seconds>: <reason>}.
  *
  * <p>Usage: {@code java -Dnamesrv=ip:port -Dbroker=ip:port -Dprefix=p Driver name:timeoutSeconds ...}
  * The scenario names are the rows of conformance/scenario/table.go.
@@ -44,7 +44,7 @@ public final class Driver {
                 f.get(timeoutSec, TimeUnit.SECONDS);
             } catch (TimeoutException e) {
                 f.cancel(true);
-                failure = "timed out after " + timeoutSec + " s";
+                failure = "timed out after " + timeoutSec + " s" + (ctx.step == null ? "" : " in step " + ctx.step);
             } catch (java.util.concurrent.ExecutionException e) {
                 failure = describe(e.getCause());
             } finally {
@@ -52,7 +52,8 @@ public final class Driver {
             }
             double secs = (System.nanoTime() - start) / 1e9;
             if (failure == null) {
-                System.out.printf("PASS %s %.2f%n", name, secs);
+                String note = ctx.note == null ? "" : ": " + ctx.note.replace('\n', ' ');
+                System.out.printf("PASS %s %.2f%s%n", name, secs, note);
             } else {
                 System.out.printf("FAIL %s %.2f: %s%n", name, secs, failure.replace('\n', ' '));
             }
@@ -91,6 +92,8 @@ public final class Driver {
         final String broker;
         final String prefix;
         final long deadlineNanos;
+        volatile String note; // reported on a PASS line (a measured latency)
+        volatile String step; // named in a timeout report
         private final List<Runnable> closers = new ArrayList<>();
 
         Ctx(String namesrv, String broker, String prefix, long timeoutSec) {

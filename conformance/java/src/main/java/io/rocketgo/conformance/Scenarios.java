@@ -64,6 +64,10 @@ final class Scenarios {
             case "transaction": transaction(c); break;
             case "request_reply": requestReply(c); break;
             case "sql92": sql92(c); break;
+            case "timer": Extra.timer(c); break;
+            case "rebalance": Extra.rebalance(c); break;
+            case "dlq": Extra.dlq(c); break;
+            case "admin_tools": Extra.adminTools(c); break;
             default: throw new IllegalArgumentException("unknown scenario " + name);
         }
     }
