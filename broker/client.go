@@ -108,6 +108,14 @@ func (m *clientManager) registerConsumer(cd *body.ConsumerData, ch clientChannel
 		}
 		for _, s := range cd.SubscriptionDataSet {
 			old, had := g.subs[s.Topic]
+			if had && s.SubVersion <= old.SubVersion {
+				// Like Java (ConsumerGroupInfo.updateSubscription): only a
+				// newer subscription replaces the group's; members'
+				// heartbeats carry their own, older subVersions, and taking
+				// those would answer the newest member's pulls
+				// SUBSCRIPTION_NOT_LATEST.
+				continue
+			}
 			g.subs[s.Topic] = s
 			if !had || old.SubString != s.SubString || old.ExpressionType != s.ExpressionType || !slices.Equal(old.TagsSet, s.TagsSet) {
 				g.compiled[s.Topic] = m.compile(&s)

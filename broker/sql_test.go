@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -37,7 +38,7 @@ func TestSQL92Filtering(t *testing.T) {
 
 	// Subscription from a Go-style heartbeat (pulls say TAG).
 	hb := request(codec.ReqHeartBeat)
-	hb.Body = []byte(`{"clientID":"c@1","producerDataSet":[],"consumerDataSet":[{"groupName":"sg","consumeType":"CONSUME_PASSIVELY","messageModel":"CLUSTERING","consumeFromWhere":"CONSUME_FROM_FIRST_OFFSET","subscriptionDataSet":[{"classFilterMode":false,"topic":"SQ","subString":"a = 1 OR a = 9","tagsSet":[],"codeSet":[],"subVersion":1,"expressionType":"SQL92"}],"unitMode":false}]}`)
+	hb.Body = []byte(`{"clientID":"c@1","producerDataSet":[],"consumerDataSet":[{"groupName":"sg","consumeType":"CONSUME_PASSIVELY","messageModel":"CLUSTERING","consumeFromWhere":"CONSUME_FROM_FIRST_OFFSET","subscriptionDataSet":[{"classFilterMode":false,"topic":"SQ","subString":"a = 1 OR a = 9","tagsSet":[],"codeSet":[],"subVersion":` + strconv.FormatInt(time.Now().UnixNano(), 10) + `,"expressionType":"SQL92"}],"unitMode":false}]}`)
 	require.Equal(t, int32(codec.RespSuccess), tb.invoke(t, hb).Code)
 	resp = tb.invoke(t, pullReq("sg", "SQ", 0, 0, 0, 0, ""))
 	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
@@ -77,7 +78,7 @@ func TestSQL92DisabledByDefault(t *testing.T) {
 
 func sqlHeartbeat(group, topic, expr string) *codec.Frame {
 	hb := request(codec.ReqHeartBeat)
-	hb.Body = []byte(`{"clientID":"c@1","producerDataSet":[],"consumerDataSet":[{"groupName":"` + group + `","consumeType":"CONSUME_PASSIVELY","messageModel":"CLUSTERING","consumeFromWhere":"CONSUME_FROM_FIRST_OFFSET","subscriptionDataSet":[{"classFilterMode":false,"topic":"` + topic + `","subString":"` + expr + `","tagsSet":[],"codeSet":[],"subVersion":1,"expressionType":"SQL92"}],"unitMode":false}]}`)
+	hb.Body = []byte(`{"clientID":"c@1","producerDataSet":[],"consumerDataSet":[{"groupName":"` + group + `","consumeType":"CONSUME_PASSIVELY","messageModel":"CLUSTERING","consumeFromWhere":"CONSUME_FROM_FIRST_OFFSET","subscriptionDataSet":[{"classFilterMode":false,"topic":"` + topic + `","subString":"` + expr + `","tagsSet":[],"codeSet":[],"subVersion":` + strconv.FormatInt(time.Now().UnixNano(), 10) + `,"expressionType":"SQL92"}],"unitMode":false}]}`)
 	return hb
 }
 

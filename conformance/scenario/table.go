@@ -74,9 +74,7 @@ var Table = []Scenario{
 // A key is a scenario name (every client) or "scenario@client" (one client).
 // A reason starting "broker:" applies only where our broker runs, "namesrv:"
 // only where our name server runs; any other reason wherever ours runs.
-var NotYetTable = map[string]string{
-	"rebalance@java-4.9.8": "broker: after the 3rd member joins, a queue handed from m1 to m2 (queue 3) gets no delivery to its new owner for 50+ s with the 4.9.8 push consumer (2 of 4 runs; one run took 32 s); passes against the Java broker and with the Go and Java 5 clients",
-}
+var NotYetTable = map[string]string{}
 
 // NotYetFor returns the not-yet reason for scenario name with client c
 // against a server whose broker and/or name server are ours.
