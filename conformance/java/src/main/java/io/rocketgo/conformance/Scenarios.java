@@ -345,7 +345,11 @@ final class Scenarios {
             got.add(msgs);
         }
         check(got.missing(want).isEmpty(), "not pulled: %s", got.missing(want));
-        check(total == want.size(), "pulled %d messages, want %d", total, want.size());
+        // At-least-once: the lite-pull client may re-read a queue when seek()
+        // races a pull already in flight, but nothing outside the sent set may
+        // appear.
+        check(total >= want.size(), "pulled %d messages, want %d", total, want.size());
+        check(want.containsAll(got.seen.keySet()), "unexpected bodies: %s", got.seen.keySet());
     }
 
     /** Subscription "TagA || TagB" never delivers TagC. */
