@@ -17,6 +17,9 @@ type Process struct {
 	cmd  *exec.Cmd
 	done chan struct{}
 	err  error // set before done closes
+	// reaped: the group was signalled after the leader exited; never
+	// signal it again (its id may be reused). Used by one goroutine.
+	reaped bool
 }
 
 // StartProcess runs argv in dir with extra env, stdout+stderr to dir/<name>.log.
@@ -54,19 +57,40 @@ func (p *Process) Exited() (bool, error) {
 	}
 }
 
-// Stop sends SIGTERM to the process group, then SIGKILL after grace.
-func (p *Process) Stop(grace time.Duration) {
+// Stop sends SIGTERM to the process group, then SIGKILL after grace. It
+// reports whether the process had to be killed.
+func (p *Process) Stop(grace time.Duration) (killed bool) {
+	if p.reaped {
+		return false
+	}
 	pgid := p.cmd.Process.Pid
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	select {
 	case <-p.done:
 	case <-time.After(grace):
+		killed = true
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		<-p.done
 	}
-	// Children that outlived the leader still belong to the group.
-	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		_ = err // nothing left to do: the group is gone or not ours
+	p.reap()
+	return killed
+}
+
+// Kill SIGKILLs the process group at once (a crash) and waits for it.
+func (p *Process) Kill() {
+	if p.reaped {
+		return
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.done
+	p.reap()
+}
+
+// reap kills whatever of the group outlived its leader.
+func (p *Process) reap() {
+	p.reaped = true
+	if err := syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		_ = err // the group is gone or not ours: nothing left to do
 	}
 }
 

@@ -39,7 +39,7 @@ type Rig struct {
 	CQFileSize     int64
 	MaxMessageSize int
 	ReadyTimeout   time.Duration
-	ns             *process
+	ns             *harness.Process
 	seq            int
 }
 
@@ -55,7 +55,7 @@ func NewRig(ctx context.Context, env harness.Env, dir string) (*Rig, error) {
 		return nil, fmt.Errorf("storecompat: mkdir: %w", err)
 	}
 	r.NamesrvAddr = "127.0.0.1:" + strconv.Itoa(port)
-	r.ns, err = startProcess("namesrv", nsDir, []string{"FOREGROUND=1", javaToolOptions},
+	r.ns, err = harness.StartProcess("namesrv", nsDir, []string{"FOREGROUND=1", javaToolOptions},
 		env.Script, "start-namesrv", strconv.Itoa(port), nsDir)
 	if err != nil {
 		return nil, err
@@ -70,7 +70,7 @@ func NewRig(ctx context.Context, env harness.Env, dir string) (*Rig, error) {
 // Close stops the name server.
 func (r *Rig) Close() {
 	if r.ns != nil {
-		r.ns.stop(10 * time.Second)
+		r.ns.Stop(10 * time.Second)
 		r.ns = nil
 	}
 }
@@ -80,8 +80,8 @@ func (r *Rig) waitNamesrv(ctx context.Context) error {
 	defer cancel()
 	var last error
 	for {
-		if done, err := r.ns.exited(); done {
-			return fmt.Errorf("storecompat: name server exited (%v): %s", err, r.ns.tail(2000))
+		if done, err := r.ns.Exited(); done {
+			return fmt.Errorf("storecompat: name server exited (%v): %s", err, r.ns.Tail(2000))
 		}
 		f, err := harness.Call(ctx, r.NamesrvAddr, codeGetBrokerClusterInfo, nil, nil)
 		if err == nil && f.Code == codeSuccess {
@@ -102,11 +102,11 @@ type Broker struct {
 	Addr  string // 127.0.0.1:port, as advertised
 	Store string
 	Took  time.Duration // from start to registered with the name server
-	proc  *process
+	proc  *harness.Process
 }
 
 // Logs returns the tail of the broker's console log.
-func (b *Broker) Logs(n int) string { return b.proc.tail(n) }
+func (b *Broker) Logs(n int) string { return b.proc.Tail(n) }
 
 // StartBroker starts side's broker (name broker-a, cluster DefaultCluster)
 // on store and waits until the name server lists it.
@@ -138,7 +138,7 @@ func (r *Rig) StartBroker(ctx context.Context, side Side, store string) (*Broker
 	start := time.Now()
 	switch side {
 	case Java:
-		b.proc, err = startProcess("broker", dir,
+		b.proc, err = harness.StartProcess("broker", dir,
 			[]string{"FOREGROUND=1", javaToolOptions, "BROKER_EXTRA_CONF=" + strings.Join(common, "\n")},
 			r.Env.Script, "start-broker", r.NamesrvAddr, strconv.Itoa(port), dir)
 	case Ours:
@@ -155,7 +155,7 @@ func (r *Rig) StartBroker(ctx context.Context, side Side, store string) (*Broker
 		if err = os.WriteFile(conf, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 			return nil, fmt.Errorf("storecompat: write broker.conf: %w", err)
 		}
-		b.proc, err = startProcess("broker", dir, nil, bin, "-c", conf, "-n", r.NamesrvAddr)
+		b.proc, err = harness.StartProcess("broker", dir, nil, bin, "-c", conf, "-n", r.NamesrvAddr)
 	default:
 		return nil, fmt.Errorf("storecompat: unknown side %q", side)
 	}
@@ -163,7 +163,7 @@ func (r *Rig) StartBroker(ctx context.Context, side Side, store string) (*Broker
 		return nil, err
 	}
 	if err := r.waitRegistered(ctx, b); err != nil {
-		b.proc.stop(5 * time.Second)
+		b.proc.Stop(5 * time.Second)
 		return nil, err
 	}
 	b.Took = time.Since(start)
@@ -183,8 +183,8 @@ func (r *Rig) waitRegistered(ctx context.Context, b *Broker) error {
 	defer cancel()
 	var last error
 	for {
-		if done, err := b.proc.exited(); done {
-			return fmt.Errorf("storecompat: %s broker exited early (%v):\n%s", b.Side, err, b.proc.tail(3000))
+		if done, err := b.proc.Exited(); done {
+			return fmt.Errorf("storecompat: %s broker exited early (%v):\n%s", b.Side, err, b.proc.Tail(3000))
 		}
 		f, err := harness.Call(ctx, r.NamesrvAddr, codeGetBrokerClusterInfo, nil, nil)
 		switch {
@@ -199,7 +199,7 @@ func (r *Rig) waitRegistered(ctx context.Context, b *Broker) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("storecompat: %s broker not ready after %v: %v\n%s", b.Side, r.ReadyTimeout, last, b.proc.tail(3000))
+			return fmt.Errorf("storecompat: %s broker not ready after %v: %v\n%s", b.Side, r.ReadyTimeout, last, b.proc.Tail(3000))
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
@@ -214,13 +214,13 @@ var ErrUncleanStop = errors.New("storecompat: broker did not shut down cleanly")
 // store/abort behind.
 func (b *Broker) Stop(grace time.Duration) (time.Duration, error) {
 	start := time.Now()
-	killed := b.proc.stop(grace)
+	killed := b.proc.Stop(grace)
 	took := time.Since(start)
 	if killed {
 		return took, fmt.Errorf("%w: %s killed after %v", ErrUncleanStop, b.Side, grace)
 	}
 	if _, err := os.Stat(filepath.Join(b.Store, "abort")); err == nil {
-		_, werr := b.proc.exited()
+		_, werr := b.proc.Exited()
 		return took, fmt.Errorf("%w: %s left %s/abort (exit %v)", ErrUncleanStop, b.Side, b.Store, werr)
 	}
 	return took, nil
@@ -228,4 +228,4 @@ func (b *Broker) Stop(grace time.Duration) (time.Duration, error) {
 
 // Kill SIGKILLs the broker (a crash: whatever it had not flushed to the
 // page cache is lost, and store/abort stays behind).
-func (b *Broker) Kill() { b.proc.kill() }
+func (b *Broker) Kill() { b.proc.Kill() }
