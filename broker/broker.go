@@ -104,7 +104,7 @@ func New(cfg Config, deps Deps) (*Broker, error) {
 	b.send.delays = b.delays
 	b.pull = newPullProcessor(&b.cfg, b.live, b.store, b.topics, b.groups, b.clients, b.offsets, b.stats, b.filters, log)
 	b.timer = newTimerService(b.store, b.offsets, log)
-	b.txn = newTxnService(&b.cfg, b.live, b.store, b.clients, b.offsets, b.host, log)
+	b.txn = newTxnService(&b.cfg, b.live, b.store, b.topics, b.clients, b.offsets, b.host, log)
 	b.retry = &retryProcessor{cfg: &b.cfg, live: b.live, store: b.store, topics: b.topics, groups: b.groups, delays: b.delays, storeHost: b.host, log: log}
 	return b, nil
 }

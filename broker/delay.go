@@ -159,6 +159,12 @@ func (d *delayService) deliver(level int32, res *store.GetResult) {
 	d.mu.Unlock()
 	delay := d.table.levels[level-1].Milliseconds()
 	now := time.Now().UnixMilli()
+	// The consume-queue unit's tags code is the delivery time: peek at it
+	// so a level with nothing due costs no record read.
+	var peek [1]store.CQUnit
+	if units, ok := d.store.ConsumeQueueUnits(TopicSchedule, q, off, 1, peek[:0]); ok && len(units) == 1 && units[0].TagsCode > now && units[0].TagsCode <= now+delay {
+		return
+	}
 	for {
 		d.store.GetMessages(TopicSchedule, q, off, 32, 256<<10, nil, res)
 		if res.Status != store.Found {

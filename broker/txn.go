@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/message"
 	"github.com/rocketgo/rocketgo/codec/transport"
 	"github.com/rocketgo/rocketgo/store"
@@ -23,34 +24,46 @@ const (
 // commits or rolls them back on END_TRANSACTION, and asks producers about
 // the ones left undecided (CHECK_TRANSACTION_STATE).
 //
-// Decisions are recorded as op messages in RMQ_SYS_TRANS_OP_HALF_TOPIC
-// whose body is the half message's queue offset, as Java does; unlike
-// Java, check counts live in memory instead of re-appended half messages.
+// Everything it knows survives a restart because it lives in the store, as
+// Java keeps it: a decision is an op message in RMQ_SYS_TRANS_OP_HALF_TOPIC
+// whose body is the decided half's queue offset (Java 5 may batch several,
+// comma-separated); an undecided half that is checked is appended again to
+// the half queue with TRANSACTION_CHECK_TIMES raised, so the check
+// checkpoint (CID_RMQ_SYS_TRANS on the half queue) always moves forward and
+// the check count is persisted; the op queue has its own checkpoint. Memory
+// holds only decisions about halves above the checkpoint.
 type txnService struct {
 	cfg       *Config
 	live      *liveConfig
 	store     MessageStore
+	topics    *topicTable
 	clients   *clientManager
 	offsets   *offsetTable
 	storeHost *hostBox
 	log       *slog.Logger
 	interval  time.Duration
 
-	mu     sync.Mutex
-	done   map[int64]bool // half queue offsets decided; guarded by mu
-	checks map[int64]int  // checks sent per half queue offset; guarded by mu
+	// Only the check goroutine touches these.
+	decided map[int64]int64 // half queue offset at or above the checkpoint → op queue offset deciding it
+	opRefs  map[int64]int   // op queue offset → entries of decided naming it
+	opDone  map[int64]bool  // op queue offsets at or above opCP with nothing left to decide
+	opNext  int64           // next op queue offset to read
 
 	quit chan struct{}
 	wg   sync.WaitGroup
 }
 
-func newTxnService(cfg *Config, live *liveConfig, st MessageStore, clients *clientManager, offsets *offsetTable, storeHost *hostBox, log *slog.Logger) *txnService {
+// txnMaxCheckRun bounds one check pass (Java MAX_PROCESS_TIME_LIMIT).
+const txnMaxCheckRun = 60 * time.Second
+
+func newTxnService(cfg *Config, live *liveConfig, st MessageStore, topics *topicTable, clients *clientManager, offsets *offsetTable, storeHost *hostBox, log *slog.Logger) *txnService {
 	iv := time.Duration(cfg.TransactionCheckInterval) * time.Millisecond
 	if iv <= 0 {
 		iv = 30 * time.Second
 	}
-	return &txnService{cfg: cfg, live: live, store: st, clients: clients, offsets: offsets, storeHost: storeHost, log: log, interval: iv,
-		done: make(map[int64]bool), checks: make(map[int64]int), quit: make(chan struct{})}
+	return &txnService{cfg: cfg, live: live, store: st, topics: topics, clients: clients, offsets: offsets, storeHost: storeHost, log: log, interval: iv,
+		decided: make(map[int64]int64), opRefs: make(map[int64]int), opDone: make(map[int64]bool), opNext: -1,
+		quit: make(chan struct{})}
 }
 
 // toHalf turns a prepared message into a half message
@@ -75,7 +88,6 @@ func isPrepared(sysFlag int32, props string) bool {
 }
 
 func (s *txnService) start() {
-	s.loadOps()
 	s.wg.Add(1)
 	go s.checkLoop()
 }
@@ -83,29 +95,6 @@ func (s *txnService) start() {
 func (s *txnService) stop() {
 	close(s.quit)
 	s.wg.Wait()
-}
-
-// loadOps reads every op message to learn which half messages are decided.
-func (s *txnService) loadOps() {
-	var res store.GetResult
-	off := s.store.MinOffset(TopicTransOpHalf, 0)
-	for {
-		s.store.GetMessages(TopicTransOpHalf, 0, off, 256, 1<<20, nil, &res)
-		if res.Status != store.Found {
-			res.Release()
-			return
-		}
-		for i, rec := range res.Records {
-			var e message.Ext
-			if message.Decode(rec, &e) == nil {
-				if n, err := strconv.ParseInt(string(e.Body), 10, 64); err == nil {
-					s.done[n] = true
-				}
-			}
-			off = res.QueueOffsets[i] + 1
-		}
-		res.Release()
-	}
 }
 
 // endTransaction serves END_TRANSACTION (EndTransactionProcessor).
@@ -180,10 +169,6 @@ func (s *txnService) end(c *transport.Conn, req *codec.Frame) *codec.Frame {
 
 // writeOp records that the half message at offset is decided.
 func (s *txnService) writeOp(halfOffset int64) {
-	s.mu.Lock()
-	s.done[halfOffset] = true
-	delete(s.checks, halfOffset)
-	s.mu.Unlock()
 	m := &message.Message{
 		Topic:         TopicTransOpHalf,
 		Body:          strconv.AppendInt(nil, halfOffset, 10),
@@ -212,17 +197,25 @@ func (s *txnService) checkLoop() {
 	}
 }
 
-// checkOnce walks the undecided half messages from the checkpoint and asks
-// their producers about the ones older than the transaction timeout.
+// checkOnce walks the half queue from the checkpoint (Java
+// TransactionalMessageServiceImpl.check): decided halves are skipped,
+// halves checked transactionCheckMax times are moved to
+// TRANS_CHECK_MAX_TIME_TOPIC, and every half older than the transaction
+// timeout is appended again with its check count raised and its producer
+// asked about the new copy. The walk stops at the first half too young to
+// check, so the checkpoint never passes an undecided message.
 func (s *txnService) checkOnce(now time.Time) {
 	cp, ok := s.offsets.query(txnCheckGroup, TopicTransHalf, 0)
 	if !ok {
 		cp = s.store.MinOffset(TopicTransHalf, 0)
 	}
+	if min := s.store.MinOffset(TopicTransHalf, 0); cp < min {
+		cp = min // expired from the store
+	}
+	s.readOps(cp)
+	start := now.UnixMilli()
 	var res store.GetResult
-	off := cp
-	advancing := true
-	for {
+	for off := cp; time.Since(now) < txnMaxCheckRun; {
 		s.store.GetMessages(TopicTransHalf, 0, off, 64, 1<<20, nil, &res)
 		if res.Status != store.Found {
 			res.Release()
@@ -231,43 +224,20 @@ func (s *txnService) checkOnce(now time.Time) {
 		stop := false
 		for i, rec := range res.Records {
 			qo := res.QueueOffsets[i]
-			off = qo + 1
-			s.mu.Lock()
-			decided := s.done[qo]
-			s.mu.Unlock()
-			if decided {
-				if advancing {
-					cp = qo + 1
-				}
+			if s.passDecided(qo) {
+				off, cp = qo+1, qo+1
 				continue
 			}
 			var e message.Ext
 			if message.Decode(rec, &e) != nil {
+				off, cp = qo+1, qo+1
 				continue
 			}
-			timeout := s.live.txnTimeoutMs.Load()
-			if v, ok := message.Property(e.Properties, message.PropertyCheckImmunityTimeInSeconds); ok {
-				if sec, err := strconv.ParseInt(v, 10, 64); err == nil && sec*1000 > timeout {
-					timeout = sec * 1000
-				}
-			}
-			if now.UnixMilli()-e.StoreTimestamp < timeout {
+			if !s.checkHalf(&e, start) {
 				stop = true
 				break
 			}
-			advancing = false
-			s.mu.Lock()
-			n := s.checks[qo]
-			if int64(n) >= s.live.txnCheckMax.Load() {
-				s.done[qo] = true // compat: Java moves it to TRANS_CHECK_MAX_TIME_TOPIC
-				delete(s.checks, qo)
-				s.mu.Unlock()
-				s.log.Warn("half message discarded after max checks", "halfOffset", qo, "checks", n)
-				continue
-			}
-			s.checks[qo] = n + 1
-			s.mu.Unlock()
-			s.sendCheck(&e)
+			off, cp = qo+1, qo+1
 		}
 		res.Release()
 		if stop {
@@ -275,13 +245,182 @@ func (s *txnService) checkOnce(now time.Time) {
 		}
 	}
 	s.offsets.commit(txnCheckGroup, TopicTransHalf, 0, cp)
-	s.mu.Lock()
-	for k := range s.done {
-		if k < cp {
-			delete(s.done, k)
+	s.forgetBelow(cp)
+}
+
+// checkHalf handles one undecided half message; false means it (and so
+// everything after it) is too young to check yet.
+func (s *txnService) checkHalf(e *message.Ext, start int64) bool {
+	checks := int64(0)
+	if v, ok := message.Property(e.Properties, message.PropertyTransactionCheckTimes); ok {
+		checks, _ = strconv.ParseInt(v, 10, 64)
+	}
+	tooOld := start-e.BornTimestamp > int64(s.cfg.FileReservedTime)*3600*1000
+	if checks >= s.live.txnCheckMax.Load() || tooOld {
+		s.discard(e, checks)
+		return true
+	}
+	if e.StoreTimestamp >= start {
+		return false
+	}
+	immunity := s.live.txnTimeoutMs.Load()
+	if v, ok := message.Property(e.Properties, message.PropertyCheckImmunityTimeInSeconds); ok {
+		// compat: an unparsable value means the transaction timeout, as Java.
+		if sec, err := strconv.ParseInt(v, 10, 64); err == nil && sec >= 0 {
+			immunity = sec * 1000
 		}
 	}
-	s.mu.Unlock()
+	age := start - e.BornTimestamp
+	if age >= 0 && age <= immunity {
+		return false
+	}
+	props := message.SetProperty(e.Properties, message.PropertyTransactionCheckTimes, strconv.FormatInt(checks+1, 10))
+	copyRes, ok := s.putHalfCopy(e, props)
+	if !ok {
+		return false // try again next round rather than lose it
+	}
+	e.Properties = props
+	e.QueueOffset, e.PhysicalOffset, e.StoreTimestamp = copyRes.QueueOffset, copyRes.WroteOffset, copyRes.StoreTimestamp
+	s.sendCheck(e)
+	return true
+}
+
+// putHalfCopy appends a half message again (Java putBackHalfMsgQueue) and
+// waits for the result.
+func (s *txnService) putHalfCopy(e *message.Ext, props string) (store.PutResult, bool) {
+	tags, _ := message.Property(props, message.PropertyTags)
+	m := &message.Message{
+		Topic: TopicTransHalf, QueueID: 0, Flag: e.Flag,
+		Body:          append([]byte(nil), e.Body...),
+		Properties:    props,
+		BornTimestamp: e.BornTimestamp, BornHost: e.BornHost, StoreHost: e.StoreHost,
+		SysFlag: e.SysFlag, ReconsumeTimes: e.ReconsumeTimes,
+		TagsCode: message.TagsHash(tags),
+	}
+	r := s.putWait(m)
+	if r.Status != store.PutOK && r.Status != store.FlushDiskTimeout {
+		s.log.Error("transaction check: half message not re-stored; will retry", "halfOffset", e.QueueOffset, "status", r.Status, "err", r.Err)
+		return r, false
+	}
+	return r, true
+}
+
+// discard moves a half message checked too often (or older than the
+// store's retention) to TRANS_CHECK_MAX_TIME_TOPIC, where operators can
+// find it (Java DefaultTransactionalMessageCheckListener.resolveDiscardMsg).
+func (s *txnService) discard(e *message.Ext, checks int64) {
+	s.topics.createIfAbsent(TopicTransCheckMax, 1, body.DefaultPerm, 0)
+	tags, _ := message.Property(e.Properties, message.PropertyTags)
+	m := &message.Message{
+		Topic: TopicTransCheckMax, QueueID: 0, Flag: e.Flag,
+		Body:          append([]byte(nil), e.Body...),
+		Properties:    e.Properties,
+		BornTimestamp: e.BornTimestamp, BornHost: e.BornHost, StoreHost: e.StoreHost,
+		SysFlag: e.SysFlag, ReconsumeTimes: e.ReconsumeTimes,
+		TagsCode: message.TagsHash(tags),
+	}
+	r := s.putWait(m)
+	real, _ := message.Property(e.Properties, message.PropertyRealTopic)
+	s.log.Warn("half message checked too many times; moved to "+TopicTransCheckMax,
+		"halfOffset", e.QueueOffset, "checks", checks, "realTopic", real, "status", r.Status)
+}
+
+func (s *txnService) putWait(m *message.Message) store.PutResult {
+	done := make(chan store.PutResult, 1)
+	s.store.Put(m, func(r store.PutResult) { done <- r })
+	return <-done
+}
+
+// readOps learns the decisions recorded since the last read; decisions
+// about halves below the half checkpoint are already accounted for.
+func (s *txnService) readOps(halfCP int64) {
+	if s.opNext < 0 {
+		cp, ok := s.offsets.query(txnCheckGroup, TopicTransOpHalf, 0)
+		if min := s.store.MinOffset(TopicTransOpHalf, 0); !ok || cp < min {
+			cp = min
+		}
+		s.opNext = cp
+	}
+	var res store.GetResult
+	for {
+		s.store.GetMessages(TopicTransOpHalf, 0, s.opNext, 256, 1<<20, nil, &res)
+		if res.Status != store.Found {
+			if res.Status == store.OffsetTooSmall || res.Status == store.OffsetOverflowBadly {
+				s.opNext = res.NextBeginOffset
+			}
+			res.Release()
+			return
+		}
+		for i, rec := range res.Records {
+			opOff := res.QueueOffsets[i]
+			s.opNext = opOff + 1
+			var e message.Ext
+			if message.Decode(rec, &e) != nil {
+				s.opDone[opOff] = true
+				continue
+			}
+			if tag, _ := message.Property(e.Properties, message.PropertyTags); tag != txnOpTag {
+				s.opDone[opOff] = true
+				continue
+			}
+			for _, f := range strings.Split(string(e.Body), ",") {
+				half, err := strconv.ParseInt(f, 10, 64)
+				if err != nil || half < halfCP {
+					continue
+				}
+				if _, dup := s.decided[half]; !dup {
+					s.decided[half] = opOff
+					s.opRefs[opOff]++
+				}
+			}
+			if s.opRefs[opOff] == 0 {
+				s.opDone[opOff] = true
+			}
+		}
+		res.Release()
+	}
+}
+
+// passDecided reports whether the half at offset is decided, and forgets
+// the decision (the checkpoint is about to pass it).
+func (s *txnService) passDecided(half int64) bool {
+	op, ok := s.decided[half]
+	if !ok {
+		return false
+	}
+	delete(s.decided, half)
+	if s.opRefs[op]--; s.opRefs[op] <= 0 {
+		delete(s.opRefs, op)
+		s.opDone[op] = true
+	}
+	return true
+}
+
+// forgetBelow drops decisions the half checkpoint has passed and moves the
+// op checkpoint over the op messages fully accounted for.
+func (s *txnService) forgetBelow(halfCP int64) {
+	for half := range s.decided {
+		if half < halfCP {
+			s.passDecided(half)
+		}
+	}
+	cp, ok := s.offsets.query(txnCheckGroup, TopicTransOpHalf, 0)
+	if min := s.store.MinOffset(TopicTransOpHalf, 0); !ok || cp < min {
+		cp = min
+	}
+	start := cp
+	for s.opDone[cp] {
+		delete(s.opDone, cp)
+		cp++
+	}
+	for op := range s.opDone {
+		if op < cp {
+			delete(s.opDone, op)
+		}
+	}
+	if cp != start {
+		s.offsets.commit(txnCheckGroup, TopicTransOpHalf, 0, cp)
+	}
 }
 
 // sendCheck sends CHECK_TRANSACTION_STATE (oneway) to a producer of the
