@@ -1,8 +1,8 @@
 package broker
 
 import (
-	"fmt"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -86,20 +86,11 @@ func newDelayService(cfg *Config, table *delayTable, st MessageStore, log *slog.
 }
 
 func (d *delayService) load() error {
-	b, err := readConfigFile(d.path)
-	if err != nil || b == nil {
-		return err
-	}
-	f, err := body.DecodeDelayOffsetFile(b)
-	if err != nil {
-		return fmt.Errorf("delay offsets: %s: %w", d.path, err)
-	}
-	d.mu.Lock()
-	for l, off := range f {
-		d.offsets[l] = off
-	}
-	d.mu.Unlock()
-	return nil
+	return loadConfigFile(d.path, "delay offsets", body.DecodeDelayOffsetFile, func(f map[int32]int64) {
+		d.mu.Lock()
+		maps.Copy(d.offsets, f)
+		d.mu.Unlock()
+	})
 }
 
 // encode returns the delayOffset.json content.

@@ -1,8 +1,8 @@
 package broker
 
 import (
-	"fmt"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -59,23 +59,14 @@ func newGroupTable(cfg *Config, live *liveConfig, log *slog.Logger) *groupTable 
 }
 
 func (g *groupTable) load() error {
-	b, err := readConfigFile(g.path)
-	if err != nil || b == nil {
-		return err
-	}
-	f, err := body.DecodeSubscriptionGroupFile(b)
-	if err != nil {
-		return fmt.Errorf("subscription groups: %s: %w", g.path, err)
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for name, sg := range f.SubscriptionGroupTable {
-		g.groups[name] = sg
-	}
-	if f.DataVersion.Timestamp != 0 {
-		g.version = f.DataVersion
-	}
-	return nil
+	return loadConfigFile(g.path, "subscription groups", body.DecodeSubscriptionGroupFile, func(f body.SubscriptionGroupFile) {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		maps.Copy(g.groups, f.SubscriptionGroupTable)
+		if f.DataVersion.Timestamp != 0 {
+			g.version = f.DataVersion
+		}
+	})
 }
 
 func (g *groupTable) get(name string) (body.SubscriptionGroupConfig, bool) {

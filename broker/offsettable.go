@@ -1,7 +1,7 @@
 package broker
 
 import (
-	"fmt"
+	"maps"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -39,29 +39,17 @@ func newOffsetTable(cfg *Config) *offsetTable {
 }
 
 func (o *offsetTable) load() error {
-	b, err := readConfigFile(o.path)
-	if err != nil || b == nil {
-		return err
-	}
-	f, err := body.DecodeConsumerOffsetFile(b)
-	if err != nil {
-		return fmt.Errorf("consumer offsets: %s: %w", o.path, err)
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	for key, queues := range f.OffsetTable {
-		i := strings.LastIndexByte(key, '@')
-		if i < 0 {
-			continue
+	return loadConfigFile(o.path, "consumer offsets", body.DecodeConsumerOffsetFile, func(f body.ConsumerOffsetFile) {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		for key, queues := range f.OffsetTable {
+			i := strings.LastIndexByte(key, '@')
+			if i < 0 {
+				continue
+			}
+			o.table[groupTopic{topic: key[:i], group: key[i+1:]}] = maps.Clone(queues)
 		}
-		k := groupTopic{topic: key[:i], group: key[i+1:]}
-		m := make(map[int32]int64, len(queues))
-		for q, off := range queues {
-			m[q] = off
-		}
-		o.table[k] = m
-	}
-	return nil
+	})
 }
 
 // commit stores offset for (group, topic, queue).

@@ -3,6 +3,7 @@ package broker
 import (
 	"fmt"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -139,23 +140,14 @@ func (t *topicTable) initSystem(cfg *Config) {
 
 // load merges topics.json over the system topics.
 func (t *topicTable) load() error {
-	b, err := readConfigFile(t.path)
-	if err != nil || b == nil {
-		return err
-	}
-	f, err := body.DecodeTopicConfigFile(b)
-	if err != nil {
-		return fmt.Errorf("topics: %s: %w", t.path, err)
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for name, tc := range f.TopicConfigTable {
-		t.topics[name] = tc
-	}
-	if f.DataVersion.Timestamp != 0 {
-		t.version = f.DataVersion
-	}
-	return nil
+	return loadConfigFile(t.path, "topics", body.DecodeTopicConfigFile, func(f body.TopicConfigFile) {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		maps.Copy(t.topics, f.TopicConfigTable)
+		if f.DataVersion.Timestamp != 0 {
+			t.version = f.DataVersion
+		}
+	})
 }
 
 func (t *topicTable) get(name string) (body.TopicConfig, bool) {
