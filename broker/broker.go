@@ -103,7 +103,13 @@ func New(cfg Config, deps Deps) (*Broker, error) {
 	b.send = newSendProcessor(&b.cfg, b.live, b.store, b.topics, b.groups, b.locks, b.stats, b.host, log)
 	b.send.delays = b.delays
 	b.pull = newPullProcessor(&b.cfg, b.live, b.store, b.topics, b.groups, b.clients, b.offsets, b.stats, b.filters, log)
-	b.timer = newTimerService(b.store, b.offsets, log)
+	timers, err := newTimerService(&b.cfg, b.store, b.offsets, log)
+	if err != nil {
+		b.nsCli.Close()
+		b.closeStore()
+		return nil, err
+	}
+	b.timer = timers
 	b.txn = newTxnService(&b.cfg, b.live, b.store, b.topics, b.clients, b.offsets, b.host, log)
 	b.retry = &retryProcessor{cfg: &b.cfg, live: b.live, store: b.store, topics: b.topics, groups: b.groups, delays: b.delays, storeHost: b.host, log: log}
 	return b, nil
@@ -238,6 +244,7 @@ func (b *Broker) Close() error {
 	var errs []error
 	b.closeOnce.Do(func() {
 		if b.main == nil { // never started
+			b.timer.close()
 			b.nsCli.Close()
 			b.closeStore()
 			return

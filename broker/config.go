@@ -63,6 +63,14 @@ type Config struct {
 	TransactionCheckInterval int64 `conf:"transactionCheckInterval"` // ms
 	TransactionCheckMax      int   `conf:"transactionCheckMax"`
 
+	// 5.x timer messages (Java MessageStoreConfig keys; restart-only).
+	TimerWheelEnable       bool  `conf:"timerWheelEnable"`
+	TimerMaxDelaySec       int64 `conf:"timerMaxDelaySec"`
+	TimerPrecisionMs       int64 `conf:"timerPrecisionMs"`    // 100, 200, 500 or 1000 (rounded down like Java)
+	TimerRollWindowSlot    int   `conf:"timerRollWindowSlot"` // slots; Java's spelling, singular
+	MappedFileSizeTimerLog int64 `conf:"mappedFileSizeTimerLog"`
+	TimerFlushIntervalMs   int64 `conf:"timerFlushIntervalMs"`
+
 	SendMessageThreadPoolNums   int   `conf:"sendMessageThreadPoolNums"`
 	SendThreadPoolQueueCapacity int   `conf:"sendThreadPoolQueueCapacity"`
 	PullMessageThreadPoolNums   int   `conf:"pullMessageThreadPoolNums"`
@@ -122,6 +130,12 @@ func DefaultConfig() Config {
 		TransactionTimeOut:          6000,
 		TransactionCheckInterval:    30000,
 		TransactionCheckMax:         15,
+		TimerWheelEnable:            true,
+		TimerMaxDelaySec:            3 * 24 * 3600,
+		TimerPrecisionMs:            1000,
+		TimerRollWindowSlot:         2 * 24 * 3600,
+		MappedFileSizeTimerLog:      100 << 20,
+		TimerFlushIntervalMs:        1000,
 		SendMessageThreadPoolNums:   min(runtime.NumCPU(), 4),
 		SendThreadPoolQueueCapacity: 10000,
 		PullMessageThreadPoolNums:   16 + runtime.NumCPU()*2,

@@ -277,9 +277,9 @@ func (p *sendProcessor) process(c *transport.Conn, req *codec.Frame, l *transpor
 	if isPrepared(h.sysFlag, props) {
 		toHalf(m)
 	} else {
-		if !scheduleTimer(m, time.Now().UnixMilli()) {
+		if code, remark := scheduleTimer(p.cfg, m, time.Now().UnixMilli()); code != codec.RespSuccess {
 			p.putCtx(sc)
-			return errResp(req, codec.RespMessageIllegal, fmt.Sprintf(timerIllegal, timerMaxDelayMs))
+			return errResp(req, code, remark)
 		}
 		if m.Topic != timerTopic {
 			p.delays.schedule(m)

@@ -1,28 +1,54 @@
 package broker
 
 import (
-	"container/heap"
+	"fmt"
 	"log/slog"
+	"math"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/message"
 	"github.com/rocketgo/rocketgo/store"
+	"github.com/rocketgo/rocketgo/store/timer"
 )
 
 // Timer (5.x "wheel timer") messages carry their delivery time in
-// TIMER_DELIVER_MS, or a delay in TIMER_DELAY_SEC / TIMER_DELAY_MS.
+// TIMER_DELIVER_MS, or a delay in TIMER_DELAY_SEC / TIMER_DELAY_MS. The
+// send path rewrites them into rmq_sys_wheel_timer (scheduleTimer); the
+// timerService chains each timer-topic record into the on-disk wheel
+// (store/timer) and re-stores it under its real topic when its slot ends.
 const (
-	timerPrecisionMs = 1000                 // Java timerPrecisionMs
-	timerMaxDelayMs  = 3 * 24 * 3600 * 1000 // Java timerMaxDelaySec, 3 days
-	timerCheckGroup  = "CID_SYS_RMQ_TIMER"  // checkpoint of delivered timer records
-	timerIllegal     = "timer message illegal, the delay time should not be bigger than the max delay %dms; or if set del msg, the delay time should be bigger than the current time"
+	timerCheckGroup   = "CID_SYS_RMQ_TIMER" // delivered prefix kept by rocketgo before the wheel; read once to migrate
+	timerIllegal      = "timer message illegal, the delay time should not be bigger than the max delay %dms; or if set del msg, the delay time should be bigger than the current time"
+	timerNotEnabled   = "accurate timer message is not enabled, timerWheelEnable is %t"
+	timerEnqueueBatch = 256  // timer-topic units read per step
+	timerDequeueBatch = 1024 // units delivered per step: bounds the memory a slot costs
+	timerCleanEvery   = 30 * time.Second
 )
+
+// timerPrecision is timerPrecisionMs as Java applies it: rounded down to
+// 100, 200, 500 or 1000.
+func timerPrecision(cfg *Config) int64 {
+	p := int64(100)
+	for _, c := range []int64{200, 500, 1000} {
+		if cfg.TimerPrecisionMs >= c {
+			p = c
+		}
+	}
+	return p
+}
+
+func timerMaxDelayMs(cfg *Config) int64 { return cfg.TimerMaxDelaySec * 1000 }
 
 // timerDeliverAt returns when a timer message is due: ok is false for a
 // message without timer properties, bad when they do not parse
-// (HookUtils.transformTimerMessage).
+// (HookUtils.transformTimerMessage). The older __STARTDELIVERTIME (an
+// absolute time in ms, set by OpenMessaging and Aliyun's clients) counts as
+// TIMER_DELIVER_MS when no 5.x property is present; the open-source Java
+// broker ignores it.
 func timerDeliverAt(props string, now int64) (at int64, ok, bad bool) {
 	if v, has := message.Property(props, message.PropertyTimerDelaySec); has {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -36,31 +62,57 @@ func timerDeliverAt(props string, now int64) (at int64, ok, bad bool) {
 		n, err := strconv.ParseInt(v, 10, 64)
 		return n, true, err != nil
 	}
+	if v, has := message.Property(props, message.PropertyStartDeliverTime); has {
+		n, err := strconv.ParseInt(v, 10, 64)
+		return n, true, err != nil
+	}
 	return 0, false, false
 }
 
-// scheduleTimer rewrites a due-later timer message into the timer topic.
-// It reports false when the message is illegal (too far away, or timer
-// properties that do not parse).
-func scheduleTimer(m *message.Message, now int64) bool {
+// scheduleTimer rewrites a due-later timer message into the timer topic
+// (Java's HookUtils.handleScheduleMessage). A refused message gets the
+// response code and remark to answer with; RespSuccess otherwise.
+func scheduleTimer(cfg *Config, m *message.Message, now int64) (codec.ResponseCode, string) {
 	at, ok, bad := timerDeliverAt(m.Properties, now)
-	if !ok {
-		return true
+	if !ok || m.Topic == timerTopic {
+		return codec.RespSuccess, ""
+	}
+	if _, has := message.Property(m.Properties, message.PropertyTimerOutMs); has {
+		return codec.RespSuccess, ""
+	}
+	if lvl, delayed := message.Property(m.Properties, message.PropertyDelayLevel); delayed {
+		if n, _ := strconv.Atoi(lvl); n > 0 {
+			// Like Java: a delay level wins and the timer properties go;
+			// send.go schedules the level.
+			for _, k := range []string{message.PropertyTimerDeliverMs, message.PropertyTimerDelaySec, message.PropertyTimerDelayMs} {
+				m.Properties = message.DeleteProperty(m.Properties, k)
+			}
+			return codec.RespSuccess, ""
+		}
+	}
+	if !cfg.TimerWheelEnable {
+		return codec.RespSystemError, fmt.Sprintf(timerNotEnabled, false)
 	}
 	if bad {
-		return false
+		return codec.RespMessageIllegal, fmt.Sprintf(timerIllegal, timerMaxDelayMs(cfg))
 	}
 	if at <= now {
-		return true // due already: deliver as a normal message
+		if _, del := message.Property(m.Properties, message.PropertyTimerDelUniqKey); del {
+			return codec.RespMessageIllegal, fmt.Sprintf(timerIllegal, timerMaxDelayMs(cfg))
+		}
+		return codec.RespSuccess, "" // due already: deliver as a normal message
 	}
-	if _, delayed := message.Property(m.Properties, message.PropertyDelayLevel); !delayed && at-now > timerMaxDelayMs {
-		return false
+	if at-now > timerMaxDelayMs(cfg) {
+		return codec.RespMessageIllegal, fmt.Sprintf(timerIllegal, timerMaxDelayMs(cfg))
 	}
-	// compat: Java rounds down to the precision (a multiple goes one step earlier).
-	if at%timerPrecisionMs == 0 {
-		at -= timerPrecisionMs
+	// compat: Java rounds down to the precision (a multiple goes one step
+	// earlier), so the requested time lies in (at, at+precision]: the slot
+	// at is delivered once it has ended, never early.
+	p := timerPrecision(cfg)
+	if at%p == 0 {
+		at -= p
 	} else {
-		at = at / timerPrecisionMs * timerPrecisionMs
+		at = at / p * p
 	}
 	props := message.SetProperty(m.Properties, message.PropertyTimerOutMs, strconv.FormatInt(at, 10))
 	props = message.SetProperty(props, message.PropertyRealTopic, m.Topic)
@@ -68,201 +120,475 @@ func scheduleTimer(m *message.Message, now int64) bool {
 	m.Properties = props
 	m.Topic = timerTopic
 	m.QueueID = 0
-	return true
+	return codec.RespSuccess, ""
 }
 
-// timerService delivers timer-topic records when due. It keeps the
-// pending ones in a min-heap rebuilt from the timer topic at start (from
-// the delivered-prefix checkpoint), and sleeps until the earliest.
+// timerService moves timer-topic records through the on-disk wheel
+// (Java's TimerMessageStore). Two goroutines:
+//
+//   - enqueue reads the timer topic's consume queue from the checkpointed
+//     offset and chains each record into its slot (the body stays in the
+//     commit log); one already due is delivered at once. It alone moves
+//     writeMs, the first slot still open, at each slot boundary.
+//   - dequeue delivers each slot below writeMs in bounded batches, then
+//     moves readMs on, and persists progress every timerFlushIntervalMs.
+//
+// Invariant: enqueue chains only into slots >= writeMs and dequeue reads
+// only slots < writeMs, so a slot is never delivered while it can still
+// grow. Memory does not depend on the number of pending timers.
 type timerService struct {
-	store   MessageStore
+	store MessageStore
+	log   *slog.Logger
+	ts    *timer.Store // nil when timerWheelEnable is false
+	prec  int64
+	flush time.Duration // timerFlushIntervalMs
+	// offsets holds the delivered prefix of the heap-based timer this
+	// service replaced, used once when there is no timer checkpoint.
 	offsets *offsetTable
-	log     *slog.Logger
 
-	mu      sync.Mutex
-	pending timerHeap      // guarded by mu
-	done    map[int64]bool // delivered queue offsets at or above cp; guarded by mu
-	cp      int64          // every record below is delivered; guarded by mu
-	scanned int64          // next timer-topic offset to read; guarded by mu
+	writeMs  atomic.Int64 // currWriteTimeMs; stored by the enqueue goroutine only
+	readMs   atomic.Int64 // next slot to deliver; stored by the dequeue goroutine only
+	queueOff atomic.Int64 // next timer-topic offset to enqueue
+	progress atomic.Int64 // last delivered unit of slot readMs, -1 none
 
-	kick chan struct{}
-	quit chan struct{}
-	wg   sync.WaitGroup
+	kick  chan struct{} // timer-topic records arrived
+	moved chan struct{} // writeMs moved
+	quit  chan struct{}
+	wg    sync.WaitGroup
+
+	// dequeue goroutine only
+	batch []timer.Entry
+	wps   *timer.Waypoints
+	dels  map[string]struct{}
 }
 
-type timerEntry struct {
-	at, qoff int64
-}
-
-type timerHeap []timerEntry
-
-func (h timerHeap) Len() int           { return len(h) }
-func (h timerHeap) Less(i, j int) bool { return h[i].at < h[j].at }
-func (h timerHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *timerHeap) Push(x any)        { *h = append(*h, x.(timerEntry)) }
-func (h *timerHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return e
-}
-
-func newTimerService(st MessageStore, offsets *offsetTable, log *slog.Logger) *timerService {
-	return &timerService{store: st, offsets: offsets, log: log, done: make(map[int64]bool),
-		kick: make(chan struct{}, 1), quit: make(chan struct{})}
+func newTimerService(cfg *Config, st MessageStore, offsets *offsetTable, log *slog.Logger) (*timerService, error) {
+	t := &timerService{store: st, offsets: offsets, log: log, prec: timerPrecision(cfg),
+		flush: time.Duration(max(cfg.TimerFlushIntervalMs, 10)) * time.Millisecond,
+		kick:  make(chan struct{}, 1), moved: make(chan struct{}, 1), quit: make(chan struct{}),
+		dels: make(map[string]struct{})}
+	if !cfg.TimerWheelEnable {
+		return t, nil
+	}
+	ts, err := timer.Open(timer.Config{RootDir: cfg.StorePathRootDir, LogFileSize: cfg.MappedFileSizeTimerLog,
+		PrecisionMs: t.prec, RollWindowSlots: cfg.TimerRollWindowSlot, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("broker: open timer wheel: %w", err)
+	}
+	t.ts = ts
+	return t, nil
 }
 
 func (t *timerService) start() {
-	cp, ok := t.offsets.query(timerCheckGroup, timerTopic, 0)
-	if !ok {
-		cp = t.store.MinOffset(timerTopic, 0)
+	if t.ts == nil {
+		return
 	}
-	t.cp, t.scanned = cp, cp
-	t.wg.Add(1)
-	go t.loop()
+	r, found := t.ts.Resume()
+	q := r.LastTimerQueueOffset
+	if !found {
+		if cp, ok := t.offsets.query(timerCheckGroup, timerTopic, 0); ok {
+			q = cp
+		}
+	}
+	// Records chained after the last checkpoint need not be chained again:
+	// resume after the record of the last unit (Java's reviseQueueOffset).
+	if u, ok := t.ts.LastUnit(); ok {
+		if rec, err := t.store.ReadRecord(u.OffsetPy, u.SizePy); err == nil {
+			var e message.Ext
+			if message.Decode(rec, &e) == nil && e.Topic == timerTopic && e.QueueOffset+1 > q {
+				q = e.QueueOffset + 1
+			}
+		}
+	}
+	q = max(q, t.store.MinOffset(timerTopic, 0))
+	q = min(q, t.store.MaxOffset(timerTopic, 0))
+	t.queueOff.Store(q)
+	t.readMs.Store(r.LastReadTimeMs / t.prec * t.prec)
+	t.progress.Store(r.ProgressPos)
+	t.writeMs.Store(time.Now().UnixMilli() / t.prec * t.prec)
+	t.batch = make([]timer.Entry, 0, timerDequeueBatch)
+	t.wps = timer.NewWaypoints(4096)
+	t.wg.Add(2)
+	go t.enqueueLoop()
+	go t.dequeueLoop()
 }
 
+// stop ends both loops and persists where they stopped.
 func (t *timerService) stop() {
+	if t.ts == nil {
+		return
+	}
 	close(t.quit)
 	t.wg.Wait()
+	if err := t.persist(); err != nil {
+		t.log.Error("timer: persist on stop", "err", err)
+	}
+	t.close()
+}
+
+// close releases the wheel files (also for a broker never started).
+func (t *timerService) close() {
+	if t.ts == nil {
+		return
+	}
+	if err := t.ts.Close(); err != nil {
+		t.log.Error("timer: close", "err", err)
+	}
+	t.ts = nil
 }
 
 // arrived is told about new timer-topic records.
-func (t *timerService) arrived() {
+func (t *timerService) arrived() { notify(t.kick) }
+
+func notify(c chan struct{}) {
 	select {
-	case t.kick <- struct{}{}:
+	case c <- struct{}{}:
 	default:
 	}
 }
 
-func (t *timerService) loop() {
+func (t *timerService) stopping() bool {
+	select {
+	case <-t.quit:
+		return true
+	default:
+		return false
+	}
+}
+
+// pause waits d or until stop; false when stopping.
+func (t *timerService) pause(d time.Duration) bool {
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-t.quit:
+		return false
+	case <-tm.C:
+		return true
+	}
+}
+
+func (t *timerService) persist() error {
+	return t.ts.Flush(t.readMs.Load(), t.queueOff.Load(), t.progress.Load())
+}
+
+// ---- enqueue ----
+
+func (t *timerService) enqueueLoop() {
 	defer t.wg.Done()
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	var res store.GetResult
+	tick := time.NewTimer(0)
+	defer tick.Stop()
+	units := make([]store.CQUnit, 0, timerEnqueueBatch)
 	for {
 		select {
 		case <-t.quit:
 			return
 		case <-t.kick:
-		case <-timer.C:
+		case <-tick.C:
 		}
-		t.scan(&res)
-		wait := t.deliverDue(&res, time.Now().UnixMilli())
-		if !timer.Stop() {
+		for !t.stopping() {
+			t.moveWriteTime()
+			if t.enqueue(&units) == 0 {
+				break
+			}
+		}
+		// Wake at the next slot boundary (to open it) or within 100 ms.
+		now := time.Now().UnixMilli()
+		wait := min(time.Duration(t.prec-now%t.prec)*time.Millisecond, 100*time.Millisecond)
+		if !tick.Stop() {
 			select {
-			case <-timer.C:
+			case <-tick.C:
 			default:
 			}
 		}
-		timer.Reset(wait)
+		tick.Reset(wait)
 	}
 }
 
-// scan adds the timer records written since the last scan to the heap.
-func (t *timerService) scan(res *store.GetResult) {
+func (t *timerService) moveWriteTime() {
+	if w := time.Now().UnixMilli() / t.prec * t.prec; w > t.writeMs.Load() {
+		t.writeMs.Store(w)
+		notify(t.moved)
+	}
+}
+
+// enqueue chains the next timer-topic records and returns how many it
+// consumed.
+func (t *timerService) enqueue(units *[]store.CQUnit) int {
+	off := t.queueOff.Load()
+	if lo := t.store.MinOffset(timerTopic, 0); off < lo {
+		t.log.Warn("timer: records removed before they were enqueued", "from", off, "to", lo)
+		off = lo
+		t.queueOff.Store(off)
+	}
+	us, _ := t.store.ConsumeQueueUnits(timerTopic, 0, off, timerEnqueueBatch, (*units)[:0])
+	*units = us[:0]
+	for i := range us {
+		if !t.enqueueOne(&us[i]) {
+			return i
+		}
+		t.queueOff.Store(us[i].QueueOffset + 1)
+	}
+	return len(us)
+}
+
+// enqueueOne chains one record; false when stopping before it is done.
+func (t *timerService) enqueueOne(u *store.CQUnit) bool {
+	rec, err := t.store.ReadRecord(u.PhyOffset, u.Size)
+	var e message.Ext
+	if err == nil {
+		err = message.Decode(rec, &e)
+	}
+	if err != nil {
+		t.log.Warn("timer: unreadable timer record skipped", "queueOffset", u.QueueOffset, "err", err)
+		return true
+	}
+	v, _ := message.Property(e.Properties, message.PropertyTimerOutMs)
+	at, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		t.log.Warn("timer: record without TIMER_OUT_MS skipped", "queueOffset", u.QueueOffset)
+		return true
+	}
+	_, del := message.Property(e.Properties, message.PropertyTimerDelUniqKey)
+	w := t.writeMs.Load()
+	if at < w {
+		if del {
+			return true // compat: a delete marker past its time is dropped, as Java does
+		}
+		// Its slot has ended already: deliver now, marked as never enqueued.
+		return t.deliverNow(&e, math.MaxInt64, false)
+	}
+	realTopic, _ := message.Property(e.Properties, message.PropertyRealTopic)
 	for {
-		t.mu.Lock()
-		off := t.scanned
-		t.mu.Unlock()
-		t.store.GetMessages(timerTopic, 0, off, 256, 4<<20, nil, res)
-		if res.Status != store.Found {
-			if res.Status == store.OffsetTooSmall {
-				t.mu.Lock()
-				t.scanned = res.NextBeginOffset
-				t.mu.Unlock()
-				res.Release()
-				continue
-			}
-			res.Release()
+		_, err := t.ts.Add(u.PhyOffset, u.Size, at, w, message.JavaStringHash(realTopic), del)
+		if err == nil {
+			return true
+		}
+		t.log.Error("timer: cannot chain timer; retrying", "queueOffset", u.QueueOffset, "err", err)
+		if !t.pause(time.Second) {
+			return false
+		}
+	}
+}
+
+// ---- dequeue ----
+
+func (t *timerService) dequeueLoop() {
+	defer t.wg.Done()
+	flushEvery := t.flush
+	tick := time.NewTicker(flushEvery)
+	defer tick.Stop()
+	lastFlush, lastClean := time.Now(), time.Now()
+	maybeFlush := func() {
+		if time.Since(lastFlush) < flushEvery {
 			return
 		}
-		t.mu.Lock()
-		for i, rec := range res.Records {
-			qoff := res.QueueOffsets[i]
-			t.scanned = qoff + 1
-			var e message.Ext
-			if message.Decode(rec, &e) != nil {
-				continue
-			}
-			v, _ := message.Property(e.Properties, message.PropertyTimerOutMs)
-			at, _ := strconv.ParseInt(v, 10, 64)
-			// TIMER_OUT_MS is the requested time rounded down to the
-			// precision (as Java stores it), so the requested time lies in
-			// (at, at+precision]: delivering at the slot's end is never
-			// early and at most one precision late.
-			heap.Push(&t.pending, timerEntry{at: at + timerPrecisionMs, qoff: qoff})
+		lastFlush = time.Now()
+		if err := t.persist(); err != nil {
+			t.log.Error("timer: persist", "err", err)
 		}
-		t.mu.Unlock()
-		res.Release()
+	}
+	for {
+		for r := t.readMs.Load(); r < t.writeMs.Load(); r = t.readMs.Load() {
+			if !t.dequeueSlot(r, maybeFlush) {
+				return // stopping mid-slot; progress is persisted by stop
+			}
+			t.progress.Store(-1)
+			t.readMs.Store(r + t.prec)
+			maybeFlush()
+		}
+		maybeFlush()
+		if time.Since(lastClean) >= timerCleanEvery {
+			lastClean = time.Now()
+			if n, err := t.ts.DeleteExpired(t.store.MinPhyOffset()); err != nil || n > 0 {
+				t.log.Info("timer: expired timerlog files removed", "files", n, "err", err)
+			}
+		}
+		select {
+		case <-t.quit:
+			return
+		case <-t.moved:
+		case <-tick.C:
+		}
 	}
 }
 
-// deliverDue moves every due record to its real topic and returns how
-// long to sleep until the next one.
-func (t *timerService) deliverDue(res *store.GetResult, now int64) time.Duration {
+// dequeueSlot delivers slot slotMs in batches, after the persisted
+// progress; false when stopping before the slot is done. Memory is the
+// batch, the waypoint table and the keys of the slot's delete markers.
+func (t *timerService) dequeueSlot(slotMs int64, maybeFlush func()) bool {
+	slot := t.ts.Slot(slotMs)
+	if slot.Empty() {
+		return true
+	}
+	// Delete markers (TIMER_DEL_UNIQKEY, "topic+uniqKey") cancel timers of
+	// the same slot; only their keys are held.
+	clear(t.dels)
+	t.wps.Reset(slot.Num, cap(t.batch))
+	t.ts.Walk(slot, func(pos int64, u *timer.Unit) bool {
+		t.wps.Add(pos)
+		if u.Magic&timer.MagicDelete != 0 && u.Magic&timer.MagicRoll == 0 {
+			if rec, err := t.store.ReadRecord(u.OffsetPy, u.SizePy); err == nil {
+				var e message.Ext
+				if message.Decode(rec, &e) == nil {
+					if k, ok := message.Property(e.Properties, message.PropertyTimerDelUniqKey); ok {
+						t.dels[k] = struct{}{}
+					}
+				}
+			}
+		}
+		return true
+	})
+	after := t.progress.Load()
 	for {
-		t.mu.Lock()
-		if len(t.pending) == 0 {
-			t.mu.Unlock()
-			return time.Hour
+		es := t.ts.BatchFrom(slot, t.wps.Start(after, slot.LastPos), after, t.batch[:0])
+		if len(es) == 0 {
+			return true
 		}
-		next := t.pending[0]
-		if next.at > now {
-			t.mu.Unlock()
-			return time.Duration(next.at-now) * time.Millisecond
+		if !t.deliverBatch(es) {
+			return false
 		}
-		heap.Pop(&t.pending)
-		t.mu.Unlock()
-		if !t.deliver(next.qoff, res) {
-			t.mu.Lock()
-			heap.Push(&t.pending, timerEntry{at: now + 1000, qoff: next.qoff}) // retry in a second
-			t.mu.Unlock()
+		after = es[len(es)-1].Pos
+		t.progress.Store(after)
+		if len(es) < cap(t.batch) {
+			return true
+		}
+		maybeFlush()
+		if t.stopping() {
+			return false
+		}
+	}
+}
+
+// deliverBatch re-stores the records of es (async puts, waited for
+// together); a put that fails is retried until it succeeds or the service
+// stops (false).
+func (t *timerService) deliverBatch(es []timer.Entry) bool {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var retry []int
+	for i := range es {
+		e := &es[i]
+		roll := e.Magic&timer.MagicRoll != 0
+		if e.Magic&timer.MagicDelete != 0 && !roll {
+			continue // a delete marker is never delivered
+		}
+		m, ok := t.load(e, roll)
+		if !ok {
 			continue
 		}
-		t.mu.Lock()
-		t.done[next.qoff] = true
-		for t.done[t.cp] {
-			delete(t.done, t.cp)
-			t.cp++
+		wg.Add(1)
+		t.store.Put(&m, func(r store.PutResult) {
+			if t.putFailed(r) {
+				mu.Lock()
+				retry = append(retry, i)
+				mu.Unlock()
+			}
+			wg.Done()
+		})
+	}
+	wg.Wait()
+	for _, i := range retry {
+		for {
+			m, ok := t.load(&es[i], es[i].Magic&timer.MagicRoll != 0)
+			if !ok || !t.putSync(&m) {
+				break
+			}
+			if !t.pause(500 * time.Millisecond) {
+				return false
+			}
 		}
-		cp := t.cp
-		t.mu.Unlock()
-		t.offsets.commit(timerCheckGroup, timerTopic, 0, cp)
+	}
+	return true
+}
+
+// load reads the record of e and builds what to store; false when it is
+// gone or deleted.
+func (t *timerService) load(e *timer.Entry, roll bool) (message.Message, bool) {
+	rec, err := t.store.ReadRecord(e.OffsetPy, e.SizePy)
+	var x message.Ext
+	if err == nil {
+		err = message.Decode(rec, &x)
+	}
+	if err != nil {
+		t.log.Warn("timer: record gone before delivery", "offset", e.OffsetPy, "err", err)
+		return message.Message{}, false
+	}
+	if len(t.dels) > 0 && !roll {
+		topic, _ := message.Property(x.Properties, message.PropertyRealTopic)
+		uniq, _ := message.Property(x.Properties, message.PropertyUniqKey)
+		if _, gone := t.dels[topic+"+"+uniq]; gone {
+			return message.Message{}, false
+		}
+	}
+	return t.convert(&x, e.WriteTimeMs, roll), true
+}
+
+// deliverNow stores a due record at once (synchronously, retrying);
+// false when stopping first.
+func (t *timerService) deliverNow(x *message.Ext, enqueueMs int64, roll bool) bool {
+	for {
+		m := t.convert(x, enqueueMs, roll)
+		if !t.putSync(&m) {
+			return true
+		}
+		if !t.pause(500 * time.Millisecond) {
+			return false
+		}
 	}
 }
 
-// deliver re-stores one timer record under its real topic.
-func (t *timerService) deliver(qoff int64, res *store.GetResult) bool {
-	t.store.GetMessages(timerTopic, 0, qoff, 1, 4<<20, nil, res)
-	defer res.Release()
-	if res.Status != store.Found || len(res.Records) == 0 {
-		return true // gone (expired from the store): nothing to deliver
-	}
-	var e message.Ext
-	if message.Decode(res.Records[0], &e) != nil {
-		return true
-	}
-	topic, _ := message.Property(e.Properties, message.PropertyRealTopic)
-	qid, _ := message.Property(e.Properties, message.PropertyRealQueueID)
-	if topic == "" {
-		return true
-	}
-	props := message.SetProperty(e.Properties, message.PropertyTimerDequeueMs, strconv.FormatInt(time.Now().UnixMilli(), 10))
-	tags, _ := message.Property(props, message.PropertyTags)
-	m := message.Message{
-		Topic: topic, QueueID: atoi32(qid), Flag: e.Flag,
-		Body:          append([]byte(nil), e.Body...),
-		Properties:    props,
-		BornTimestamp: e.BornTimestamp, BornHost: e.BornHost, StoreHost: e.StoreHost,
-		SysFlag: e.SysFlag, ReconsumeTimes: e.ReconsumeTimes, TagsCode: message.TagsHash(tags),
-	}
+// putSync stores m and reports whether to retry.
+func (t *timerService) putSync(m *message.Message) (retry bool) {
 	done := make(chan store.PutResult, 1)
-	t.store.Put(&m, func(r store.PutResult) { done <- r })
-	r := <-done
-	if r.Status != store.PutOK && r.Status != store.FlushDiskTimeout {
-		t.log.Warn("timer: delivery failed; will retry", "topic", topic, "status", r.Status, "err", r.Err)
+	t.store.Put(m, func(r store.PutResult) { done <- r })
+	return t.putFailed(<-done)
+}
+
+// putFailed reports whether a put should be retried; a put that can
+// never succeed is dropped with an error (Java's PUT_NO_RETRY).
+func (t *timerService) putFailed(r store.PutResult) bool {
+	switch r.Status {
+	case store.PutOK, store.FlushDiskTimeout:
 		return false
+	case store.MessageIllegal, store.PropertiesSizeExceeded:
+		t.log.Error("timer: delivery refused; dropped", "status", r.Status, "err", r.Err)
+		return false
+	default:
+		t.log.Warn("timer: delivery failed; will retry", "status", r.Status, "err", r.Err)
+		return true
 	}
-	return true
+}
+
+// convert builds the record to store for a due timer (Java's convert and
+// convertMessage): under REAL_TOPIC/REAL_QID, or back into the timer topic
+// when the unit was only a roll step toward a far-off time.
+func (t *timerService) convert(x *message.Ext, enqueueMs int64, roll bool) message.Message {
+	props := x.Properties
+	if enqueueMs != -1 {
+		props = message.SetProperty(props, message.PropertyTimerEnqueueMs, strconv.FormatInt(enqueueMs, 10))
+	}
+	topic, qid := x.Topic, x.QueueID
+	if roll {
+		n := 0
+		if v, ok := message.Property(props, message.PropertyTimerRollTimes); ok {
+			n, _ = strconv.Atoi(v)
+		}
+		props = message.SetProperty(props, message.PropertyTimerRollTimes, strconv.Itoa(n+1))
+	} else {
+		rt, _ := message.Property(props, message.PropertyRealTopic)
+		rq, _ := message.Property(props, message.PropertyRealQueueID)
+		topic, qid = rt, atoi32(rq)
+		props = message.DeleteProperty(props, message.PropertyRealTopic)
+		props = message.DeleteProperty(props, message.PropertyRealQueueID)
+	}
+	props = message.SetProperty(props, message.PropertyTimerDequeueMs, strconv.FormatInt(time.Now().UnixMilli(), 10))
+	tags, _ := message.Property(props, message.PropertyTags)
+	return message.Message{
+		Topic: topic, QueueID: qid, Flag: x.Flag,
+		Body:          x.Body,
+		Properties:    props,
+		BornTimestamp: x.BornTimestamp, BornHost: x.BornHost, StoreHost: x.StoreHost,
+		SysFlag: x.SysFlag, ReconsumeTimes: x.ReconsumeTimes, TagsCode: message.TagsHash(tags),
+	}
 }

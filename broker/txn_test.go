@@ -204,7 +204,10 @@ func checkTimes(t *testing.T, chk *codec.Frame) int {
 // check after the restart commits or rolls back as before.
 func TestTransactionInDoubtSurvivesRestart(t *testing.T) {
 	root := t.TempDir()
-	fast := func(c *Config) { c.TransactionCheckInterval = 50; c.TransactionTimeOut = 1 }
+	// The timeout leaves the decisions below ample time to land before
+	// the first check could copy their halves (a half checked before its
+	// producer's decision arrives is asked about again — Java does the same).
+	fast := func(c *Config) { c.TransactionCheckInterval = 50; c.TransactionTimeOut = 1500 }
 	tb, stop := openTxnBroker(t, root, fast)
 	tb.topics.createIfAbsent("TX", 1, 6, 0)
 	// Two halves decided before the restart, two left in doubt.

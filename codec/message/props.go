@@ -66,6 +66,7 @@ const (
 	PropertyTraceContext                = "TRACE_CONTEXT"
 	PropertyTimerDelaySec               = "TIMER_DELAY_SEC"
 	PropertyTimerDeliverMs              = "TIMER_DELIVER_MS"
+	PropertyStartDeliverTime            = "__STARTDELIVERTIME" // the 4.x-era (OpenMessaging, Aliyun) absolute delivery time
 	PropertyBornHost                    = "__BORNHOST"
 	PropertyBornTimestamp               = "BORN_TIMESTAMP"
 	PropertyTransientPrefix             = "__RMQ.TRANSIENT."
