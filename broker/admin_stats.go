@@ -99,6 +99,7 @@ func (a *adminProcessor) runtimeInfo(_ *transport.Conn, req *codec.Frame) *codec
 	s := a.b.stats
 	st := a.b.store
 	now := time.Now()
+	timerRead, timerOffsets := a.b.timer.behind(now.UnixMilli())
 	kv := map[string]string{
 		"brokerVersionDesc":                    "V5_3_3",
 		"brokerVersion":                        strconv.Itoa(int(codec.ServerVersion)),
@@ -129,8 +130,8 @@ func (a *adminProcessor) runtimeInfo(_ *transport.Conn, req *codec.Frame) *codec
 		"dispatchBehindBytes":                  "0",
 		"remainTransientStoreBufferNumbs":      "0",
 		"remainHowManyDataToFlush":             "0",
-		"timerReadBehind":                      "0",
-		"timerOffsetBehind":                    "0",
+		"timerReadBehind":                      strconv.FormatInt(timerRead, 10),
+		"timerOffsetBehind":                    strconv.FormatInt(timerOffsets, 10),
 		"timerCongestNum":                      "0",
 		"timerEnqueueTps":                      "0.0",
 		"timerDequeueTps":                      "0.0",

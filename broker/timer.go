@@ -592,3 +592,16 @@ func (t *timerService) convert(x *message.Ext, enqueueMs int64, roll bool) messa
 		SysFlag: x.SysFlag, ReconsumeTimes: x.ReconsumeTimes, TagsCode: message.TagsHash(tags),
 	}
 }
+
+// behind reports how far delivery trails the clock in seconds and how many
+// timer-topic records are not in the wheel yet (Java's timerReadBehind and
+// timerOffsetBehind of GET_BROKER_RUNTIME_INFO).
+func (t *timerService) behind(now int64) (readSec, offsets int64) {
+	if t.ts == nil {
+		return 0, 0
+	}
+	if r := t.readMs.Load(); r > 0 && now > r {
+		readSec = (now - r) / 1000
+	}
+	return readSec, max(t.store.MaxOffset(timerTopic, 0)-t.queueOff.Load(), 0)
+}

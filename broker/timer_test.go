@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -325,4 +326,24 @@ func TestTimerStartDeliverTime(t *testing.T) {
 	require.Equal(t, "oms", string(recs[0].Body))
 	require.GreaterOrEqual(t, recs[0].StoreTimestamp, at)
 	require.Less(t, recs[0].StoreTimestamp, at+1500)
+}
+
+// GET_BROKER_RUNTIME_INFO reports the wheel's progress: every timer record
+// chained (timerOffsetBehind 0) and delivery within a second of the clock.
+func TestTimerRuntimeInfo(t *testing.T) {
+	tb := startBroker(t, nil)
+	tb.topics.createIfAbsent("TM", 1, 6, 0)
+	at := time.Now().Add(time.Minute).UnixMilli()
+	resp := tb.invoke(t, sendV1("TM", 0, props("TIMER_DELIVER_MS", strconv.FormatInt(at, 10)), []byte("x")))
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+	tb.waitDispatched(t, timerTopic, 0, 1)
+	require.Eventually(t, func() bool {
+		info := string(tb.invoke(t, request(codec.ReqGetBrokerRuntimeInfo)).Body)
+		return strings.Contains(info, `"timerOffsetBehind":"0"`) &&
+			(strings.Contains(info, `"timerReadBehind":"0"`) || strings.Contains(info, `"timerReadBehind":"1"`))
+	}, 5*time.Second, 10*time.Millisecond)
+	// Seen from ten seconds later, delivery is ten seconds behind.
+	read, offs := tb.timer.behind(time.Now().Add(10 * time.Second).UnixMilli())
+	require.InDelta(t, 10, read, 1)
+	require.Zero(t, offs)
 }
