@@ -219,6 +219,13 @@ func (q *consumeQueue) repair(n, phy int64, size int32, tags int64) error {
 	return nil
 }
 
+// lacks reports whether repair(n, phy, ...) would append a unit.
+func (q *consumeQueue) lacks(n, phy int64) bool {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	return n >= q.maxOffset.Load() && phy >= q.maxPhy
+}
+
 // hide replaces unit n (a record with a bad CRC) with a blank unit in
 // place, or appends a blank unit when the queue does not reach n yet.
 func (q *consumeQueue) hide(n int64) error {

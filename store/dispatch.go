@@ -72,6 +72,15 @@ func (s *Store) dispatchRecord(e *message.Ext, phy int64) {
 		}
 		return
 	}
+	if phy < s.repairBelow && s.covered(e, phy, tt) {
+		return
+	}
+	// The consume queue and the arrival notification come first: a held
+	// pull is woken before the index entry is written, so index work
+	// (a page fault in its 400 MB file) never delays delivery.
+	if tt != message.TransactionPreparedType && tt != message.TransactionRollbackType {
+		s.dispatchCQ(e, phy)
+	}
 	if s.idx != nil && tt != message.TransactionRollbackType {
 		keys, _ := message.Property(e.Properties, message.PropertyKeys)
 		uniq, _ := message.Property(e.Properties, message.PropertyUniqKey)
@@ -81,9 +90,23 @@ func (s *Store) dispatchRecord(e *message.Ext, phy int64) {
 			}
 		}
 	}
-	if tt == message.TransactionPreparedType || tt == message.TransactionRollbackType {
-		return
+}
+
+// covered reports whether a record below the checkpoint (recovery's
+// re-dispatch) has the consume-queue unit and index entries it should
+// have, so it is skipped without the property lookups of a dispatch.
+func (s *Store) covered(e *message.Ext, phy int64, tt int32) bool {
+	if tt != message.TransactionPreparedType && tt != message.TransactionRollbackType {
+		if q := s.findCQ(e.Topic, e.QueueID); q != nil && q.lacks(e.QueueOffset, phy) {
+			return false
+		}
 	}
+	return s.idx == nil || tt == message.TransactionRollbackType || phy <= s.indexedTo
+}
+
+// dispatchCQ appends the record's consume-queue unit and wakes whoever
+// waits for the queue.
+func (s *Store) dispatchCQ(e *message.Ext, phy int64) {
 	tags := s.tagsCode(e)
 	if phy < s.repairBelow {
 		// Recovery below the checkpoint: only fill what queues lack, never

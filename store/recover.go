@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/rocketgo/rocketgo/codec/message"
 	"github.com/rocketgo/rocketgo/store/index"
@@ -12,10 +13,9 @@ import (
 
 // recover brings the store to a consistent state before it serves:
 //
-//  1. scan the commit log from a safe point (the last three segments after a
-//     clean shutdown; from the checkpoint's flushed/dispatched position, or
-//     the start when there is no checkpoint, after a crash), validating
-//     magic, sizes, physical offset and body CRC; the first structurally
+//  1. scan the commit log from a safe point (scanStart: the segment holding
+//     the checkpoint), validating magic, sizes and physical offset, and the
+//     body CRC of what follows the checkpoint; the first structurally
 //     invalid record ends the log (a torn tail), and the rest is wiped;
 //  2. load consume queues, dropping units that point past the end;
 //  3. re-dispatch (idempotently) from the checkpoint's dispatched position
@@ -48,30 +48,18 @@ func (s *Store) recover() error {
 		end, lastTS int64
 		corrupt     []int64
 		scanFrom    int64 // re-dispatch at least the scanned range
+		crcFrom     int64
+		scanTook    time.Duration
 	)
 	if len(segs) == 0 {
 		if _, err := s.cl.appendSegment(0); err != nil {
 			return err
 		}
 	} else {
-		from := max(len(segs)-3, 0)
-		if abnormal {
-			if !ck.valid {
-				from = 0
-			} else {
-				p := min(ck.flushed, ck.dispatched)
-				if ck.dispatched < 0 {
-					p = ck.flushed
-				}
-				for from > 0 && segs[from].start > p {
-					from--
-				}
-			}
-		}
-		scanFrom = segs[from].start
-		end, lastTS, corrupt = s.scan(segs[from:])
-		s.log.Info("store: recovered commit log", "abnormal", abnormal, "fromSegment", segs[from].start,
-			"end", end, "corruptRecords", len(corrupt))
+		scanFrom, crcFrom = s.scanStart(segs, abnormal, ck)
+		t0 := time.Now()
+		end, lastTS, corrupt = s.scan(segs, scanFrom, crcFrom)
+		scanTook = time.Since(t0)
 		s.cl.truncateAfter(end)
 		if s.cl.find(end) == nil {
 			if _, err := s.cl.appendSegment(end); err != nil {
@@ -84,7 +72,7 @@ func (s *Store) recover() error {
 		}
 		// Make everything we are about to expose durable.
 		for _, sg := range s.cl.list() {
-			if sg.end() > segs[from].start {
+			if sg.end() > scanFrom {
 				if err := sg.sync(); err != nil {
 					return err
 				}
@@ -115,12 +103,22 @@ func (s *Store) recover() error {
 	if !ck.valid || d < minPhy {
 		d = minPhy
 	}
-	d = min(d, end, max(scanFrom, minPhy))
+	// After a crash, re-dispatch the whole scanned range: records below the
+	// checkpoint that their queue and the index already cover are only
+	// decoded and skipped (covered). After a clean shutdown the queues and
+	// the index were flushed up to the checkpoint.
+	from := scanFrom
+	if !abnormal {
+		from = crcFrom
+	}
+	d = min(d, end, max(from, minPhy))
+	s.indexedTo = -1
 	if s.idx != nil {
 		if from, ok := s.idx.DropFrom(end); ok {
 			s.log.Info("store: index entries past the commit-log end dropped", "reindexFrom", from)
 			d = min(d, max(from, minPhy))
 		}
+		s.indexedTo = s.idx.MaxPhyOffset()
 	}
 	for _, c := range corrupt {
 		d = min(d, c)
@@ -130,7 +128,12 @@ func (s *Store) recover() error {
 	if ck.valid {
 		s.repairBelow = ck.dispatched
 	}
+	t0 := time.Now()
 	s.dispatchUpTo(end)
+	s.recovery = recoveryStats{abnormal: abnormal, scanFrom: scanFrom, crcFrom: crcFrom, end: end, redispatchFrom: d,
+		scan: scanTook, redispatch: time.Since(t0)}
+	s.log.Info("store: recovered commit log", "abnormal", abnormal, "scanFrom", scanFrom, "crcFrom", crcFrom, "end", end,
+		"corruptRecords", len(corrupt), "scan", scanTook, "redispatchFrom", d, "redispatch", s.recovery.redispatch)
 	s.quarantine, s.repairBelow = nil, -1
 	s.dispatchTS.Store(lastTS)
 
@@ -146,14 +149,63 @@ func (s *Store) recover() error {
 	return s.writeCheckpoint()
 }
 
-// scan validates records from the first of segs and returns the end of
-// valid data, the store time of the last record and the offsets of
-// records whose body CRC is wrong.
-func (s *Store) scan(segs []*segment) (end, lastTS int64, corrupt []int64) {
+// recoveryStats says what recovery read: the commit log from scanFrom (body
+// CRCs from crcFrom) to end, re-dispatched from redispatchFrom.
+type recoveryStats struct {
+	abnormal                               bool
+	scanFrom, crcFrom, end, redispatchFrom int64
+	scan, redispatch                       time.Duration
+}
+
+// scanStart picks where recovery starts reading the commit log (a segment
+// start) and from where it also checks body CRCs. With a checkpoint of ours
+// it reads the segment holding the checkpoint and checksums only what
+// follows the checkpoint: everything below was flushed before the
+// checkpoint was written, so a crash cannot have torn it (its structure is
+// still validated, which finds a log that ends earlier than the checkpoint
+// claims). Otherwise, as Java, it reads and checksums the last three
+// segments after a clean shutdown, from the segment holding the checkpoint
+// after a crash, or everything without a checkpoint.
+func (s *Store) scanStart(segs []*segment, abnormal bool, ck *checkpoint) (from, crcFrom int64) {
+	if ck.valid && ck.dispatched >= 0 {
+		p := min(ck.flushed, ck.dispatched)
+		i := len(segs) - 1
+		for i > 0 && segs[i].start > p {
+			i--
+		}
+		return segs[i].start, max(p, segs[i].start)
+	}
+	i := max(len(segs)-3, 0)
+	if abnormal {
+		if !ck.valid {
+			i = 0
+		} else {
+			p := min(ck.flushed, ck.dispatched)
+			if ck.dispatched < 0 {
+				p = ck.flushed
+			}
+			for i > 0 && segs[i].start > p {
+				i--
+			}
+		}
+	}
+	return segs[i].start, segs[i].start
+}
+
+// scan validates records from offset start (a segment start) to the end
+// of the log, body CRCs from crcFrom on, and returns the end of valid data,
+// the store time of the last record and the offsets of records whose body
+// CRC is wrong.
+func (s *Store) scan(segs []*segment, start, crcFrom int64) (end, lastTS int64, corrupt []int64) {
 	var e message.Ext
-	end = segs[0].start
-	for i, seg := range segs {
-		pos := int64(0)
+	end = start
+	first := 0
+	for first < len(segs)-1 && segs[first].end() <= start {
+		first++
+	}
+	for i := first; i < len(segs); i++ {
+		seg := segs[i]
+		pos := max(start-seg.start, 0)
 		for {
 			if pos+message.BlankLen > seg.size {
 				return seg.start + pos, lastTS, corrupt
@@ -171,7 +223,7 @@ func (s *Store) scan(segs []*segment) (end, lastTS int64, corrupt []int64) {
 			if err != nil || e.PhysicalOffset != seg.start+pos || e.TotalSize <= 0 {
 				return seg.start + pos, lastTS, corrupt
 			}
-			if s.cfg.CheckCRCOnRecover && e.CheckCRC() != nil {
+			if s.cfg.CheckCRCOnRecover && seg.start+pos >= crcFrom && e.CheckCRC() != nil {
 				corrupt = append(corrupt, seg.start+pos)
 			}
 			lastTS = e.StoreTimestamp

@@ -3,6 +3,7 @@ package store
 import (
 	"bufio"
 	"bytes"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/rocketgo/rocketgo/codec/message"
 )
 
 // mappedRSS returns the resident bytes of the mapping that starts at
@@ -174,4 +177,40 @@ func TestDispatchIsImmediateAtLowRate(t *testing.T) {
 	// Woken only by the 100 ms ticker, the median would be ~50 ms.
 	require.Less(t, lat[n/2], 5*time.Millisecond)
 	require.Less(t, lat[n-1], 50*time.Millisecond)
+}
+
+// A record's arrival is announced before its index entries are written, so
+// index work (a fault in the index file, a lock held by its flush) never
+// delays a long-poll wake-up.
+func TestArrivalPrecedesIndex(t *testing.T) {
+	s := openT(t, testConfig(t, t.TempDir()))
+	defer s.Close()
+	type seen struct {
+		queueOffset int64
+		indexed     int
+		err         error
+	}
+	ch := make(chan seen, 8)
+	s.OnArrival(func(topic string, qid int32, maxOffset, tags int64, props string) {
+		key, _ := message.Property(props, message.PropertyKeys)
+		first, _, _ := strings.Cut(key, " ")
+		hits, err := s.QueryByKey(topic, first, 10, 0, math.MaxInt64)
+		ch <- seen{maxOffset - 1, len(hits), err}
+	})
+	for i := range 3 {
+		r := putSync(t, s, testMsg("Idx", 0, i, 100))
+		require.Equal(t, PutOK, r.Status)
+		select {
+		case got := <-ch:
+			require.NoError(t, got.err)
+			require.Equal(t, int64(i), got.queueOffset)
+			require.Zero(t, got.indexed, "record %d was indexed before its arrival was announced", i)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("record %d never dispatched", i)
+		}
+		waitDispatched(t, s)
+		hits, err := s.QueryByKey("Idx", "k"+strconv.Itoa(i), 10, 0, math.MaxInt64)
+		require.NoError(t, err)
+		require.Equal(t, []int64{r.WroteOffset}, hits)
+	}
 }

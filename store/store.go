@@ -66,7 +66,11 @@ type Store struct {
 	// checkpoint's dispatched offset) only fill gaps of existing queues.
 	// -1 otherwise.
 	repairBelow int64
-	lockFile    *os.File
+	recovery    recoveryStats // what the last recovery read; set by recover
+	// indexedTo: while recovery re-dispatches, records at or below it are
+	// in the index already.
+	indexedTo int64
+	lockFile  *os.File
 
 	// quarantine lists records with a bad body CRC while recovery
 	// re-dispatches; their units become blank units.

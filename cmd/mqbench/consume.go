@@ -177,7 +177,9 @@ func pullQueue(cfg *consumeConfig, c *rpcConn, qid int, rec *recorder, done <-ch
 		next, nerr := strconv.ParseInt(r.Value("nextBeginOffset"), 10, 64)
 		switch r.Code {
 		case int32(codec.RespSuccess):
-			now := time.Now().UnixNano()
+			// Received when the reader took the reply off the socket, not
+			// when this goroutine got to run.
+			now := cl.at.UnixNano()
 			n, bytes, l, perr := scanRecords(r.Body, now, lats[:0])
 			lats = l
 			if perr != nil {

@@ -20,6 +20,7 @@ const clientVersion = codec.ServerVersion
 type call struct {
 	buf  []byte      // reply payload, owned by the call
 	resp codec.Frame // decoded from buf
+	at   time.Time   // when the reader took the reply off the socket
 	done chan struct{}
 }
 
@@ -198,6 +199,7 @@ func (c *rpcConn) dispatch(payload []byte, f *codec.Frame) {
 		return
 	}
 	cl.buf = append(cl.buf[:0], payload...)
+	cl.at = time.Now()
 	cl.done <- struct{}{}
 }
 

@@ -36,7 +36,7 @@ const pageSize = 4096
 // dropEntries unmaps the entries below to from our page tables (the pages
 // stay in the page cache; queries map them back), or the whole file when
 // all. Like the commit log's release (store/resident.go), it keeps resident
-// memory to the part being written. Caller holds the Service lock (read).
+// memory to the part being written. Caller holds the Service's flushMu.
 func (x *file) dropEntries(to int32, all bool) {
 	from := x.released.Load()
 	if from < 0 || (!all && to <= from) {

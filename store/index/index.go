@@ -25,9 +25,15 @@ type Config struct {
 // Service owns the index files. Safe for concurrent use; writes come from
 // one dispatcher.
 type Service struct {
-	cfg   Config
-	mu    sync.RWMutex
-	files []*file // oldest first; the last one takes writes
+	cfg Config
+	// flushMu keeps files mapped while Flush syncs them without mu, so a
+	// slow msync never blocks Put (the dispatcher). Taken before mu by
+	// whatever unmaps files.
+	flushMu sync.Mutex
+	mu      sync.RWMutex
+	files   []*file // oldest first; the last one takes writes; guarded by mu
+
+	syncFile func(*file) error // Flush's msync; tests slow it down
 }
 
 // Open loads the existing index files of cfg.Dir.
@@ -55,7 +61,7 @@ func Open(cfg Config) (*Service, error) {
 		}
 	}
 	sort.Strings(names)
-	s := &Service{cfg: cfg}
+	s := &Service{cfg: cfg, syncFile: (*file).sync}
 	for _, n := range names {
 		x, err := openFile(filepath.Join(cfg.Dir, n), cfg.MaxHashSlotNum, cfg.MaxIndexNum, false)
 		if err != nil {
@@ -166,6 +172,8 @@ func unwrap(err error) error {
 // commit log) and returns the smallest commit-log offset they covered: the
 // caller re-indexes from there. ok is false when nothing was dropped.
 func (s *Service) DropFrom(phy int64) (rebuildFrom int64, ok bool) {
+	s.flushMu.Lock()
+	defer s.flushMu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rebuildFrom = phy
@@ -207,20 +215,25 @@ func (s *Service) Query(topic, key string, max int, begin, end int64) []int64 {
 // Flush makes the index files durable, then unmaps from our page tables
 // what is flushed and no longer written: full files, and the entries of
 // the current one but the newest keepEntries (the hash slots are written
-// at random and stay). Flush calls do not overlap.
+// at random and stay). The msync runs without the lock Put takes: entries
+// written meanwhile are made durable by the next Flush.
 func (s *Service) Flush() error {
+	s.flushMu.Lock()
+	defer s.flushMu.Unlock()
 	s.mu.RLock()
-	defer s.mu.RUnlock()
 	n := len(s.files)
 	if n == 0 {
+		s.mu.RUnlock()
 		return nil
 	}
 	x := s.files[n-1]
 	count := x.header.indexCount
-	if err := x.sync(); err != nil {
+	old := s.files[: n-1 : n-1] // full files: never written again
+	s.mu.RUnlock()
+	if err := s.syncFile(x); err != nil {
 		return err
 	}
-	for _, o := range s.files[:n-1] {
+	for _, o := range old {
 		o.dropEntries(0, true)
 	}
 	x.dropEntries(count-keepEntries, false)
@@ -230,6 +243,8 @@ func (s *Service) Flush() error {
 // DeleteBelow removes files whose entries all point below minPhy (never the
 // file taking writes).
 func (s *Service) DeleteBelow(minPhy int64) {
+	s.flushMu.Lock()
+	defer s.flushMu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for len(s.files) > 1 && s.files[0].header.endPhy < minPhy {
@@ -242,6 +257,8 @@ func (s *Service) DeleteBelow(minPhy int64) {
 
 // Close flushes and unmaps the files.
 func (s *Service) Close() error {
+	s.flushMu.Lock()
+	defer s.flushMu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var err error

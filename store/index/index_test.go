@@ -111,3 +111,31 @@ func TestKeyHashPositive(t *testing.T) {
 	require.Equal(t, int32(5), keyHashPositive(-5))
 	require.Equal(t, int32(5), keyHashPositive(5))
 }
+
+// Put does not wait for a Flush in progress: the dispatcher, which wakes
+// long polls, never stalls behind an msync of the index.
+func TestPutDuringSlowFlush(t *testing.T) {
+	s := openT(t, t.TempDir(), 10, 100)
+	defer s.Close()
+	require.NoError(t, s.Put("T", "a", "", 1000, 1_700_000_000_000))
+	entered, release := make(chan struct{}), make(chan struct{})
+	s.syncFile = func(x *file) error {
+		close(entered)
+		<-release // a disk that takes its time
+		return x.sync()
+	}
+	flushed := make(chan error, 1)
+	go func() { flushed <- s.Flush() }()
+	<-entered
+	put := make(chan error, 1)
+	go func() { put <- s.Put("T", "b", "", 2000, 1_700_000_000_001) }()
+	select {
+	case err := <-put:
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Put waited for the index flush")
+	}
+	require.Equal(t, []int64{2000}, s.Query("T", "b", 10, 0, math.MaxInt64))
+	close(release)
+	require.NoError(t, <-flushed)
+}
