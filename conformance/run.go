@@ -13,6 +13,7 @@ import (
 	"github.com/rocketgo/rocketgo/conformance/goclient"
 	"github.com/rocketgo/rocketgo/conformance/harness"
 	"github.com/rocketgo/rocketgo/conformance/javadriver"
+	"github.com/rocketgo/rocketgo/conformance/restart"
 	"github.com/rocketgo/rocketgo/conformance/scenario"
 )
 
@@ -66,10 +67,6 @@ func (r *Runner) Server(ctx context.Context, kind harness.Kind) []scenario.Resul
 		results = append(results, res)
 	}
 	// Decide every cell that needs no server first.
-	type cell struct {
-		s scenario.Scenario
-		c scenario.Client
-	}
 	var todo []cell
 	for _, s := range scenario.Table {
 		if len(r.Only) > 0 && !r.Only[s.Name] {
@@ -123,13 +120,83 @@ func (r *Runner) Server(ctx context.Context, kind harness.Kind) []scenario.Resul
 	defer cl.Close()
 	r.Logf("server %s up in %.1fs: namesrv %s broker %s", kind, time.Since(start).Seconds(), cl.NamesrvAddr, cl.BrokerAddr)
 
-	byClient := map[scenario.Client][]scenario.Scenario{}
+	var plain, restarting []cell
 	for _, x := range todo {
+		if x.s.Restart {
+			restarting = append(restarting, x)
+		} else {
+			plain = append(plain, x)
+		}
+	}
+	stamp := time.Now().Format("150405")
+	results = append(results, r.runCells(ctx, cl, kind, dir, stamp, plain, nil)...)
+	if len(restarting) > 0 {
+		// Every restart scenario of every client runs side by side and they
+		// share one broker restart, after everything else has finished.
+		var who []string
+		for _, x := range restarting {
+			who = append(who, participant(x.s, x.c))
+		}
+		mode := RestartMode(kind)
+		gate := restart.NewGate(ctx, who, RestartLead, RestartMaxWait,
+			func(ctx context.Context, killAt time.Time, topics []string) (restart.Window, error) {
+				select {
+				case <-ctx.Done():
+					return restart.Window{}, ctx.Err()
+				case <-time.After(time.Until(killAt)):
+				}
+				r.Logf("restarting the %s broker (%s, down >= %v)", kind, mode, RestartDownFor)
+				rs, err := cl.RestartBroker(ctx, harness.RestartOptions{Mode: mode, DownFor: RestartDownFor, Topics: topics})
+				if err == nil {
+					r.Logf("%s broker back: down %.1fs, ready %.1fs after its start", kind,
+						rs.Ready.Sub(rs.Stopped).Seconds(), rs.Ready.Sub(rs.Started).Seconds())
+				}
+				return restart.Window{Down: rs.Stopped, Up: rs.Ready}, err
+			})
+		results = append(results, r.runCells(ctx, cl, kind, dir, stamp, restarting, gate)...)
+		gate.Close()
+	}
+	if failed(results) {
+		r.Logf("server logs for %s:\n%s", kind, cl.Logs(1500))
+	}
+	return results
+}
+
+type cell struct {
+	s scenario.Scenario
+	c scenario.Client
+}
+
+// Restart settings of the restart scenarios (scenario.Scenario.Restart).
+const (
+	RestartLead    = 3 * time.Second  // announcement → kill: time to send the pending work
+	RestartDownFor = 4 * time.Second  // the broker stays down at least this long
+	RestartMaxWait = 60 * time.Second // first arrival waits this long for the other clients
+)
+
+// RestartMode is how the restart scenarios stop the broker of kind:
+// CONFORMANCE_RESTART_MODE=kill|term overrides the default, kill -9.
+func RestartMode(kind harness.Kind) harness.StopMode {
+	if m := os.Getenv("CONFORMANCE_RESTART_MODE"); m != "" {
+		return harness.StopMode(m)
+	}
+	return harness.Kill
+}
+
+func participant(s scenario.Scenario, c scenario.Client) string { return s.Name + "@" + string(c) }
+
+// runCells runs cells with every client side by side (their topics and
+// groups are disjoint, and most scenario time is spent waiting on broker
+// timers). Without a gate each client runs its scenarios one after the
+// other; with one (restart scenarios) all of them at once.
+func (r *Runner) runCells(ctx context.Context, cl *harness.Cluster, kind harness.Kind, dir, stamp string, cells []cell, gate *restart.Gate) []scenario.Result {
+	if len(cells) == 0 {
+		return nil
+	}
+	byClient := map[scenario.Client][]scenario.Scenario{}
+	for _, x := range cells {
 		byClient[x.c] = append(byClient[x.c], x.s)
 	}
-	// The clients run side by side: their topics and groups are disjoint,
-	// and most scenario time is spent waiting on broker timers.
-	stamp := time.Now().Format("150405")
 	perClient := make([][]scenario.Result, len(r.Clients))
 	var wg sync.WaitGroup
 	for i, c := range r.Clients {
@@ -141,32 +208,64 @@ func (r *Runner) Server(ctx context.Context, kind harness.Kind) []scenario.Resul
 		go func() {
 			defer wg.Done()
 			if c == scenario.GoV2 {
-				for _, s := range list {
-					res := r.runGo(ctx, cl, kind, s, stamp)
-					r.Logf("%s", res.Line())
-					perClient[i] = append(perClient[i], res)
-				}
+				perClient[i] = r.runGoList(ctx, cl, kind, list, stamp, gate)
 				return
 			}
-			res := r.Java.Run(ctx, c, string(kind), javadriver.Options{
+			opt := javadriver.Options{
 				Namesrv: cl.NamesrvAddr, Broker: cl.BrokerAddr,
 				Prefix:    strings.NewReplacer(".", "", "-", "").Replace(string(c)) + "_" + stamp,
 				Scenarios: list, LogPath: filepath.Join(dir, string(c)+".log"),
-			})
+			}
+			if gate != nil {
+				opt.Parallel, opt.Restart = true, gate
+				opt.LogPath = filepath.Join(dir, string(c)+"-restart.log")
+			}
+			res := r.Java.Run(ctx, c, string(kind), opt)
 			for _, x := range res {
 				r.Logf("%s", x.Line())
+				if gate != nil {
+					// A driver that never started never reached its restart point.
+					gate.Leave(participant(scenario.Scenario{Name: x.Scenario}, c))
+				}
 			}
 			perClient[i] = res
 		}()
 	}
 	wg.Wait()
+	var results []scenario.Result
 	for _, rs := range perClient {
 		results = append(results, rs...)
 	}
-	if failed(results) {
-		r.Logf("server logs for %s:\n%s", kind, cl.Logs(1500))
-	}
 	return results
+}
+
+// runGoList runs the Go scenarios: in sequence, or all at once with a gate.
+func (r *Runner) runGoList(ctx context.Context, cl *harness.Cluster, kind harness.Kind, list []scenario.Scenario, stamp string, gate *restart.Gate) []scenario.Result {
+	out := make([]scenario.Result, len(list))
+	var wg sync.WaitGroup
+	for i, s := range list {
+		run := func() {
+			var point *restart.Point
+			if gate != nil {
+				who := participant(s, scenario.GoV2)
+				point = gate.Bind(who)
+				defer gate.Leave(who)
+			}
+			out[i] = r.runGo(ctx, cl, kind, s, stamp, point)
+			r.Logf("%s", out[i].Line())
+		}
+		if gate == nil {
+			run()
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run()
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 func failed(rs []scenario.Result) bool {
@@ -178,7 +277,7 @@ func failed(rs []scenario.Result) bool {
 	return false
 }
 
-func (r *Runner) runGo(ctx context.Context, cl *harness.Cluster, kind harness.Kind, s scenario.Scenario, stamp string) scenario.Result {
+func (r *Runner) runGo(ctx context.Context, cl *harness.Cluster, kind harness.Kind, s scenario.Scenario, stamp string, point *restart.Point) scenario.Result {
 	res := scenario.Result{Scenario: s.Name, Client: scenario.GoV2, Server: string(kind)}
 	fn, ok := goclient.Scenarios[s.Name]
 	if !ok {
@@ -192,6 +291,9 @@ func (r *Runner) runGo(ctx context.Context, cl *harness.Cluster, kind harness.Ki
 		CreateTopic: func(ctx context.Context, topic string, queues int) error {
 			return cl.CreateTopic(ctx, topic, queues, nil)
 		}}
+	if point != nil {
+		t.Restart = point
+	}
 	start := time.Now()
 	done := make(chan error, 1)
 	go func() {

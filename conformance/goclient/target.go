@@ -11,6 +11,8 @@ import (
 
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/rlog"
+
+	"github.com/rocketgo/rocketgo/conformance/restart"
 )
 
 // Target is the server a scenario runs against.
@@ -19,6 +21,19 @@ type Target struct {
 	Broker      string // 127.0.0.1:port (advertised)
 	Prefix      string // unique per scenario run: topics, groups, instance names
 	CreateTopic func(ctx context.Context, topic string, queues int) error
+	// Restart is the shared broker restart; set only for restart scenarios.
+	Restart Restarter
+}
+
+// Restarter is a restart scenario's handle on the broker restart it shares
+// with the others (restart.Point).
+type Restarter interface {
+	// Plan blocks until every restart scenario reached its restart point
+	// and returns when the broker will be stopped; topics must be routed
+	// again before Wait returns.
+	Plan(ctx context.Context, topics ...string) (time.Time, error)
+	// Wait blocks until the broker is back and describes the outage.
+	Wait(ctx context.Context) (restart.Window, error)
 }
 
 func (t Target) ns() primitive.NamesrvAddr { return primitive.NamesrvAddr{t.Namesrv} }
@@ -46,6 +61,9 @@ var Scenarios = map[string]Func{
 	"timer":         timer,
 	"rebalance":     rebalance,
 	"dlq":           dlq,
+	"delay_restart": delayRestart,
+	"timer_restart": timerRestart,
+	"txn_restart":   txnRestart,
 }
 
 var quietOnce sync.Once

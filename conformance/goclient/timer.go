@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
 	"github.com/rocketgo/rocketgo/conformance/harness"
@@ -32,8 +31,9 @@ func earliestTimerDelivery(deliverMs int64) int64 {
 	return deliverMs / timerPrecisionMs * timerPrecisionMs
 }
 
-// timer: a 5.x timer message (TIMER_DELIVER_MS = now + 3 s) is consumed no
-// earlier than its (tick-rounded) delivery time.
+// timer: three 5.x timer messages (TIMER_DELIVER_MS = now + 3, 3.5, 4 s)
+// are consumed no earlier than their tick-rounded delivery times, in their
+// own topic; lateness reported.
 func timer(ctx context.Context, t Target) error {
 	topic := t.name("timer")
 	if err := t.CreateTopic(ctx, topic, 2); err != nil {
@@ -44,42 +44,40 @@ func timer(ctx context.Context, t Target) error {
 		return err
 	}
 	defer p.Shutdown()
-	got := newBodies()
-	arrived := make(chan int64, 4) // receive time, unix ms
-	c, err := startPush(t, "timer_c", "timer_c", topic, all, func(ctx context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
-		now := time.Now().UnixMilli()
-		for range msgs {
-			select {
-			case arrived <- now:
-			default:
-			}
-		}
-		return collectInto(got)(ctx, msgs...)
-	})
+	a := newClock()
+	c, err := startPush(t, "timer_c", "timer_c", topic, all, a.handler())
 	if err != nil {
 		return err
 	}
 	defer c.Shutdown()
-	deliverMs := time.Now().UnixMilli() + 3000
-	m := primitive.NewMessage(topic, []byte("timer-3s"))
-	m.WithKeys([]string{t.name("timer_key")})
-	m.WithProperty(primitive.PropertyTimerDeliverMS, strconv.FormatInt(deliverMs, 10))
-	if err := sendAll(ctx, p, m); err != nil {
+	base := time.Now().UnixMilli()
+	var ds []due
+	var want []string
+	for i, off := range []int64{3000, 3500, 4000} {
+		body := fmt.Sprintf("timer-%d", i)
+		deliverMs := base + off
+		m := primitive.NewMessage(topic, []byte(body))
+		m.WithKeys([]string{t.name("timer_key")})
+		m.WithProperty(primitive.PropertyTimerDeliverMS, strconv.FormatInt(deliverMs, 10))
+		if err := sendAll(ctx, p, m); err != nil {
+			return err
+		}
+		ds = append(ds, due{body: body, want: deliverMs, earliest: earliestTimerDelivery(deliverMs)})
+		want = append(want, body)
+	}
+	if err := a.got.wait(ctx, want); err != nil {
 		return err
 	}
-	if err := got.wait(ctx, []string{"timer-3s"}); err != nil {
+	late, err := checkDue(a, ds)
+	if err != nil {
 		return err
 	}
-	at := <-arrived
-	if early := earliestTimerDelivery(deliverMs); at < early {
-		return fmt.Errorf("timer message consumed at %d, %d ms before its delivery time %d (earliest allowed %d)",
-			at, deliverMs-at, deliverMs, early)
+	for _, w := range want {
+		if d := a.got.get(w)[0]; d.Topic != topic {
+			return fmt.Errorf("timer message delivered with topic %q, want %q", d.Topic, topic)
+		}
 	}
-	d := got.get("timer-3s")[0]
-	if d.Topic != topic {
-		return fmt.Errorf("timer message delivered with topic %q, want %q", d.Topic, topic)
-	}
-	return Note(fmt.Sprintf("consumed %+d ms after deliver time", at-deliverMs))
+	return Note("lateness min/p50/max " + spread(late))
 }
 
 // queryByKey asks the broker directly (QUERY_MESSAGE) for the messages of

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -92,7 +93,15 @@ type Cluster struct {
 	NamesrvAddr string // 127.0.0.1:port
 	BrokerAddr  string // advertised 127.0.0.1:port
 	Dir         string
-	procs       []*Process
+
+	mu    sync.Mutex
+	procs []*Process // guarded by mu; brokers last
+	// broker is the process RestartBroker stops (for ours the combined
+	// rocketgo process, name server included); startBroker launches it
+	// again with the same arguments, store and ports. Both guarded by mu.
+	broker      *Process
+	startBroker func() (*Process, error)
+	restarts    int // guarded by mu
 }
 
 // External is a server started by someone else (CONFORMANCE_NAMESRV and
@@ -155,22 +164,34 @@ func Start(ctx context.Context, env Env, kind Kind, opt Options) (*Cluster, erro
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("harness: mkdir: %w", err)
 		}
-		p, err := StartProcess("broker", dir,
-			[]string{"FOREGROUND=1", "BROKER_EXTRA_CONF=" + strings.Join(opt.BrokerExtraConf, "\n")},
-			env.Script, "start-broker", brokerNS, strconv.Itoa(brPort), dir)
+		// Rerunning the script rewrites the same broker.conf and keeps the store.
+		launch := func() (*Process, error) {
+			return StartProcess("broker", dir,
+				[]string{"FOREGROUND=1", "BROKER_EXTRA_CONF=" + strings.Join(opt.BrokerExtraConf, "\n")},
+				env.Script, "start-broker", brokerNS, strconv.Itoa(brPort), dir)
+		}
+		p, err := launch()
 		if err == nil {
 			c.procs = append(c.procs, p)
+			c.broker, c.startBroker = p, launch
 		}
 		return err
 	}
-	startOurs := func(name string, args ...string) error {
+	// startOurs starts bin/name; isBroker marks the process RestartBroker restarts.
+	startOurs := func(isBroker bool, name string, args ...string) error {
 		dir := filepath.Join(opt.Dir, name)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("harness: mkdir: %w", err)
 		}
-		p, err := StartProcess(name, dir, nil, append([]string{env.Bin(name)}, args...)...)
+		launch := func() (*Process, error) {
+			return StartProcess(name, dir, nil, append([]string{env.Bin(name)}, args...)...)
+		}
+		p, err := launch()
 		if err == nil {
 			c.procs = append(c.procs, p)
+			if isBroker {
+				c.broker, c.startBroker = p, launch
+			}
 		}
 		return err
 	}
@@ -199,7 +220,7 @@ func Start(ctx context.Context, env Env, kind Kind, opt Options) (*Cluster, erro
 			startErr = os.WriteFile(conf, []byte("enablePropertyFilter=true\ntransactionTimeOut=2000\ntransactionCheckInterval=3000\n"), 0o644)
 		}
 		if startErr == nil {
-			startErr = startOurs("rocketgo", "-dataDir", filepath.Join(dir, "data"),
+			startErr = startOurs(true, "rocketgo", "-dataDir", filepath.Join(dir, "data"),
 				"-namesrvListen", c.NamesrvAddr, "-brokerListen", c.BrokerAddr, "-c", conf)
 		}
 	case Java:
@@ -210,7 +231,7 @@ func Start(ctx context.Context, env Env, kind Kind, opt Options) (*Cluster, erro
 		if startErr = startJavaNS(); startErr == nil {
 			var conf string
 			if conf, startErr = oursBrokerConf(filepath.Join(opt.Dir, "mqbroker")); startErr == nil {
-				startErr = startOurs("mqbroker", "-c", conf, "-n", brokerNS)
+				startErr = startOurs(true, "mqbroker", "-c", conf, "-n", brokerNS)
 			}
 		}
 	case OursNSJava:
@@ -218,7 +239,7 @@ func Start(ctx context.Context, env Env, kind Kind, opt Options) (*Cluster, erro
 		if startErr = os.MkdirAll(dir, 0o755); startErr == nil {
 			conf := filepath.Join(dir, "namesrv.conf")
 			if startErr = os.WriteFile(conf, []byte("listenPort="+strconv.Itoa(nsPort)+"\n"), 0o644); startErr == nil {
-				if startErr = startOurs("mqnamesrv", "-c", conf); startErr == nil {
+				if startErr = startOurs(false, "mqnamesrv", "-c", conf); startErr == nil {
 					startErr = startJavaBroker()
 				}
 			}
@@ -244,10 +265,8 @@ func (c *Cluster) waitReady(ctx context.Context, timeout time.Duration) error {
 	defer tick.Stop()
 	var last error
 	for {
-		for _, p := range c.procs {
-			if done, err := p.Exited(); done {
-				return fmt.Errorf("harness: %s exited early (%v): %s", p.Name, err, p.Tail(2000))
-			}
+		if err := c.exitedEarly(); err != nil {
+			return err
 		}
 		f, err := Call(ctx, c.NamesrvAddr, codeGetBrokerClusterInfo, nil, nil)
 		switch {
@@ -268,8 +287,22 @@ func (c *Cluster) waitReady(ctx context.Context, timeout time.Duration) error {
 	}
 }
 
+// exitedEarly reports a process that has ended although nobody stopped it.
+func (c *Cluster) exitedEarly() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range c.procs {
+		if done, err := p.Exited(); done {
+			return fmt.Errorf("harness: %s exited early (%v): %s", p.Name, err, p.Tail(2000))
+		}
+	}
+	return nil
+}
+
 // Logs returns the tails of every process log, for failure reports.
 func (c *Cluster) Logs(n int) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	var b strings.Builder
 	for _, p := range c.procs {
 		fmt.Fprintf(&b, "--- %s (%s)\n%s\n", p.Name, p.Log, p.Tail(n))
@@ -279,6 +312,8 @@ func (c *Cluster) Logs(n int) string {
 
 // Close stops every process (brokers first).
 func (c *Cluster) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	for i := len(c.procs) - 1; i >= 0; i-- {
 		c.procs[i].Stop(10 * time.Second)
 	}

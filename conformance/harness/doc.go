@@ -15,4 +15,9 @@
 // Readiness = TCP connect plus GET_BROKER_CLUSTER_INFO listing the broker,
 // polled with a deadline; the request is built by the independent decoder
 // in package capture, not by rocketgo's codec.
+//
+// RestartBroker stops the broker of a running cluster (SIGKILL or SIGTERM;
+// for ours the rocketgo process, name server included), keeps it down a
+// while, starts it again on the same store and ports, and waits until it
+// answers and the name server routes it again.
 package harness

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rocketgo/rocketgo/conformance/restart"
 	"github.com/rocketgo/rocketgo/conformance/scenario"
 )
 
@@ -82,6 +84,23 @@ type Options struct {
 	Scenarios       []scenario.Scenario
 	JVMProps        []string // extra -D flags, e.g. -Drocketmq.serialize.type=ROCKETMQ
 	LogPath         string   // driver stdout+stderr copy
+	// Parallel runs every scenario at once instead of one after the other.
+	Parallel bool
+	// Restart answers the driver's restart requests (restart scenarios):
+	//
+	//	driver: RESTART-PLAN <scenario> [topic,topic...]   → PLAN <scenario> <killAtMs>
+	//	driver: RESTART-WAIT <scenario>                    → RESTARTED <scenario> <killAtMs> <downMs> <upMs>
+	//	either answer may be RESTART-ERROR <scenario> <reason>
+	//
+	// on the driver's stdin. A scenario that ends is told to Leave.
+	Restart Coordinator
+}
+
+// Coordinator is the shared broker restart (restart.Gate).
+type Coordinator interface {
+	Plan(ctx context.Context, who string, topics []string) (time.Time, error)
+	Wait(ctx context.Context, who string) (restart.Window, error)
+	Leave(who string)
 }
 
 // Run executes the scenarios in one JVM and returns one result per scenario.
@@ -106,6 +125,9 @@ func (d *Driver) Run(ctx context.Context, client scenario.Client, server string,
 		"-Drocketmq.client.logUseSlf4j=false", "-Drocketmq.client.logLevel=ERROR",
 		"-Drocketmq.client.logRoot=" + filepath.Join(os.TempDir(), "rocketgo-conformance-java-logs")}
 	args = append(args, opt.JVMProps...)
+	if opt.Parallel {
+		args = append(args, "-Dparallel=true")
+	}
 	target := filepath.Join(d.Dir, "target", profile)
 	args = append(args, "-cp", filepath.Join(target, "classes")+":"+filepath.Join(target, "lib", "*"),
 		"io.rocketgo.conformance.Driver")
@@ -123,6 +145,11 @@ func (d *Driver) Run(ctx context.Context, client scenario.Client, server string,
 	if err != nil {
 		return fail(scenario.Fail, err)
 	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return fail(scenario.Fail, err)
+	}
+	answers := &answerer{w: stdin, co: opt.Restart, client: client}
 	var logf *os.File
 	if opt.LogPath != "" {
 		if logf, err = os.Create(opt.LogPath); err == nil {
@@ -144,9 +171,16 @@ func (d *Driver) Run(ctx context.Context, client scenario.Client, server string,
 		if r, ok := parseLine(line); ok {
 			r.Client, r.Server = client, server
 			got[r.Scenario] = r
+			answers.leave(r.Scenario)
+			continue
 		}
+		answers.handle(ctx, line)
 	}
 	waitErr := cmd.Wait()
+	answers.wg.Wait()
+	for _, s := range opt.Scenarios {
+		answers.leave(s.Name)
+	}
 	var out []scenario.Result
 	for _, s := range opt.Scenarios {
 		r, ok := got[s.Name]
@@ -158,6 +192,69 @@ func (d *Driver) Run(ctx context.Context, client scenario.Client, server string,
 	}
 	return out
 }
+
+// answerer serves the driver's restart requests, each on its own goroutine
+// (a plan blocks until every participant arrived).
+type answerer struct {
+	co     Coordinator
+	client scenario.Client
+	wg     sync.WaitGroup
+	mu     sync.Mutex // serialises writes to w
+	w      io.Writer
+}
+
+func (a *answerer) who(name string) string { return name + "@" + string(a.client) }
+
+func (a *answerer) leave(name string) {
+	if a.co != nil {
+		a.co.Leave(a.who(name))
+	}
+}
+
+func (a *answerer) reply(format string, args ...any) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, _ = fmt.Fprintf(a.w, format+"\n", args...) // a dead driver reports itself by exiting
+}
+
+// handle answers one RESTART-* line; other lines are ignored.
+func (a *answerer) handle(ctx context.Context, line string) {
+	f := strings.Fields(line)
+	if len(f) < 2 || (f[0] != "RESTART-PLAN" && f[0] != "RESTART-WAIT") {
+		return
+	}
+	name := f[1]
+	if a.co == nil {
+		a.reply("RESTART-ERROR %s no restart coordinator in this run", name)
+		return
+	}
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		switch f[0] {
+		case "RESTART-PLAN":
+			var topics []string
+			if len(f) > 2 {
+				topics = strings.Split(f[2], ",")
+			}
+			killAt, err := a.co.Plan(ctx, a.who(name), topics)
+			if err != nil {
+				a.reply("RESTART-ERROR %s %s", name, oneLine(err.Error()))
+				return
+			}
+			a.reply("PLAN %s %d", name, killAt.UnixMilli())
+		case "RESTART-WAIT":
+			w, err := a.co.Wait(ctx, a.who(name))
+			if err != nil {
+				a.reply("RESTART-ERROR %s %s", name, oneLine(err.Error()))
+				return
+			}
+			a.reply("RESTARTED %s %d %d %d", name, w.KillAt.UnixMilli(), w.Down.UnixMilli(), w.Up.UnixMilli())
+		}
+	}()
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // parseLine reads "PASS name secs" / "FAIL name secs: reason".
 func parseLine(line string) (scenario.Result, bool) {

@@ -79,6 +79,17 @@ func Markdown(results []Result, servers []string) string {
 		sort.Strings(notes)
 		b.WriteString("\n### failures and skips\n\n" + strings.Join(notes, "\n") + "\n")
 	}
+	// Notes of passing cells: measured lateness, restart windows, probe rounds.
+	var passNotes []string
+	for _, r := range results {
+		if r.Status == Pass && r.Detail != "" {
+			passNotes = append(passNotes, fmt.Sprintf("- %s / %s / %s: %s", r.Server, r.Scenario, r.Client, oneLine(r.Detail, 400)))
+		}
+	}
+	if len(passNotes) > 0 {
+		sort.Strings(passNotes)
+		b.WriteString("\n### notes of passing cells (lateness = consumed minus due, early = failure)\n\n" + strings.Join(passNotes, "\n") + "\n")
+	}
 	var ny []string
 	for k, v := range NotYetTable {
 		ny = append(ny, fmt.Sprintf("| %s | %s |", k, v))

@@ -20,11 +20,24 @@ var Clients = []Client{GoV2, Java49, Java5}
 
 // Scenario is one named behaviour checked end to end by a real client.
 type Scenario struct {
-	Name    string
-	Desc    string
-	Go      bool // implemented by the Go driver
-	Java    bool // implemented by the Java driver (both profiles)
+	Name string
+	Desc string
+	Go   bool // implemented by the Go driver
+	Java bool // implemented by the Java driver (both profiles)
+	// Restart scenarios stop and restart the broker in their middle. They
+	// run after all the others, side by side, sharing one restart
+	// (package restart) announced in advance.
+	Restart bool
 	Timeout time.Duration
+}
+
+// MaxTimeout bounds a scenario's deadline: 90 s, or 150 s for a restart
+// scenario (which may wait out a Java broker start-up).
+func (s Scenario) MaxTimeout() time.Duration {
+	if s.Restart {
+		return 150 * time.Second
+	}
+	return 90 * time.Second
 }
 
 // Supports reports whether client implements the scenario.
@@ -62,6 +75,13 @@ var Table = []Scenario{
 	{Name: "rebalance", Desc: "clustering group on an 8-queue topic: 2 members, a 3rd joins, one leaves; after each change every queue has exactly one live owner (averaging spread) and every probe arrives", Go: true, Java: true, Timeout: 60 * time.Second},
 	{Name: "admin_tools", Desc: "DefaultMQAdminExt calls beyond admin_route/admin_group/query: getBrokerConfig, topicClusterList, producerConnection, consumerConnection, consumerStatus (running info), queryMsgByUniqueKey, deleteSubGroup, deleteTopic", Java: true, Timeout: 60 * time.Second},
 	{Name: "dlq", Desc: "always RECONSUME_LATER with maxReconsumeTimes 1: after 2 attempts the message is in %DLQ%<group> (query by key) with body, tag, keys, user property and RETRY_TOPIC", Go: true, Java: true, Timeout: 45 * time.Second},
+	// The restart scenarios: one broker restart (kill -9 by default, see
+	// conformance/doc.go) shared by all of them, announced to the clients
+	// ahead of time so the pending work straddles the outage.
+	{Name: "delay_restart", Desc: "delay levels 2-4 (5 s, 10 s, 30 s) sent just before the broker is killed and restarted: every message arrives (at least once), none before send time + level; lateness min/p50/max reported", Go: true, Java: true, Restart: true, Timeout: 150 * time.Second},
+	// Go and Java 4.9.8 have no timer API: they set TIMER_DELIVER_MS / TIMER_DELAY_SEC as properties.
+	{Name: "timer_restart", Desc: "timer messages (TIMER_DELIVER_MS and TIMER_DELAY_SEC) due before the kill, while the broker is down and after it is back: every one arrives, none before its tick-rounded time; lateness min/p50/max reported", Go: true, Java: true, Restart: true, Timeout: 150 * time.Second},
+	{Name: "txn_restart", Desc: "half messages left UNKNOW across a broker restart: check-back after the restart reaches the reconnected producer, committed ones are consumed once exactly as sent, rolled-back ones never; a commit sent before the restart is delivered once", Go: true, Java: true, Restart: true, Timeout: 150 * time.Second},
 }
 
 // NotYetTable is the one ledger of scenarios our server does not pass yet, with

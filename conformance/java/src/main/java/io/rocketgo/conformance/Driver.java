@@ -1,11 +1,18 @@
 package io.rocketgo.conformance;
 
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -13,8 +20,14 @@ import java.util.concurrent.TimeoutException;
  * Runs named conformance scenarios in one JVM and prints, per scenario,
  * {@code PASS <name> <seconds>[: <note>]} or {@code FAIL <name> <seconds>: <reason>}.
  *
- * <p>Usage: {@code java -Dnamesrv=ip:port -Dbroker=ip:port -Dprefix=p Driver name:timeoutSeconds ...}
- * The scenario names are the rows of conformance/scenario/table.go.
+ * <p>Usage: {@code java -Dnamesrv=ip:port -Dbroker=ip:port -Dprefix=p [-Dparallel=true] Driver name:timeoutSeconds ...}
+ * The scenario names are the rows of conformance/scenario/table.go. With
+ * {@code -Dparallel=true} every scenario runs at once (the restart scenarios).
+ *
+ * <p>Restart scenarios talk to the Go harness (javadriver) over stdout/stdin:
+ * {@code RESTART-PLAN <scenario> <topics>} is answered {@code PLAN <scenario> <killAtMs>},
+ * {@code RESTART-WAIT <scenario>} is answered {@code RESTARTED <scenario> <killAtMs> <downMs> <upMs>};
+ * either may be answered {@code RESTART-ERROR <scenario> <reason>}.
  */
 public final class Driver {
     private Driver() {
@@ -29,39 +42,81 @@ public final class Driver {
             t.setDaemon(true);
             return t;
         });
-        for (String arg : args) {
-            String[] parts = arg.split(":", 2);
-            String name = parts[0];
-            long timeoutSec = parts.length > 1 ? Long.parseLong(parts[1]) : 60;
-            Ctx ctx = new Ctx(namesrv, broker, prefix + "_" + name, timeoutSec);
-            long start = System.nanoTime();
-            String failure = null;
-            Future<?> f = pool.submit(() -> {
-                Scenarios.run(name, ctx);
-                return null;
-            });
-            try {
-                f.get(timeoutSec, TimeUnit.SECONDS);
-            } catch (TimeoutException e) {
-                f.cancel(true);
-                failure = "timed out after " + timeoutSec + " s" + (ctx.step == null ? "" : " in step " + ctx.step);
-            } catch (java.util.concurrent.ExecutionException e) {
-                failure = describe(e.getCause());
-            } finally {
-                ctx.closeAll();
+        Thread reader = new Thread(Driver::readAnswers, "harness-answers");
+        reader.setDaemon(true);
+        reader.start();
+        if (Boolean.getBoolean("parallel")) {
+            List<Thread> all = new ArrayList<>();
+            for (String arg : args) {
+                Thread t = new Thread(() -> runOne(pool, namesrv, broker, prefix, arg), "run-" + arg);
+                t.start();
+                all.add(t);
             }
-            double secs = (System.nanoTime() - start) / 1e9;
-            if (failure == null) {
-                String note = ctx.note == null ? "" : ": " + ctx.note.replace('\n', ' ');
-                System.out.printf("PASS %s %.2f%s%n", name, secs, note);
-            } else {
-                System.out.printf("FAIL %s %.2f: %s%n", name, secs, failure.replace('\n', ' '));
+            for (Thread t : all) {
+                t.join();
             }
-            System.out.flush();
+        } else {
+            for (String arg : args) {
+                runOne(pool, namesrv, broker, prefix, arg);
+            }
         }
         pool.shutdownNow();
         // Client libraries leave non-daemon threads behind; the run is over.
         System.exit(0);
+    }
+
+    /** Answers from the harness, by scenario name. */
+    private static final Map<String, BlockingQueue<String[]>> ANSWERS = new ConcurrentHashMap<>();
+
+    private static BlockingQueue<String[]> answers(String scenario) {
+        return ANSWERS.computeIfAbsent(scenario, k -> new LinkedBlockingQueue<>());
+    }
+
+    private static void readAnswers() {
+        try (BufferedReader r = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = r.readLine()) != null) {
+                String[] f = line.trim().split(" ", 3);
+                if (f.length >= 2) {
+                    answers(f[1]).add(f);
+                }
+            }
+        } catch (java.io.IOException e) {
+            // stdin closed: the harness is gone, restart requests will time out
+        }
+    }
+
+    private static void runOne(ExecutorService pool, String namesrv, String broker, String prefix, String arg) {
+        String[] parts = arg.split(":", 2);
+        String name = parts[0];
+        long timeoutSec = parts.length > 1 ? Long.parseLong(parts[1]) : 60;
+        Ctx ctx = new Ctx(name, namesrv, broker, prefix + "_" + name, timeoutSec);
+        long start = System.nanoTime();
+        String failure = null;
+        Future<?> f = pool.submit(() -> {
+            Scenarios.run(name, ctx);
+            return null;
+        });
+        try {
+            f.get(timeoutSec, TimeUnit.SECONDS);
+        } catch (TimeoutException e) {
+            f.cancel(true);
+            failure = "timed out after " + timeoutSec + " s" + (ctx.step == null ? "" : " in step " + ctx.step);
+        } catch (java.util.concurrent.ExecutionException e) {
+            failure = describe(e.getCause());
+        } catch (InterruptedException e) {
+            failure = "interrupted";
+        } finally {
+            ctx.closeAll();
+        }
+        double secs = (System.nanoTime() - start) / 1e9;
+        if (failure == null) {
+            String note = ctx.note == null ? "" : ": " + ctx.note.replace('\n', ' ');
+            System.out.printf("PASS %s %.2f%s%n", name, secs, note);
+        } else {
+            System.out.printf("FAIL %s %.2f: %s%n", name, secs, failure.replace('\n', ' '));
+        }
+        System.out.flush();
     }
 
     static String describe(Throwable t) {
@@ -88,6 +143,7 @@ public final class Driver {
 
     /** Per-scenario context: addresses, unique names, deadline, things to shut down. */
     static final class Ctx {
+        final String scenario;
         final String namesrv;
         final String broker;
         final String prefix;
@@ -96,7 +152,8 @@ public final class Driver {
         volatile String step; // named in a timeout report
         private final List<Runnable> closers = new ArrayList<>();
 
-        Ctx(String namesrv, String broker, String prefix, long timeoutSec) {
+        Ctx(String scenario, String namesrv, String broker, String prefix, long timeoutSec) {
+            this.scenario = scenario;
             this.namesrv = namesrv;
             this.broker = broker;
             this.prefix = prefix;
@@ -109,6 +166,35 @@ public final class Driver {
 
         long remainingMillis() {
             return Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime()));
+        }
+
+        /**
+         * Reaches the restart point: blocks until every restart scenario is
+         * there and returns when (unix ms) the broker will be stopped.
+         */
+        long planRestart(String... topics) throws InterruptedException {
+            System.out.println("RESTART-PLAN " + scenario + " " + String.join(",", topics));
+            System.out.flush();
+            return Long.parseLong(answer("PLAN")[2]);
+        }
+
+        /** Blocks until the broker is back; returns {killAtMs, downMs, upMs}. */
+        long[] awaitRestart() throws InterruptedException {
+            System.out.println("RESTART-WAIT " + scenario);
+            System.out.flush();
+            String[] f = answer("RESTARTED")[2].split(" ");
+            return new long[] {Long.parseLong(f[0]), Long.parseLong(f[1]), Long.parseLong(f[2])};
+        }
+
+        private String[] answer(String want) throws InterruptedException {
+            String[] f = answers(scenario).poll(remainingMillis(), TimeUnit.MILLISECONDS);
+            if (f == null) {
+                throw new AssertionError("no " + want + " answer from the harness");
+            }
+            if (!f[0].equals(want)) {
+                throw new AssertionError("harness: " + String.join(" ", f));
+            }
+            return f;
         }
 
         synchronized void onClose(Runnable r) {

@@ -58,41 +58,35 @@ final class Extra {
         return deliverMs / TIMER_PRECISION_MS * TIMER_PRECISION_MS;
     }
 
-    /** Timer message (TIMER_DELIVER_MS = now + 3 s) is not consumed early. */
+    /** Three timer messages (TIMER_DELIVER_MS = now + 3, 3.5, 4 s): none early, own topic; lateness reported. */
     static void timer(Ctx c) throws Exception {
         String topic = c.name("timer");
         createTopic(c, topic, 2);
         DefaultMQProducer p = producer(c, "timer_p");
-        Map<String, Long> arrived = new ConcurrentHashMap<>();
-        Scenarios.Bodies got = new Scenarios.Bodies();
+        Restarts.Clock clock = new Restarts.Clock();
         DefaultMQPushConsumer pc = pushConsumer(c, "timer_c", "timer_c");
         pc.subscribe(topic, "*");
-        pc.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
-            long now = System.currentTimeMillis();
-            for (MessageExt m : msgs) {
-                arrived.putIfAbsent(body(m), now);
-            }
-            got.add(msgs);
-            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
-        });
+        pc.registerMessageListener(clock.listener());
         pc.start();
-        long deliverMs = System.currentTimeMillis() + 3000;
-        Message m = msg(topic, "timer-3s");
-        try {
-            Driver.call(m, "setDeliverTimeMs", deliverMs); // 5.x API
-        } catch (NoSuchMethodException e) {
-            // 4.9.8 has no API (and rejects the name in putUserProperty on 5.x only).
-            MessageAccessor.putProperty(m, "TIMER_DELIVER_MS", Long.toString(deliverMs));
+        long base = System.currentTimeMillis();
+        List<Restarts.Due> ds = new ArrayList<>();
+        long[] offsets = {3000, 3500, 4000};
+        for (int i = 0; i < offsets.length; i++) {
+            long deliverMs = base + offsets[i];
+            Message m = msg(topic, "timer-" + i);
+            // 4.9.8 has no API (and 5.x rejects the name in putUserProperty).
+            Restarts.timerProperty(m, "setDeliverTimeMs", "TIMER_DELIVER_MS", deliverMs);
+            sendOk(p, m);
+            ds.add(new Restarts.Due("timer-" + i, deliverMs, earliestTimerDelivery(deliverMs)));
         }
-        sendOk(p, m);
-        got.await(c, List.of("timer-3s"));
-        long at = arrived.get("timer-3s");
-        long early = earliestTimerDelivery(deliverMs);
-        check(at >= early, "timer message consumed at %d, %d ms before its deliver time %d (earliest allowed %d)",
-            at, deliverMs - at, deliverMs, early);
-        MessageExt d = got.seen.get("timer-3s").get(0);
-        check(topic.equals(d.getTopic()), "timer message delivered with topic %s", d.getTopic());
-        c.note = String.format("consumed %+d ms after deliver time", at - deliverMs);
+        List<String> want = Restarts.bodies(ds);
+        clock.got.await(c, want);
+        List<Long> late = Restarts.checkDue(clock, ds);
+        for (String b : want) {
+            MessageExt d = clock.got.seen.get(b).get(0);
+            check(topic.equals(d.getTopic()), "timer message %s delivered with topic %s", b, d.getTopic());
+        }
+        c.note = "lateness min/p50/max " + Restarts.spread(late);
     }
 
     /** Which member consumed each body. */
