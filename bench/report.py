@@ -1,36 +1,58 @@
 #!/usr/bin/env python3
 """Turns the raw metrics of scripts/bench-compare.sh into bench/results.md.
 
-Input: a TSV of `side pair metric value` lines (side = ours | java).
-Output (stdout): a markdown table of medians over the pairs, ours vs Java.
+Input: a TSV of `side pair metric value` lines (side = ours | java | java8g;
+java8g is the Java broker with the stock 8 GiB heap profile).
+Output (stdout): a markdown table of medians over the pairs, ours vs Java
+(per load generator), then notes with the heap profiles and exact commands.
 """
 import argparse
 import math
 import statistics
 import sys
 
-# metric -> (label, unit, better) ; better: "high" or "low"
-METRICS = [
-    ("send_tps_1", "Send TPS, 1 KiB, 1 producer (ASYNC_FLUSH)", "msg/s", "high"),
-    ("send_tps_8", "Send TPS, 8 producers (ASYNC_FLUSH)", "msg/s", "high"),
-    ("send_tps_64", "Send TPS, 64 producers (ASYNC_FLUSH)", "msg/s", "high"),
-    ("sync_tps_1", "SYNC_FLUSH TPS, 1 producer", "msg/s", "high"),
-    ("sync_tps_16", "SYNC_FLUSH TPS, 16 producers", "msg/s", "high"),
-    ("sync_tps_64", "SYNC_FLUSH TPS, 64 producers", "msg/s", "high"),
-    ("sync_tps_256", "SYNC_FLUSH TPS, 256 producers", "msg/s", "high"),
-    ("openloop_rate", "Open-loop rate (half of Java's peak)", "msg/s", None),
-    ("openloop_p99_ms", "Send p99 at that open-loop rate", "ms", "low"),
-    ("e2e_p99_ms_5k", "End-to-end p99 at 5k msg/s", "ms", "low"),
-    ("e2e_p99_ms_1ps", "End-to-end p99 at 1 msg/s", "ms", "low"),
-    ("consume_tps", "Consume catch-up TPS from a backlog", "msg/s", "high"),
-    ("cpu_us_per_msg", "Broker CPU per message (64 producers)", "µs", "low"),
-    ("rss_idle_anon_kb", "Idle RSS, anonymous", "MiB", "low"),
-    ("rss_idle_file_kb", "Idle RSS, file-backed", "MiB", "low"),
-    ("rss_loaded_anon_kb", "Loaded RSS, anonymous", "MiB", "low"),
-    ("rss_loaded_file_kb", "Loaded RSS, file-backed", "MiB", "low"),
-    ("cold_start_ms", "Cold start to first SEND_OK", "ms", "low"),
-    ("restart_ms", "Restart after kill -9 to first SEND_OK", "ms", "low"),
-]
+MQBENCH, GO, JAVA = "mqbench", "go-client", "java-client"
+
+
+def metrics(a):
+    """(metric, label, generator, unit, better) rows in table order."""
+    rate = f"{int(a.client_rate):,}" if a.client_rate else "?"
+    gb = a.restart_gb or "?"
+    rows = [("send_tps_1", "Send TPS, 1 KiB, 1 producer (ASYNC_FLUSH)", MQBENCH, "msg/s", "high")]
+    for t in (8, 64):
+        rows.append((f"send_tps_{t}", f"Send TPS, {t} producers (ASYNC_FLUSH)", MQBENCH, "msg/s", "high"))
+        rows.append((f"go_send_tps_{t}", f"Send TPS, {t} producers (ASYNC_FLUSH)", GO, "msg/s", "high"))
+        rows.append((f"java_send_tps_{t}", f"Send TPS, {t} producers (ASYNC_FLUSH)", JAVA, "msg/s", "high"))
+    rows += [
+        ("sync_tps_1", "SYNC_FLUSH TPS, 1 producer", MQBENCH, "msg/s", "high"),
+        ("sync_tps_16", "SYNC_FLUSH TPS, 16 producers", MQBENCH, "msg/s", "high"),
+        ("sync_tps_64", "SYNC_FLUSH TPS, 64 producers", MQBENCH, "msg/s", "high"),
+        ("sync_tps_256", "SYNC_FLUSH TPS, 256 producers", MQBENCH, "msg/s", "high"),
+        ("openloop_rate", "Open-loop rate (half of Java's peak)", MQBENCH, "msg/s", None),
+        ("openloop_p99_ms", "Send p99 at that open-loop rate", MQBENCH, "ms", "low"),
+        ("e2e_p99_ms_5k", "End-to-end p99 at 5k msg/s", MQBENCH, "ms", "low"),
+        ("go_e2e_p99_ms", f"End-to-end p99 at {rate} msg/s", GO, "ms", "low"),
+        ("go_e2e_send_tps", f"Rate the producer reached (target {rate} msg/s)", GO, "msg/s", None),
+        ("go_e2e_ready_s", "Push consumer of a new group: start to first probe delivered", GO, "s", "low"),
+        ("java_e2e_p99_ms", f"End-to-end p99 at {rate} msg/s", JAVA, "ms", "low"),
+        ("java_e2e_send_tps", f"Rate the producer reached (target {rate} msg/s)", JAVA, "msg/s", None),
+        ("java_e2e_ready_s", "Push consumer of a new group: start to first probe delivered", JAVA, "s", "low"),
+        ("e2e_p99_ms_1ps", "End-to-end p99 at 1 msg/s", MQBENCH, "ms", "low"),
+        ("consume_tps", "Consume catch-up TPS from a backlog", MQBENCH, "msg/s", "high"),
+        ("go_consume_tps", "Consume catch-up TPS from a backlog", GO, "msg/s", "high"),
+        ("java_consume_tps", "Consume catch-up TPS from a backlog", JAVA, "msg/s", "high"),
+        ("go_consume_first_ms", "Push consumer start() to first backlog message", GO, "ms", "low"),
+        ("java_consume_first_ms", "Push consumer start() to first backlog message", JAVA, "ms", "low"),
+        ("cpu_us_per_msg", "Broker CPU per message (64 producers)", MQBENCH, "µs", "low"),
+        ("rss_idle_anon_kb", "Idle RSS, anonymous", "", "MiB", "low"),
+        ("rss_idle_file_kb", "Idle RSS, file-backed", "", "MiB", "low"),
+        ("rss_loaded_anon_kb", "Loaded RSS, anonymous", "", "MiB", "low"),
+        ("rss_loaded_file_kb", "Loaded RSS, file-backed", "", "MiB", "low"),
+        ("cold_start_ms", "Cold start to first SEND_OK", MQBENCH, "ms", "low"),
+        ("restart_ms", f"Restart after kill -9 with a {gb} GiB CommitLog, to first SEND_OK", MQBENCH, "ms", "low"),
+        ("restart_store_mib", "CommitLog size at that kill -9", "", "MiB", None),
+    ]
+    return rows
 
 
 def load(path):
@@ -63,10 +85,15 @@ def fmt(v, unit, metric):
     return f"{v:.2f}"
 
 
+def ratio(o, j):
+    return f"{o / j:.2f}" if o is not None and j not in (None, 0) else "n/a"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("metrics")
-    for k in ("started", "step", "pairs", "size", "queues", "backlog", "segment", "rev"):
+    for k in ("started", "step", "pairs", "size", "queues", "backlog", "segment", "rev", "java-heap",
+              "heap-fitted", "heap-stock", "client-rate", "minutes", "client-warmup", "restart-gb", "fill-size", "skipped"):
         ap.add_argument("--" + k, default="")
     a = ap.parse_args()
     data = load(a.metrics)
@@ -75,28 +102,77 @@ def main():
         vals = data.get((side, metric))
         return statistics.median(vals) if vals else None
 
+    heap_main = {"stock": "stock 8 GiB"}.get(a.java_heap, "fitted 1 GiB")
+    stock_col = any(side == "java8g" for side, _ in data)
     out = sys.stdout
     out.write("# rocketgo vs Apache RocketMQ 5.3.x broker\n\n")
-    out.write(f"Generated by `scripts/bench-compare.sh` (started {a.started}, rev {a.rev}). "
+    took = f", {a.minutes} min" if a.minutes else ""
+    out.write(f"Generated by `scripts/bench-compare.sh` (started {a.started}{took}, rev {a.rev}). "
               f"Medians over {a.pairs} alternating Java/ours pair(s); {a.step} per step, "
               f"{a.size}-byte bodies, {a.queues} queues, backlog {a.backlog} messages, "
               f"commit-log segments of {a.segment} bytes on both; "
-              "everything on 127.0.0.1 of one machine, driven by `mqbench` (remoting, pre-encoded frames).\n\n")
-    out.write("| metric | unit | ours | Java | ours/Java | better |\n|---|---|---:|---:|---:|---|\n")
-    for metric, label, unit, better in METRICS:
-        o, j = med("ours", metric), med("java", metric)
-        if o is None and j is None:
+              "everything on 127.0.0.1 of one machine. Load generators: `mqbench` (remoting, pre-encoded "
+              "frames), the official Go client (`go-client`, bench/goclient) and the official Java client "
+              f"5.3.3 (`java-client`, bench/java). Java broker heap: **{heap_main}**"
+              + (" (the stock 8 GiB profile has its own column)" if stock_col else "") + ".")
+    if a.skipped:
+        out.write(f" Skipped in this run: {a.skipped}.")
+    out.write("\n\n")
+    head = f"| metric | generator | unit | ours | Java ({heap_main}) | ours/Java |"
+    rule = "|---|---|---|---:|---:|---:|"
+    if stock_col:
+        head += " Java (stock 8 GiB) | ours/Java 8 GiB |"
+        rule += "---:|---:|"
+    out.write(head + " better |\n" + rule + "---|\n")
+    for metric, label, gen, unit, better in metrics(a):
+        o, j, s = med("ours", metric), med("java", metric), med("java8g", metric)
+        if o is None and j is None and s is None:
             continue
-        ratio = f"{o / j:.2f}" if o is not None and j not in (None, 0) else "n/a"
         hint = {"high": "higher", "low": "lower", None: ""}[better]
-        out.write(f"| {label} | {unit} | {fmt(o, unit, metric)} | {fmt(j, unit, metric)} | {ratio} | {hint} |\n")
-    out.write("\nNotes: producers in the TPS rows are synchronous senders (one request in flight each) "
-              "spread over up to 4 (ASYNC) / 8 (SYNC) connections; the open-loop and end-to-end rows use "
-              "async sends at a fixed rate with latency counted from the scheduled send time. "
-              "End-to-end latency is consumer receive time minus the send time stamped in the body. "
-              "CPU and RSS are read from /proc of the broker process: ours is one process with the name "
-              "server inside, Java's broker JVM excludes its name server. Raw per-run values are in "
-              "the metrics.tsv of the run's work directory.\n")
+        row = f"| {label} | {gen} | {unit} | {fmt(o, unit, metric)} | {fmt(j, unit, metric)} | {ratio(o, j)} |"
+        if stock_col:
+            row += f" {fmt(s, unit, metric)} | {ratio(o, s)} |"
+        out.write(row + f" {hint} |\n")
+
+    out.write("\nNotes: producers in the TPS rows are synchronous senders (one request in flight each); "
+              "mqbench spreads them over up to 4 (ASYNC) / 8 (SYNC) connections, the official clients share "
+              "one producer instance (one connection per broker, as the clients do). The mqbench open-loop and "
+              "end-to-end rows use async sends at a fixed rate with latency counted from the scheduled send "
+              "time; for the clients' end-to-end rows a push consumer of a new topic starts, one-message mqbench "
+              "probes go out until it has received one (the 'start to first probe' row: the Java 5.3.3 broker "
+              "sometimes answers a new group's first pulls SUBSCRIPTION_NOT_LATEST until the client's next "
+              "rebalance, ~20 s), then the client's producer sends synchronously from 32 threads paced to the "
+              "rate; latency is receive time minus the send time stamped in the body, for messages sent 1 s or "
+              "more after the consumer's first message. Client send steps start with "
+              f"{a.client_warmup or '?'} of uncounted sending (JIT, routes). Catch-up TPS of the clients is "
+              "counted from the first to the last message received (start-up and rebalance excluded); "
+              "mqbench's from its start. CPU and RSS are read from /proc of the broker process: ours is one "
+              "process with the name server inside, Java's broker JVM excludes its name server. The restart "
+              f"row fills the commit log to {a.restart_gb or '?'} GiB with {a.fill_size or '?'}-byte messages "
+              "after the backlog rows, then kill -9 and times exec to the first SEND_OK of a one-message "
+              "send straight to the broker. Raw per-run values are in the metrics.tsv of the run's work "
+              "directory.\n\n")
+    out.write("Java broker JVM flags (appended to javaserver.sh's `-server -XX:+UseG1GC "
+              "-XX:-OmitStackTraceInFastThrow`):\n\n")
+    out.write(f"- fitted: `{a.heap_fitted}`\n")
+    out.write(f"- stock (runbroker.sh of 5.3.3 on JDK >= 9, GC log omitted): `{a.heap_stock}`\n\n")
+    out.write("Commands per step (N = threads, T = topic, R = rate, S = step seconds):\n\n")
+    w = (a.client_warmup or "").rstrip("s")
+    out.write("```\n"
+              f"mqbench produce -n NS -t T -mode sync -threads N -conns min(N,4) -size {a.size} -duration {a.step}\n"
+              "mqbench consume -n NS -t BenchBacklog -g G -from first -count BACKLOG -duration 300s\n"
+              f"goclient produce -n NS -t T -threads N -size {a.size} -duration S -warmup {a.client_warmup}\n"
+              "goclient consume -n NS -t BenchBacklog -g G -count BACKLOG -duration 300s\n"
+              f"goclient consume -n NS -t E2E -g G -warmup 1s -idle 5s &  <probes>;  goclient produce -n NS -t E2E -threads 32 "
+              f"-rate {a.client_rate} -size {a.size} -duration S -warmup 1s\n"
+              "java -Xms512m -Xmx512m -XX:+UseG1GC -Drocketmq.serialize.type=ROCKETMQ -cp <bench/java build> "
+              f"io.rocketgo.bench.Bench produce ns=NS topic=T threads=N size={a.size} duration=S warmup={w}\n"
+              "java ... io.rocketgo.bench.Bench consume ns=NS topic=BenchBacklog group=G count=BACKLOG duration=300\n"
+              "java ... Bench consume ns=NS topic=E2E group=G warmup=1 idle=5 &  <probes>;  java ... Bench produce ns=NS topic=E2E "
+              f"threads=32 rate={a.client_rate} size={a.size} duration=S warmup=1\n"
+              f"mqbench produce -n NS -t BenchFill -mode async -threads 4 -conns 2 -inflight 4 -size {a.fill_size} "
+              "-count <to the GiB target>; kill -9 <broker>; restart; first SEND_OK\n"
+              "```\n")
 
 
 if __name__ == "__main__":

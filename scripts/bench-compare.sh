@@ -1,9 +1,33 @@
 #!/usr/bin/env bash
 # bench-compare.sh: rocketgo against the Apache RocketMQ reference broker
-# (5.3.x from Maven, via conformance/scripts/javaserver.sh) on this machine,
-# both on 127.0.0.1 with the same flushDiskType, queue count and message size,
-# driven by mqbench. Runs alternate Java, ours, Java, ours ... (PAIRS pairs);
-# the report holds medians. Writes bench/results.md (ours, Java, ratio).
+# (5.3.3 from Maven, via conformance/scripts/javaserver.sh) on this machine,
+# both on 127.0.0.1 with the same flushDiskType, queue count and message size.
+# Runs alternate Java, ours, Java, ours ... (PAIRS pairs); the report holds
+# medians. Writes bench/results.md (ours, Java, ratio).
+#
+# Load generators, each run against both brokers in the same pairs:
+#   mqbench      cmd/mqbench: remoting with pre-encoded frames (every row)
+#   go-client    bench/goclient: github.com/apache/rocketmq-client-go/v2
+#                (its own go.mod; same version as conformance/go.mod)
+#   java-client  bench/java: org.apache.rocketmq:rocketmq-client 5.3.3
+#                (Apache's benchmark Producer/Consumer are in rocketmq-example,
+#                which Maven Central does not serve; this driver does the same:
+#                sync-send threads on one DefaultMQProducer, a push consumer)
+# The client rows: send TPS at 8 and 64 threads, consume catch-up TPS from
+# the backlog, end-to-end p99 at CLIENT_RATE msg/s.
+#
+# Java heap profiles (JAVA_HEAP): "fitted" is -Xms1g -Xmx1g
+# -XX:MaxDirectMemorySize=1g on javaserver.sh's G1 flags; "stock" is the JVM
+# line of Apache's runbroker.sh for JDK >= 9 (-Xms8g -Xmx8g, G1 with its
+# region/reserve/IHOP flags, AlwaysPreTouch, MaxDirectMemorySize=15g; the
+# -Xmn4g in that script belongs to its JDK < 8 CMS branch only). "both" runs
+# every Java session fitted plus, per pair, a Java-only stock-heap session
+# (cold start, idle RSS, mqbench send TPS 1/8/64, CPU/msg, backlog consume,
+# loaded RSS) shown as its own column.
+#
+# Restart: each ASYNC_FLUSH session ends by filling the commit log to
+# RESTART_GB GiB (mqbench, FILL_SIZE-byte bodies), kill -9, restart, and
+# timing exec -> first SEND_OK.
 #
 # Knobs (environment):
 #   STEP=10s      length of each timed step
@@ -13,13 +37,22 @@
 #   BACKLOG=200000 messages in the consume catch-up backlog
 #   SEGMENT=1073741824 commit-log segment size given to both brokers
 #                 (javaserver.sh alone would give Java 64 MiB)
+#   JAVA_HEAP=both fitted | stock | both (see above)
+#   CLIENT_RATE=2000 fixed rate of the official clients' end-to-end rows
+#   CLIENT_WARMUP=2s uncounted sending before each client send step (JIT)
+#   RESTART_GB=4  commit-log size before the kill -9 (GiB)
+#   FILL_SIZE=524288 body bytes of the fill messages
+#   SKIP_SYNC=1   skip the SYNC_FLUSH sessions
+#   SKIP_CLIENTS=1 skip the official-client rows (mqbench only)
+#   SKIP_RESTART=1 skip the fill + kill -9 restart
 #   KEEP_STORE=1  keep each session's store (default: deleted after the session)
 #   OUT=bench/results.md
 #   WORK=<tmpdir> data, logs and raw metrics (kept; printed at the end)
 #   ONLY=ours|java run one side only (ratios then show n/a)
-#   SKIP_SYNC=1   skip the SYNC_FLUSH session
-# A full run with the defaults takes about 15-20 minutes on 2 cores; STEP=3s
-# PAIRS=1 BACKLOG=50000 is a smoke run of about 3 minutes.
+# A full run with the defaults takes about 35 minutes on 2 cores (one pair at
+# the defaults: see the report); STEP=3s PAIRS=1 BACKLOG=50000 is a smoke run
+# of about 7 minutes, SKIP_CLIENTS=1 SKIP_RESTART=1 SKIP_SYNC=1 JAVA_HEAP=fitted
+# of about 3.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -34,7 +67,25 @@ OUT="${OUT:-$root/bench/results.md}"
 WORK="${WORK:-$(mktemp -d /tmp/bench-compare.XXXXXX)}"
 ONLY="${ONLY:-}"
 SKIP_SYNC="${SKIP_SYNC:-}"
+SKIP_CLIENTS="${SKIP_CLIENTS:-}"
+SKIP_RESTART="${SKIP_RESTART:-}"
+JAVA_HEAP="${JAVA_HEAP:-both}"
+CLIENT_RATE="${CLIENT_RATE:-2000}"
+CLIENT_WARMUP="${CLIENT_WARMUP:-2s}"
+RESTART_GB="${RESTART_GB:-4}"
+FILL_SIZE="${FILL_SIZE:-524288}"
 javaserver="$root/conformance/scripts/javaserver.sh"
+
+# Broker JVM flags appended to javaserver.sh's (later flags win).
+HEAP_FITTED="-Xms1g -Xmx1g -XX:MaxDirectMemorySize=1g"
+HEAP_STOCK="-Xms8g -Xmx8g -XX:+UseG1GC -XX:G1HeapRegionSize=16m -XX:G1ReservePercent=25 \
+-XX:InitiatingHeapOccupancyPercent=30 -XX:SoftRefLRUPolicyMSPerMB=0 -XX:-OmitStackTraceInFastThrow \
+-XX:+AlwaysPreTouch -XX:MaxDirectMemorySize=15g -XX:-UseLargePages"
+case "$JAVA_HEAP" in
+fitted | both) heap_main="$HEAP_FITTED" ;;
+stock) heap_main="$HEAP_STOCK" ;;
+*) echo "bench-compare: JAVA_HEAP must be fitted, stock or both" >&2; exit 2 ;;
+esac
 
 # Below the ephemeral port range (32768+), so client sockets never hold them.
 OURS_NS=127.0.0.1:21876 OURS_BROKER=127.0.0.1:21911
@@ -61,6 +112,13 @@ done
 log "building into $bin"
 (cd "$root" && go build -o "$bin/" ./cmd/rocketgo ./cmd/mqbench ./cmd/mqadmin)
 if [ "$ONLY" != ours ]; then "$javaserver" fetch; fi
+javacp=""
+if [ -z "$SKIP_CLIENTS" ]; then
+	(cd "$root/bench/goclient" && go build -o "$bin/goclient" .)
+	# Build output goes under WORK: nothing lands in the repository.
+	mvn -q -B -Dstyle.color=never -f "$root/bench/java/pom.xml" -DbuildDir="$WORK/javaclient" package >&2
+	javacp="$WORK/javaclient/classes:$WORK/javaclient/lib/*"
+fi
 
 # ---- server control -------------------------------------------------------
 
@@ -68,8 +126,11 @@ ns_of() { if [ "$1" = ours ]; then echo "$OURS_NS"; else echo "$JAVA_NS"; fi; }
 broker_of() { if [ "$1" = ours ]; then echo "$OURS_BROKER"; else echo "$JAVA_BROKER"; fi; }
 broker_pid() { cat "$WORK/$1.broker.pid"; }
 
+# Sides: ours, java (heap_main), java8g (the stock heap, JAVA_HEAP=both only);
+# both Java sides use the same name server address (never at the same time).
 start_broker() { # side dir flush
-	local side="$1" dir="$2" flush="$3"
+	local side="$1" dir="$2" flush="$3" heap="$heap_main"
+	if [ "$side" = java8g ]; then heap="$HEAP_STOCK"; fi
 	mkdir -p "$dir"
 	if [ "$side" = ours ]; then
 		printf 'flushDiskType=%s\nmappedFileSizeCommitLog=%s\n' "$flush" "$SEGMENT" >"$dir/broker.conf"
@@ -78,16 +139,17 @@ start_broker() { # side dir flush
 		echo $! >"$WORK/ours.broker.pid"
 		disown # kill -9 below is deliberate; no job-control notice
 	else
-		BROKER_EXTRA_CONF="$(printf 'flushDiskType=%s\nmappedFileSizeCommitLog=%s' "$flush" "$SEGMENT")" "$javaserver" start-broker "$JAVA_NS" "$JAVA_BROKER_PORT" "$dir/br" >/dev/null
-		cp "$dir/br/broker.pid" "$WORK/java.broker.pid"
+		JAVA_EXTRA_OPTS="$heap" BROKER_EXTRA_CONF="$(printf 'flushDiskType=%s\nmappedFileSizeCommitLog=%s' "$flush" "$SEGMENT")" \
+			"$javaserver" start-broker "$JAVA_NS" "$JAVA_BROKER_PORT" "$dir/br" >/dev/null
+		cp "$dir/br/broker.pid" "$WORK/$side.broker.pid"
 	fi
 }
 
 start_server() { # side dir flush
 	local side="$1" dir="$2"
-	if [ "$side" = java ]; then
+	if [ "$side" != ours ]; then
 		"$javaserver" start-namesrv "$JAVA_NS_PORT" "$dir/ns" >/dev/null
-		cp "$dir/ns/namesrv.pid" "$WORK/java.ns.pid"
+		cp "$dir/ns/namesrv.pid" "$WORK/$side.ns.pid"
 	fi
 	start_broker "$@"
 }
@@ -117,6 +179,7 @@ stop_server() { # side [dir]: stops it and, unless KEEP_STORE, drops its store
 cleanup() {
 	stop_server ours 2>/dev/null || true
 	stop_server java 2>/dev/null || true
+	stop_server java8g 2>/dev/null || true
 }
 trap cleanup EXIT
 trap "exit 130" INT TERM # run the EXIT trap on Ctrl-C / kill too
@@ -193,20 +256,10 @@ e2e() {
 	rec "$side" "$pair" "e2e_msgs_${label}" "$(jq -r '.messages' "$out")"
 }
 
-session_async() { # side pair
-	local side="$1" pair="$2" dir="$WORK/$1.$2.async" ns; ns="$(ns_of "$side")"
-	log "$side pair $pair: ASYNC_FLUSH session"
-	local t0; t0="$(now_ns)"
-	start_server "$side" "$dir" ASYNC_FLUSH
-	rec "$side" "$pair" cold_start_ms "$(first_send "$side" BenchCold "$t0")"
-	local pid; pid="$(broker_pid "$side")"
-	sleep 2
-	rec "$side" "$pair" rss_idle_anon_kb "$(rss "$pid" RssAnon)"
-	rec "$side" "$pair" rss_idle_file_kb "$(rss "$pid" RssFile)"
-	create_topic "$side" BenchTopic
-	warmup "$side"
-
-	local t
+# send_rows side pair pid: mqbench closed-loop sync sends at 1, 8, 64 threads,
+# and the broker CPU per message of the 64-thread step.
+send_rows() {
+	local side="$1" pair="$2" pid="$3" ns t; ns="$(ns_of "$1")"
 	for t in 1 8 64; do
 		local c0 j; c0="$(cpu_ticks "$pid")"
 		j="$(bench produce -n "$ns" -t BenchTopic -mode sync -threads "$t" -conns "$(( t < 4 ? t : 4 ))" \
@@ -219,6 +272,156 @@ session_async() { # side pair
 			rec "$side" "$pair" cpu_us_per_msg "$(awk -v d="$((c1 - c0))" -v hz="$clk_tck" -v n="$msgs" 'BEGIN { printf "%.2f", (n > 0 ? d * 1e6 / hz / n : 0) }')"
 		fi
 	done
+}
+
+# backlog side pair: fills BenchBacklog with BACKLOG messages (mqbench async)
+# and prints how many the broker stored.
+backlog() {
+	create_topic "$1" BenchBacklog
+	bench produce -n "$(ns_of "$1")" -t BenchBacklog -mode async -threads 8 -conns 4 -inflight 64 -size "$SIZE" \
+		-count "$BACKLOG" -duration 600s | jq -r '.messages' # sends refused by the broker are not in the backlog
+}
+
+# ---- official clients -----------------------------------------------------
+
+jclient_jvm=(-Xms512m -Xmx512m -XX:+UseG1GC -Djava.net.preferIPv4Stack=true -Duser.home="$WORK"
+	-Drocketmq.client.logUseSlf4j=false -Drocketmq.client.logLevel=ERROR
+	-Drocketmq.client.logRoot="$WORK/javaclient-logs" -Drocketmq.serialize.type=ROCKETMQ)
+
+# client gen produce|consume key=value...: runs the go or java generator and
+# prints its JSON summary. Keys: ns topic group threads size rate count, and
+# duration warmup idle in seconds.
+# A generator that fails prints {} (its rows then show n/a) and the run goes on.
+client() {
+	local gen="$1" cmd="$2"; shift 2
+	local out err="${CLIENT_ERR:-$WORK/${gen}client.log}"
+	if [ "$gen" = java ]; then
+		out="$(java "${jclient_jvm[@]}" -cp "$javacp" io.rocketgo.bench.Bench "$cmd" "$@" 2>>"$err" || true)"
+	else
+		out="$(client_go "$cmd" "$@" 2>>"$err" || true)"
+	fi
+	out="$(grep '^{' <<<"$out" | tail -n 1 || true)"
+	if [ -z "$out" ]; then
+		log "  $gen-client $cmd failed (see $err)"
+		out='{}'
+	fi
+	printf '%s\n' "$out"
+}
+
+client_go() { # produce|consume key=value...: translated to goclient's flags
+	local cmd="$1"; shift
+	local args=() kv k v
+	for kv in "$@"; do
+		k="${kv%%=*}" v="${kv#*=}"
+		case "$k" in
+		ns) args+=(-n "$v") ;;
+		topic) args+=(-t "$v") ;;
+		group) args+=(-g "$v") ;;
+		duration | warmup | idle) args+=("-$k" "${v}s") ;;
+		*) args+=("-$k" "$v") ;;
+		esac
+	done
+	"$bin/goclient" "$cmd" "${args[@]}"
+}
+
+cwarm="${CLIENT_WARMUP%s}"
+
+# client_send_rows side pair: each official client's sync send TPS at 8 and 64 threads.
+client_send_rows() {
+	local side="$1" pair="$2" ns gen t j; ns="$(ns_of "$1")"
+	for gen in go java; do
+		for t in 8 64; do
+			j="$(client "$gen" produce ns="$ns" topic=BenchTopic group="${gen}_bench_producer" threads="$t" \
+				size="$SIZE" duration="$step_s" warmup="$cwarm")"
+			rec "$side" "$pair" "${gen}_send_tps_$t" "$(jq -r '.tps' <<<"$j")"
+			rec "$side" "$pair" "${gen}_send_errors_$t" "$(jq -r '.errorTotal' <<<"$j")"
+			if [ "$(jq -r '.errorTotal' <<<"$j")" != 0 ]; then log "  errors: $(jq -c '.errors' <<<"$j")"; fi
+		done
+	done
+}
+
+# client_e2e side pair gen: a push consumer of a new topic; mqbench probes
+# (one message each) until the consumer has received one (its first
+# rebalance and pulls are done: the Java 5.3.3 broker sometimes answers the
+# first pulls of a new group SUBSCRIPTION_NOT_LATEST until the client's next
+# rebalance, ~20 s), then a producer at CLIENT_RATE msg/s from 32 threads.
+# Latency counts messages sent 1 s or more after the consumer's first message.
+client_e2e() {
+	local side="$1" pair="$2" gen="$3" ns; ns="$(ns_of "$1")"
+	local topic="E2E_${gen}_$pair" out="$WORK/$side.$pair.$gen.e2e.json" err="$WORK/$side.$pair.$gen.e2e.log"
+	create_topic "$side" "$topic"
+	CLIENT_ERR="$err" client "$gen" consume ns="$ns" topic="$topic" group="e2e_${gen}_$pair" \
+		duration="$((step_s + 120))" warmup=1 idle=5 >"$out" &
+	local cpid=$! i t0; t0="$(date +%s)"
+	for i in $(seq 1 60); do
+		if grep -q "first message" "$err" 2>/dev/null; then break; fi
+		if grep -q started "$err" 2>/dev/null; then
+			bench produce -n "$ns" -t "$topic" -mode sync -threads 1 -conns 1 -count 1 -size "$SIZE" -duration 5s >/dev/null || true
+		fi
+		sleep 0.5
+	done
+	rec "$side" "$pair" "${gen}_e2e_ready_s" "$(( $(date +%s) - t0 ))"
+	local j; j="$(client "$gen" produce ns="$ns" topic="$topic" group="${gen}_e2e_producer" threads=32 size="$SIZE" \
+		rate="$CLIENT_RATE" duration="$step_s" warmup=1)"
+	wait "$cpid"
+	rec "$side" "$pair" "${gen}_e2e_p99_ms" "$(jq -r '.latencyMs.p99' "$out")"
+	rec "$side" "$pair" "${gen}_e2e_samples" "$(jq -r '.latencyMs.samples' "$out")"
+	rec "$side" "$pair" "${gen}_e2e_send_tps" "$(jq -r '.tps' <<<"$j")" # the rate the producer reached
+}
+
+# ---- restart with a large store ---------------------------------------------
+
+commitlog_max() { # side → the broker's commitLogMaxOffset (empty if it does not answer in 10 s)
+	local i v
+	for i in $(seq 1 20); do
+		v="$("$bin/mqadmin" brokerStatus -n "$(ns_of "$1")" -b "$(broker_of "$1")" -timeout 2s 2>/dev/null |
+			awk -F: '$1 ~ /^commitLogMaxOffset/ { gsub(/ /, "", $2); print $2 }' || true)"
+		if [ -n "$v" ]; then echo "$v"; return 0; fi
+		sleep 0.5
+	done
+}
+
+# restart_big side pair dir: fills the commit log to RESTART_GB GiB with
+# FILL_SIZE-byte messages, kill -9, restarts the broker (the Java name server
+# keeps running; ours restarts with its in-process name server) and times
+# exec -> first SEND_OK.
+restart_big() {
+	local side="$1" pair="$2" dir="$3" pid have need; pid="$(broker_pid "$side")"
+	create_topic "$side" BenchFill
+	local try
+	for try in 1 2 3; do # again for sends the broker refused (SYSTEM_BUSY)
+		have="$(commitlog_max "$side")"
+		need=$(( RESTART_GB * 1073741824 - ${have:-0} ))
+		if [ "$need" -le 0 ]; then break; fi
+		bench produce -n "$(ns_of "$side")" -t BenchFill -mode async -threads 4 -conns 2 -inflight 4 \
+			-size "$FILL_SIZE" -count "$(( need / FILL_SIZE + 1 ))" -duration 900s >>"$WORK/$side.$pair.fill.json"
+	done
+	local size; size="$(commitlog_max "$side")"
+	rec "$side" "$pair" restart_store_mib "$(( ${size:-0} / 1048576 ))"
+	kill -KILL "$pid"
+	wait_gone "$pid"
+	local t0; t0="$(now_ns)"
+	start_broker "$side" "$dir" ASYNC_FLUSH
+	rec "$side" "$pair" restart_ms "$(first_send "$side" BenchTopic "$t0")"
+	size="$(commitlog_max "$side")"
+	rec "$side" "$pair" restart_store_after_mib "$(( ${size:-0} / 1048576 ))"
+}
+
+# ---- sessions -----------------------------------------------------------------
+
+session_async() { # side pair
+	local side="$1" pair="$2" dir="$WORK/$1.$2.async" ns; ns="$(ns_of "$side")"
+	log "$side pair $pair: ASYNC_FLUSH session"
+	local t0; t0="$(now_ns)"
+	start_server "$side" "$dir" ASYNC_FLUSH
+	rec "$side" "$pair" cold_start_ms "$(first_send "$side" BenchCold "$t0")"
+	local pid; pid="$(broker_pid "$side")"
+	sleep 2
+	rec "$side" "$pair" rss_idle_anon_kb "$(rss "$pid" RssAnon)"
+	rec "$side" "$pair" rss_idle_file_kb "$(rss "$pid" RssFile)"
+	create_topic "$side" BenchTopic
+	warmup "$side"
+	send_rows "$side" "$pair" "$pid"
 
 	# Open loop at half of Java's peak (this pair's Java session runs first).
 	local peak rate j
@@ -234,24 +437,56 @@ session_async() { # side pair
 	e2e "$side" "$pair" 5000 5k
 	e2e "$side" "$pair" 1 1ps
 
-	# Consume catch-up from a backlog.
-	create_topic "$side" BenchBacklog
-	local stored
-	stored="$(bench produce -n "$ns" -t BenchBacklog -mode async -threads 8 -conns 4 -inflight 64 -size "$SIZE" \
-		-count "$BACKLOG" -duration 600s | jq -r '.messages')" # sends refused by the broker are not in the backlog
-	j="$(bench consume -n "$ns" -t BenchBacklog -g "catchup_$pair" -from first -count "$stored" -duration 300s)"
+	if [ -z "$SKIP_CLIENTS" ]; then
+		client_send_rows "$side" "$pair"
+		client_e2e "$side" "$pair" go
+		client_e2e "$side" "$pair" java
+	fi
+
+	# Consume catch-up from a backlog: each generator reads all of it with a
+	# group of its own.
+	local stored gen
+	stored="$(backlog "$side")"
 	rec "$side" "$pair" backlog_msgs "$stored"
+	j="$(bench consume -n "$ns" -t BenchBacklog -g "catchup_$pair" -from first -count "$stored" -duration 300s)"
 	rec "$side" "$pair" consume_tps "$(jq -r '.tps' <<<"$j")"
+	if [ -z "$SKIP_CLIENTS" ]; then
+		for gen in go java; do
+			j="$(client "$gen" consume ns="$ns" topic=BenchBacklog group="catchup_${gen}_$pair" count="$stored" duration=300)"
+			rec "$side" "$pair" "${gen}_consume_tps" "$(jq -r '.tps' <<<"$j")"
+			rec "$side" "$pair" "${gen}_consume_msgs" "$(jq -r '.messages' <<<"$j")"
+			rec "$side" "$pair" "${gen}_consume_first_ms" "$(jq -r '.firstMs' <<<"$j")"
+		done
+	fi
 	rec "$side" "$pair" rss_loaded_anon_kb "$(rss "$pid" RssAnon)"
 	rec "$side" "$pair" rss_loaded_file_kb "$(rss "$pid" RssFile)"
 
-	# Restart after kill -9 (the Java name server keeps running; ours restarts
-	# with its in-process name server).
-	kill -KILL "$pid"
-	wait_gone "$pid"
-	t0="$(now_ns)"
-	start_broker "$side" "$dir" ASYNC_FLUSH
-	rec "$side" "$pair" restart_ms "$(first_send "$side" BenchTopic "$t0")"
+	if [ -z "$SKIP_RESTART" ]; then restart_big "$side" "$pair" "$dir"; fi
+	stop_server "$side" "$dir"
+}
+
+# session_heap pair: the Java broker with the stock 8 GiB heap (JAVA_HEAP=both):
+# start, RSS, mqbench send rows, backlog consume, loaded RSS.
+session_heap() {
+	local side=java8g pair="$1" dir="$WORK/java8g.$1.async" ns; ns="$(ns_of java8g)"
+	log "java8g pair $pair: ASYNC_FLUSH session, stock heap"
+	local t0; t0="$(now_ns)"
+	start_server "$side" "$dir" ASYNC_FLUSH
+	rec "$side" "$pair" cold_start_ms "$(first_send "$side" BenchCold "$t0")"
+	local pid; pid="$(broker_pid "$side")"
+	sleep 2
+	rec "$side" "$pair" rss_idle_anon_kb "$(rss "$pid" RssAnon)"
+	rec "$side" "$pair" rss_idle_file_kb "$(rss "$pid" RssFile)"
+	create_topic "$side" BenchTopic
+	warmup "$side"
+	send_rows "$side" "$pair" "$pid"
+	local stored j
+	stored="$(backlog "$side")"
+	rec "$side" "$pair" backlog_msgs "$stored"
+	j="$(bench consume -n "$ns" -t BenchBacklog -g "catchup_$pair" -from first -count "$stored" -duration 300s)"
+	rec "$side" "$pair" consume_tps "$(jq -r '.tps' <<<"$j")"
+	rec "$side" "$pair" rss_loaded_anon_kb "$(rss "$pid" RssAnon)"
+	rec "$side" "$pair" rss_loaded_file_kb "$(rss "$pid" RssFile)"
 	stop_server "$side" "$dir"
 }
 
@@ -277,9 +512,10 @@ ours) sides=(ours) ;;
 java) sides=(java) ;;
 esac
 
-started="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+started="$(date -u +%Y-%m-%dT%H:%M:%SZ)" started_s="$(date +%s)"
 for pair in $(seq 1 "$PAIRS"); do
 	for side in "${sides[@]}"; do session_async "$side" "$pair"; done
+	if [ "$JAVA_HEAP" = both ] && [ "$ONLY" != ours ]; then session_heap "$pair"; fi
 	if [ -z "$SKIP_SYNC" ]; then
 		for side in "${sides[@]}"; do session_sync "$side" "$pair"; done
 	fi
@@ -288,5 +524,8 @@ done
 mkdir -p "$(dirname "$OUT")"
 python3 "$root/bench/report.py" "$metrics" \
 	--started "$started" --step "$STEP" --pairs "$PAIRS" --size "$SIZE" --queues "$QUEUES" --backlog "$BACKLOG" --segment "$SEGMENT" \
+	--minutes "$(( ($(date +%s) - started_s + 30) / 60 ))" --java-heap "$JAVA_HEAP" --heap-fitted="$HEAP_FITTED" --heap-stock="$HEAP_STOCK" \
+	--client-rate "$CLIENT_RATE" --client-warmup "$CLIENT_WARMUP" --restart-gb "$RESTART_GB" --fill-size "$FILL_SIZE" \
+	--skipped "$(printf '%s' "${SKIP_SYNC:+SYNC_FLUSH sessions, }${SKIP_CLIENTS:+official-client rows, }${SKIP_RESTART:+restart, }" | sed 's/, $//')" \
 	--rev "$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)" >"$OUT"
 log "wrote $OUT (raw metrics and logs in $WORK)"

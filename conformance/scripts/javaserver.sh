@@ -8,7 +8,8 @@
 #
 # DIR holds the config, the store, ROCKETMQ_HOME, logs and the pid file.
 # FOREGROUND=1 makes start-* exec java in the foreground (the Go harness uses
-# this and kills the process group itself). BROKER_EXTRA_CONF / NAMESRV_EXTRA_CONF
+# this and kills the process group itself). JAVA_EXTRA_OPTS adds JVM flags.
+# BROKER_EXTRA_CONF / NAMESRV_EXTRA_CONF
 # add lines to the generated config (e.g. bindAddress=127.0.0.2 for capture).
 set -euo pipefail
 
@@ -18,6 +19,10 @@ lib="$cache/java-server/lib"
 version="${ROCKETMQ_SERVER_VERSION:-5.3.3}"
 jvm=(-server -Xms256m -Xmx512m -XX:+UseG1GC -XX:MaxDirectMemorySize=512m
      -XX:-OmitStackTraceInFastThrow -XX:+IgnoreUnrecognizedVMOptions -Djava.net.preferIPv4Stack=true)
+# JAVA_EXTRA_OPTS: JVM flags appended to the above (a later -Xms/-Xmx/-XX wins);
+# scripts/bench-compare.sh passes its heap profiles this way.
+read -r -a extra_opts <<<"${JAVA_EXTRA_OPTS:-}"
+jvm+=("${extra_opts[@]}")
 
 fetch() {
 	if [ -f "$lib/.complete-$version" ]; then return 0; fi
