@@ -204,8 +204,12 @@ func (d *delayService) redeliver(e *message.Ext) bool {
 		d.log.Error("delay: scheduled record without REAL_TOPIC dropped", "offset", e.QueueOffset)
 		return true
 	}
-	props := message.DeleteProperty(e.Properties, message.PropertyDelayLevel)
-	props = message.SetProperty(props, message.PropertyWaitStoreMsgOK, "false")
+	// compat: Java's messageTimeUp clears DELAY and sets WAIT=false on its
+	// property map only after the stored properties string was built, so
+	// the delivered record keeps the scheduled record's properties as they
+	// are (DELAY, REAL_TOPIC, REAL_QID included); the Java 5.3.3 broker's
+	// store shows exactly that.
+	props := e.Properties
 	tags, _ := message.Property(props, message.PropertyTags)
 	m := message.Message{
 		Topic: topic, QueueID: atoi32(qid), Flag: e.Flag,

@@ -47,8 +47,9 @@ func TestSendBackRetriesAfterDelayThenDLQ(t *testing.T) {
 	require.Equal(t, origID, get("ORIGIN_MESSAGE_ID"))
 	require.Equal(t, "AABBCCDDEEFF00112233445566778899", get("UNIQ_KEY"))
 	require.Equal(t, "%RETRY%cg", get("REAL_TOPIC"))
-	_, hasDelay := message.Property(r.Properties, "DELAY")
-	require.False(t, hasDelay)
+	// Java's delivered record keeps the scheduled record's DELAY (its
+	// clearProperty comes after the stored properties string is built).
+	require.Equal(t, "3", get("DELAY"))
 
 	// Past maxReconsumeTimes the message goes to the DLQ at once.
 	resp = tb.invoke(t, sendBackReq(r.PhysicalOffset, "cg", 0, 1))

@@ -578,9 +578,10 @@ func (t *timerService) convert(x *message.Ext, enqueueMs int64, roll bool) messa
 	} else {
 		rt, _ := message.Property(props, message.PropertyRealTopic)
 		rq, _ := message.Property(props, message.PropertyRealQueueID)
+		// compat: Java's convertMessage clears REAL_TOPIC/REAL_QID only
+		// after the stored properties string was built: delivered records
+		// keep them (as the Java 5.3.3 broker's store shows).
 		topic, qid = rt, atoi32(rq)
-		props = message.DeleteProperty(props, message.PropertyRealTopic)
-		props = message.DeleteProperty(props, message.PropertyRealQueueID)
 	}
 	props = message.SetProperty(props, message.PropertyTimerDequeueMs, strconv.FormatInt(time.Now().UnixMilli(), 10))
 	tags, _ := message.Property(props, message.PropertyTags)

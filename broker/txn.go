@@ -135,10 +135,11 @@ func (s *txnService) end(c *transport.Conn, req *codec.Frame) *codec.Frame {
 	}
 	realTopic, _ := message.Property(e.Properties, message.PropertyRealTopic)
 	realQID, _ := message.Property(e.Properties, message.PropertyRealQueueID)
-	props := message.DeleteProperty(e.Properties, message.PropertyRealTopic)
-	props = message.DeleteProperty(props, message.PropertyRealQueueID)
-	props = message.DeleteProperty(props, message.PropertyTransactionPrepared)
-	props = message.SetProperty(props, message.PropertyWaitStoreMsgOK, "false")
+	// compat: Java's endMessageTransaction builds the stored properties
+	// string from the half message before it clears REAL_TOPIC/REAL_QID
+	// and sets WAIT=false on the map: the committed record carries the
+	// half message's properties unchanged.
+	props := e.Properties
 	tags, _ := message.Property(props, message.PropertyTags)
 	m := &message.Message{
 		Topic: realTopic, QueueID: atoi32(realQID), Flag: e.Flag,

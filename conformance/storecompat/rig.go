@@ -39,8 +39,14 @@ type Rig struct {
 	CQFileSize     int64
 	MaxMessageSize int
 	ReadyTimeout   time.Duration
-	ns             *harness.Process
-	seq            int
+	// Extra holds config lines (key=value, Java's keys) both brokers get
+	// after the common ones, e.g. messageDelayLevel.
+	Extra []string
+	// JavaStart is how long the last Java broker took to register (0: none
+	// started yet); a test planning around the next start uses it.
+	JavaStart time.Duration
+	ns        *harness.Process
+	seq       int
 }
 
 // NewRig starts the Java name server under dir.
@@ -134,6 +140,7 @@ func (r *Rig) StartBroker(ctx context.Context, side Side, store string) (*Broker
 		"autoCreateTopicEnable=true",
 		"autoCreateSubscriptionGroup=true",
 	}
+	common = append(common, r.Extra...)
 	b := &Broker{Side: side, Addr: "127.0.0.1:" + strconv.Itoa(port), Store: store}
 	start := time.Now()
 	switch side {
@@ -167,6 +174,9 @@ func (r *Rig) StartBroker(ctx context.Context, side Side, store string) (*Broker
 		return nil, err
 	}
 	b.Took = time.Since(start)
+	if side == Java {
+		r.JavaStart = b.Took
+	}
 	return b, nil
 }
 

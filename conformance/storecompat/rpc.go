@@ -89,8 +89,13 @@ func WaitMaxOffset(ctx context.Context, broker, topic string, qid int, want int6
 // consume queue's tag hash codes) and returns the raw records in order. A
 // bounded number of pulls.
 func PullRaw(ctx context.Context, broker, group, topic string, qid int, end int64, sub string) ([][]byte, error) {
+	return PullRange(ctx, broker, group, topic, qid, 0, end, sub)
+}
+
+// PullRange is PullRaw from queue offset from instead of 0.
+func PullRange(ctx context.Context, broker, group, topic string, qid int, from, end int64, sub string) ([][]byte, error) {
 	var out [][]byte
-	off := int64(0)
+	off := from
 	for range 2000 {
 		if off >= end {
 			return out, nil
