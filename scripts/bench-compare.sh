@@ -266,6 +266,9 @@ send_rows() {
 			-size "$SIZE" -duration "$STEP")"
 		rec "$side" "$pair" "send_tps_$t" "$(jq -r '.tps' <<<"$j")"
 		rec "$side" "$pair" "send_errors_$t" "$(jq -r '.errorTotal' <<<"$j")"
+		if [ "$(jq -r '.errorTotal' <<<"$j")" != 0 ]; then
+			rec "$side" "$pair" "send_error_codes_$t" "$(jq -c '.errors' <<<"$j")"
+		fi
 		if [ "$(jq -r '.errorTotal' <<<"$j")" != 0 ]; then log "  errors: $(jq -c '.errors' <<<"$j")"; fi
 		if [ "$t" = 64 ]; then
 			local c1 msgs; c1="$(cpu_ticks "$pid")"; msgs="$(jq -r '.messages' <<<"$j")"

@@ -93,15 +93,18 @@ public final class Driver {
         Ctx ctx = new Ctx(name, namesrv, broker, prefix + "_" + name, timeoutSec);
         long start = System.nanoTime();
         String failure = null;
+        Thread[] runner = new Thread[1];
         Future<?> f = pool.submit(() -> {
+            runner[0] = Thread.currentThread();
             Scenarios.run(name, ctx);
             return null;
         });
         try {
             f.get(timeoutSec, TimeUnit.SECONDS);
         } catch (TimeoutException e) {
+            String where = runner[0] == null ? "" : " at " + stackOf(runner[0]);
             f.cancel(true);
-            failure = "timed out after " + timeoutSec + " s" + (ctx.step == null ? "" : " in step " + ctx.step);
+            failure = "timed out after " + timeoutSec + " s" + (ctx.step == null ? "" : " in step " + ctx.step) + where;
         } catch (java.util.concurrent.ExecutionException e) {
             failure = describe(e.getCause());
         } catch (InterruptedException e) {
@@ -117,6 +120,20 @@ public final class Driver {
             System.out.printf("FAIL %s %.2f: %s%n", name, secs, failure.replace('\n', ' '));
         }
         System.out.flush();
+    }
+
+    /** Where a stuck scenario thread is: its top frames, innermost first. */
+    static String stackOf(Thread t) {
+        StringBuilder b = new StringBuilder();
+        StackTraceElement[] st = t.getStackTrace();
+        for (int i = 0; i < st.length && i < 12; i++) {
+            if (i > 0) {
+                b.append(" < ");
+            }
+            b.append(st[i].getClassName().replaceFirst("^org\\.apache\\.rocketmq\\.", "o.a.r."))
+                .append('.').append(st[i].getMethodName()).append(':').append(st[i].getLineNumber());
+        }
+        return b.toString();
     }
 
     static String describe(Throwable t) {
