@@ -505,6 +505,10 @@ session_sync() { # side pair
 		j="$(bench produce -n "$ns" -t BenchTopic -mode sync -threads "$t" -conns "$(( t < 8 ? t : 8 ))" \
 			-size "$SIZE" -duration "$STEP")"
 		rec "$side" "$pair" "sync_tps_$t" "$(jq -r '.tps' <<<"$j")"
+		rec "$side" "$pair" "sync_errors_$t" "$(jq -r '.errorTotal' <<<"$j")"
+		if [ "$(jq -r '.errorTotal' <<<"$j")" != 0 ]; then
+			rec "$side" "$pair" "sync_error_codes_$t" "$(jq -c '.errors' <<<"$j")"
+		fi
 	done
 	stop_server "$side" "$dir"
 }
