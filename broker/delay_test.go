@@ -15,7 +15,7 @@ import (
 func TestDelayedMessagesSurviveRestart(t *testing.T) {
 	root := t.TempDir()
 	levels := func(c *Config) { c.MessageDelayLevel = "1s 3s" }
-	tb, stop := openTxnBroker(t, root, levels)
+	tb, stop := startBrokerAt(t, root, levels)
 	require.Equal(t, int32(codec.RespSuccess), tb.invoke(t, sendV1("DR", 0, props("DELAY", "1"), []byte("due-while-down"))).Code)
 	require.Equal(t, int32(codec.RespSuccess), tb.invoke(t, sendV1("DR", 0, props("DELAY", "2"), []byte("due-after-restart"))).Code)
 	sent := time.Now()
@@ -25,7 +25,7 @@ func TestDelayedMessagesSurviveRestart(t *testing.T) {
 	// Stay down past the first message's time.
 	time.Sleep(time.Until(sent.Add(1200 * time.Millisecond)))
 
-	tb, _ = openTxnBroker(t, root, levels)
+	tb, _ = startBrokerAt(t, root, levels)
 	tb.waitDispatched(t, "DR", 0, 1)
 	first := time.Since(sent)
 	tb.waitDispatched(t, "DR", 0, 2)

@@ -55,7 +55,14 @@ type testBroker struct {
 // closed at cleanup.
 func startBroker(t testing.TB, mutate func(*Config)) *testBroker {
 	t.Helper()
-	root := t.TempDir()
+	tb, _ := startBrokerAt(t, t.TempDir(), mutate)
+	return tb
+}
+
+// startBrokerAt runs a broker on an existing store root; stop closes it
+// (also registered as cleanup, once).
+func startBrokerAt(t testing.TB, root string, mutate func(*Config)) (tb *testBroker, stop func()) {
+	t.Helper()
 	cfg := testConfig(root)
 	if mutate != nil {
 		mutate(&cfg)
@@ -65,12 +72,17 @@ func startBroker(t testing.TB, mutate func(*Config)) *testBroker {
 	b, err := New(cfg, Deps{Logger: testLogger(), Store: st})
 	require.NoError(t, err)
 	require.NoError(t, b.Start())
-	cli := newTestClient(t)
-	t.Cleanup(func() {
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
 		require.NoError(t, b.Close())
 		require.NoError(t, st.Close())
-	})
-	return &testBroker{Broker: b, cli: cli, addr: b.Addr()}
+	}
+	t.Cleanup(stop)
+	return &testBroker{Broker: b, cli: newTestClient(t), addr: b.Addr()}, stop
 }
 
 func (tb *testBroker) invoke(t *testing.T, req *codec.Frame) *codec.Frame {

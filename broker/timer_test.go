@@ -16,32 +16,6 @@ import (
 	"github.com/rocketgo/rocketgo/store/timer"
 )
 
-// startBrokerAt runs a broker on an existing store root; stop closes it
-// (also registered as cleanup, once).
-func startBrokerAt(t *testing.T, root string, mutate func(*Config)) (tb *testBroker, stop func()) {
-	t.Helper()
-	cfg := testConfig(root)
-	if mutate != nil {
-		mutate(&cfg)
-	}
-	st, err := openTestStore(&cfg)
-	require.NoError(t, err)
-	b, err := New(cfg, Deps{Logger: testLogger(), Store: st})
-	require.NoError(t, err)
-	require.NoError(t, b.Start())
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		require.NoError(t, b.Close())
-		require.NoError(t, st.Close())
-	}
-	t.Cleanup(stop)
-	return &testBroker{Broker: b, cli: newTestClient(t), addr: b.Addr()}, stop
-}
-
 // pullN pulls queue 0 of topic from offset 0 until n records arrived.
 func (tb *testBroker) pullN(t *testing.T, topic string, n int, within time.Duration) []message.Ext {
 	t.Helper()

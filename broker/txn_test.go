@@ -142,32 +142,6 @@ func TestEndTransactionAndSendBackRightAfterSend(t *testing.T) {
 	}
 }
 
-// openTxnBroker runs a broker over an existing store root; stop closes it
-// (as a graceful shutdown) and is safe to call twice.
-func openTxnBroker(t *testing.T, root string, mutate func(*Config)) (*testBroker, func()) {
-	t.Helper()
-	cfg := testConfig(root)
-	if mutate != nil {
-		mutate(&cfg)
-	}
-	st, err := openTestStore(&cfg)
-	require.NoError(t, err)
-	b, err := New(cfg, Deps{Logger: testLogger(), Store: st})
-	require.NoError(t, err)
-	require.NoError(t, b.Start())
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		require.NoError(t, b.Close())
-		require.NoError(t, st.Close())
-	}
-	t.Cleanup(stop)
-	return &testBroker{Broker: b, cli: newTestClient(t), addr: b.Addr()}, stop
-}
-
 // txnProducer is a producer of group pg that records the checks it gets.
 func txnProducer(t *testing.T, addr string) (*transport.Client, chan *codec.Frame) {
 	t.Helper()
@@ -208,7 +182,7 @@ func TestTransactionInDoubtSurvivesRestart(t *testing.T) {
 	// the first check could copy their halves (a half checked before its
 	// producer's decision arrives is asked about again — Java does the same).
 	fast := func(c *Config) { c.TransactionCheckInterval = 50; c.TransactionTimeOut = 1500 }
-	tb, stop := openTxnBroker(t, root, fast)
+	tb, stop := startBrokerAt(t, root, fast)
 	tb.topics.createIfAbsent("TX", 1, 6, 0)
 	// Two halves decided before the restart, two left in doubt.
 	decidedC := tb.invoke(t, preparedSend("DCOM"))
@@ -232,7 +206,7 @@ func TestTransactionInDoubtSurvivesRestart(t *testing.T) {
 	}
 	stop()
 
-	tb, _ = openTxnBroker(t, root, fast)
+	tb, _ = startBrokerAt(t, root, fast)
 	_, checks = txnProducer(t, tb.addr)
 	answered := map[string]bool{}
 	deadline = time.After(10 * time.Second)
@@ -275,7 +249,7 @@ func TestTransactionDiscardAfterMaxChecksAcrossRestart(t *testing.T) {
 		c.TransactionTimeOut = 1
 		c.TransactionCheckMax = 6
 	}
-	tb, stop := openTxnBroker(t, root, fast)
+	tb, stop := startBrokerAt(t, root, fast)
 	tb.topics.createIfAbsent("TX", 1, 6, 0)
 	_, checks := txnProducer(t, tb.addr)
 	require.Equal(t, int32(codec.RespSuccess), tb.invoke(t, preparedSend("LOST")).Code)
@@ -289,7 +263,7 @@ func TestTransactionDiscardAfterMaxChecksAcrossRestart(t *testing.T) {
 		}
 	}
 	stop()
-	tb, _ = openTxnBroker(t, root, fast)
+	tb, _ = startBrokerAt(t, root, fast)
 	_, checks = txnProducer(t, tb.addr)
 	require.Eventually(t, func() bool { return tb.store.MaxOffset(TopicTransCheckMax, 0) == 1 }, 10*time.Second, 5*time.Millisecond)
 	_, ok := tb.topics.get(TopicTransCheckMax)
