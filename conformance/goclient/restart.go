@@ -41,33 +41,58 @@ func busyRetry(ctx context.Context, deadline time.Time, send func() error) error
 	}
 }
 
+// timed is the common part of the delay and timer restart scenarios: a
+// topic, a producer, a push consumer timing arrivals, and the announced
+// kill time.
+type timed struct {
+	topic  string
+	p      rocketmq.Producer
+	c      rocketmq.PushConsumer
+	a      *clock
+	killAt time.Time
+}
+
+func startTimed(ctx context.Context, t Target, name string) (*timed, error) {
+	if t.Restart == nil {
+		return nil, errNoRestarter
+	}
+	r := &timed{topic: t.name(name), a: newClock()}
+	if err := t.CreateTopic(ctx, r.topic, 2); err != nil {
+		return nil, err
+	}
+	var err error
+	if r.p, err = newProducer(t, name+"_p"); err != nil {
+		return nil, err
+	}
+	if r.c, err = startPush(t, name+"_c", name+"_c", r.topic, all, r.a.handler()); err != nil {
+		r.close()
+		return nil, err
+	}
+	if r.killAt, err = t.Restart.Plan(ctx, r.topic); err != nil {
+		r.close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *timed) close() {
+	if r.c != nil {
+		_ = r.c.Shutdown()
+	}
+	_ = r.p.Shutdown()
+}
+
 // delayLevelMs are the broker's default messageDelayLevel entries 2-4.
 var delayLevelMs = map[int]int64{2: 5000, 3: 10000, 4: 30000}
 
 // delayRestart: delay levels 2-4 sent right before the broker is killed.
 func delayRestart(ctx context.Context, t Target) error {
-	if t.Restart == nil {
-		return errNoRestarter
-	}
-	topic := t.name("delay_restart")
-	if err := t.CreateTopic(ctx, topic, 2); err != nil {
-		return err
-	}
-	p, err := newProducer(t, "delay_restart_p")
+	r, err := startTimed(ctx, t, "delay_restart")
 	if err != nil {
 		return err
 	}
-	defer p.Shutdown()
-	a := newClock()
-	c, err := startPush(t, "delay_restart_c", "delay_restart_c", topic, all, a.handler())
-	if err != nil {
-		return err
-	}
-	defer c.Shutdown()
-	killAt, err := t.Restart.Plan(ctx, topic)
-	if err != nil {
-		return err
-	}
+	defer r.close()
+	topic, p, a, killAt := r.topic, r.p, r.a, r.killAt
 	var ds []due
 	var want []string
 	for _, level := range []int{2, 3, 4} {
@@ -135,28 +160,12 @@ var timerDelaySec = []int64{5, 12}
 
 // timerRestart: timer messages due before, during and after the outage.
 func timerRestart(ctx context.Context, t Target) error {
-	if t.Restart == nil {
-		return errNoRestarter
-	}
-	topic := t.name("timer_restart")
-	if err := t.CreateTopic(ctx, topic, 2); err != nil {
-		return err
-	}
-	p, err := newProducer(t, "timer_restart_p")
+	r, err := startTimed(ctx, t, "timer_restart")
 	if err != nil {
 		return err
 	}
-	defer p.Shutdown()
-	a := newClock()
-	c, err := startPush(t, "timer_restart_c", "timer_restart_c", topic, all, a.handler())
-	if err != nil {
-		return err
-	}
-	defer c.Shutdown()
-	killAt, err := t.Restart.Plan(ctx, topic)
-	if err != nil {
-		return err
-	}
+	defer r.close()
+	topic, p, a, killAt := r.topic, r.p, r.a, r.killAt
 	var ds []due
 	var want []string
 	for _, off := range timerOffsetsMs {
