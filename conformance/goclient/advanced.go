@@ -213,6 +213,21 @@ func (l *txListener) CheckLocalTransaction(m *primitive.MessageExt) primitive.Lo
 	return primitive.RollbackMessageState
 }
 
+// startTxnProducer starts a transactional producer of group name (also its
+// instance name) whose checks go to l.
+func startTxnProducer(t Target, name string, l primitive.TransactionListener) (rocketmq.TransactionProducer, error) {
+	p, err := rocketmq.NewTransactionProducer(l,
+		producer.WithNameServer(t.ns()), producer.WithGroupName(t.name(name)),
+		producer.WithInstanceName(t.name(name)), producer.WithRetry(1))
+	if err != nil {
+		return nil, fmt.Errorf("new transaction producer: %w", err)
+	}
+	if err := p.Start(); err != nil {
+		return nil, fmt.Errorf("start transaction producer: %w", err)
+	}
+	return p, nil
+}
+
 // transaction: commit, rollback and check-back.
 func transaction(ctx context.Context, t Target) error {
 	topic := t.name("transaction")
@@ -220,14 +235,9 @@ func transaction(ctx context.Context, t Target) error {
 		return err
 	}
 	l := &txListener{checked: map[string]int{}}
-	p, err := rocketmq.NewTransactionProducer(l,
-		producer.WithNameServer(t.ns()), producer.WithGroupName(t.name("transaction_p")),
-		producer.WithInstanceName(t.name("transaction_p")), producer.WithRetry(1))
+	p, err := startTxnProducer(t, "transaction_p", l)
 	if err != nil {
-		return fmt.Errorf("new transaction producer: %w", err)
-	}
-	if err := p.Start(); err != nil {
-		return fmt.Errorf("start transaction producer: %w", err)
+		return err
 	}
 	defer p.Shutdown()
 	got := newBodies()

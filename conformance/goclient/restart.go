@@ -12,7 +12,6 @@ import (
 
 	rocketmq "github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
-	"github.com/apache/rocketmq-client-go/v2/producer"
 
 	"github.com/rocketgo/rocketgo/conformance/restart"
 )
@@ -283,14 +282,9 @@ func txnRestart(ctx context.Context, t Target) error {
 		return err
 	}
 	l := &txnRestartListener{after: map[string]int{}}
-	p, err := rocketmq.NewTransactionProducer(l,
-		producer.WithNameServer(t.ns()), producer.WithGroupName(t.name("txn_restart_p")),
-		producer.WithInstanceName(t.name("txn_restart_p")), producer.WithRetry(1))
+	p, err := startTxnProducer(t, "txn_restart_p", l)
 	if err != nil {
-		return fmt.Errorf("new transaction producer: %w", err)
-	}
-	if err := p.Start(); err != nil {
-		return fmt.Errorf("start transaction producer: %w", err)
+		return err
 	}
 	defer p.Shutdown()
 	got := newBodies()
