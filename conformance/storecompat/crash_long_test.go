@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/rocketmq-client-go/v2/rlog"
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocketgo/rocketgo/conformance/harness"
@@ -24,24 +23,9 @@ import (
 // acknowledged message at its queue offset (ASYNC_FLUSH: a killed process
 // loses nothing that reached the page cache). Run with -tags long.
 func TestStoreCompatCrash(t *testing.T) {
-	env, err := harness.FindEnv()
-	require.NoError(t, err)
-	if !env.HaveJavaServer() {
-		t.Skip("storecompat: Java reference server unavailable (needs java on PATH and conformance/.cache/java-server/lib)")
-	}
-	if _, err := os.Stat(env.Bin("mqbroker")); err != nil {
-		t.Skip("storecompat: bin/mqbroker not built (run make build)")
-	}
-	if os.Getenv("CONFORMANCE_GOLOG") == "" {
-		rlog.SetLogLevel("fatal")
-	}
+	env, dir := prepare(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 240*time.Second)
 	defer cancel()
-	dir := t.TempDir()
-	if d := os.Getenv("STORECOMPAT_DIR"); d != "" {
-		dir = d
-		require.NoError(t, os.MkdirAll(dir, 0o755))
-	}
 	rig, err := NewRig(ctx, env, dir)
 	require.NoError(t, err)
 	defer rig.Close()

@@ -3,13 +3,11 @@ package storecompat
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/apache/rocketmq-client-go/v2/rlog"
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocketgo/rocketgo/conformance/harness"
@@ -22,26 +20,11 @@ const (
 
 // TestStoreCompat moves a store directory Java → ours and ours → Java.
 func TestStoreCompat(t *testing.T) {
-	env, err := harness.FindEnv()
-	require.NoError(t, err)
-	if !env.HaveJavaServer() {
-		t.Skip("storecompat: Java reference server unavailable (needs java on PATH and conformance/.cache/java-server/lib: run conformance/scripts/javaserver.sh fetch, which needs mvn)")
-	}
-	if _, err := os.Stat(env.Bin("mqbroker")); err != nil {
-		t.Skip("storecompat: bin/mqbroker not built (run make build)")
-	}
-	if os.Getenv("CONFORMANCE_GOLOG") == "" {
-		rlog.SetLogLevel("fatal")
-	}
+	env, dir := prepare(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 170*time.Second)
 	defer cancel()
 
 	start := time.Now()
-	dir := t.TempDir()
-	if d := os.Getenv("STORECOMPAT_DIR"); d != "" {
-		dir = d // kept after the run, to inspect the stores and logs
-		require.NoError(t, os.MkdirAll(dir, 0o755))
-	}
 	rig, err := NewRig(ctx, env, dir)
 	require.NoError(t, err)
 	defer rig.Close()

@@ -3,12 +3,10 @@ package storecompat
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/apache/rocketmq-client-go/v2/rlog"
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocketgo/rocketgo/conformance/harness"
@@ -21,24 +19,9 @@ const lateBound = 6 * time.Second
 // TestStoreCompatTimers hands a store with pending 5.x timers and
 // delay-level messages over Java → ours and ours → Java.
 func TestStoreCompatTimers(t *testing.T) {
-	env, err := harness.FindEnv()
-	require.NoError(t, err)
-	if !env.HaveJavaServer() {
-		t.Skip("storecompat: Java reference server unavailable (needs java on PATH and conformance/.cache/java-server/lib: run conformance/scripts/javaserver.sh fetch, which needs mvn)")
-	}
-	if _, err := os.Stat(env.Bin("mqbroker")); err != nil {
-		t.Skip("storecompat: bin/mqbroker not built (run make build)")
-	}
-	if os.Getenv("CONFORMANCE_GOLOG") == "" {
-		rlog.SetLogLevel("fatal")
-	}
+	env, dir := prepare(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 240*time.Second)
 	defer cancel()
-	dir := t.TempDir()
-	if d := os.Getenv("STORECOMPAT_DIR"); d != "" {
-		dir = d
-		require.NoError(t, os.MkdirAll(dir, 0o755))
-	}
 	start := time.Now()
 	rig, err := NewRig(ctx, env, dir)
 	require.NoError(t, err)
