@@ -1,50 +1,29 @@
 package store
 
 import (
-	"bufio"
 	"bytes"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/rocketgo/rocketgo/store/internal/smaps"
 	"golang.org/x/sys/unix"
 
 	"github.com/rocketgo/rocketgo/codec/message"
 )
 
 // mappedRSS returns the resident bytes of the mapping that starts at
-// data[0], from /proc/self/smaps.
+// data[0].
 func mappedRSS(t *testing.T, data []byte) int64 {
 	t.Helper()
-	f, err := os.Open("/proc/self/smaps")
+	n, err := smaps.MappedRSS(data)
 	require.NoError(t, err)
-	defer f.Close()
-	want := uintptr(unsafe.Pointer(unsafe.SliceData(data)))
-	sc := bufio.NewScanner(f)
-	in := false
-	for sc.Scan() {
-		line := sc.Text()
-		if rng, _, ok := strings.Cut(line, " "); ok && strings.Contains(rng, "-") && !strings.HasSuffix(rng, ":") {
-			lo, _, _ := strings.Cut(rng, "-")
-			start, err := strconv.ParseUint(lo, 16, 64)
-			in = err == nil && uintptr(start) == want
-			continue
-		}
-		if in && strings.HasPrefix(line, "Rss:") {
-			kb, err := strconv.ParseInt(strings.Fields(line)[1], 10, 64)
-			require.NoError(t, err)
-			return kb << 10
-		}
-	}
-	require.NoError(t, sc.Err())
-	t.Fatalf("no mapping at %#x in /proc/self/smaps", want)
-	return 0
+	return n
 }
 
 // populateSupported reports whether the kernel has MADV_POPULATE_READ

@@ -1,44 +1,21 @@
 package index
 
 import (
-	"bufio"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/rocketgo/rocketgo/store/internal/smaps"
 )
 
 // mappedRSS returns the resident bytes of the mapping that starts at
-// data[0], from /proc/self/smaps.
+// data[0].
 func mappedRSS(t *testing.T, data []byte) int64 {
 	t.Helper()
-	f, err := os.Open("/proc/self/smaps")
+	n, err := smaps.MappedRSS(data)
 	require.NoError(t, err)
-	defer f.Close()
-	want := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(data))))
-	sc := bufio.NewScanner(f)
-	in := false
-	for sc.Scan() {
-		line := sc.Text()
-		if rng, _, ok := strings.Cut(line, " "); ok && strings.Contains(rng, "-") && !strings.HasSuffix(rng, ":") {
-			lo, _, _ := strings.Cut(rng, "-")
-			start, err := strconv.ParseUint(lo, 16, 64)
-			in = err == nil && start == want
-			continue
-		}
-		if in && strings.HasPrefix(line, "Rss:") {
-			kb, err := strconv.ParseInt(strings.Fields(line)[1], 10, 64)
-			require.NoError(t, err)
-			return kb << 10
-		}
-	}
-	require.NoError(t, sc.Err())
-	t.Fatalf("no mapping at %#x", want)
-	return 0
+	return n
 }
 
 // TestFlushReleasesOldEntries checks that Flush unmaps full files and all
