@@ -76,6 +76,7 @@ type producer struct {
 	cr       *credits        // nil for oneway
 	rec      *recorder       // oneway accounting
 	interval int64           // open loop: nanoseconds between sends; 0 = closed loop
+	pace     *pacer          // open loop
 	phase    int64
 	seq      uint64
 }
@@ -156,6 +157,12 @@ func runProduce(cfg produceConfig) (Summary, error) {
 			// Each thread sends every interval; threads are spread evenly in phase.
 			p.interval = int64(float64(time.Second) * float64(cfg.Threads*msgsPerReq) / cfg.Rate)
 			p.phase = p.interval * int64(i) / int64(cfg.Threads)
+			pace, err := newPacer()
+			if err != nil {
+				return Summary{}, err
+			}
+			defer pace.close()
+			p.pace = pace
 		}
 		producers[i] = p
 	}
@@ -216,12 +223,6 @@ func runProduce(cfg produceConfig) (Summary, error) {
 // run sends until done, the deadline (open loop), the shared count, or a
 // connection failure.
 func (p *producer) run(clk *clock, done <-chan struct{}, deadline int64, remaining *atomic.Int64, msgsPerReq int) {
-	var timer *time.Timer
-	if p.interval > 0 {
-		timer = time.NewTimer(time.Hour)
-		timer.Stop()
-		defer timer.Stop()
-	}
 	start := clk.mono()
 	for k := int64(0); ; k++ {
 		select {
@@ -237,13 +238,8 @@ func (p *producer) run(clk *clock, done <-chan struct{}, deadline int64, remaini
 			if sched >= deadline {
 				return
 			}
-			if d := sched - clk.mono(); d > 0 {
-				timer.Reset(time.Duration(d))
-				select {
-				case <-timer.C:
-				case <-done:
-					return
-				}
+			if !p.pace.wait(clk, sched, done) {
+				return
 			}
 		}
 		if p.cr != nil {
