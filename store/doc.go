@@ -22,10 +22,12 @@
 //	40 dispatchedOffset   int64   rocketgo: every record below it is in the
 //	                              flushed consume queues and index
 //
-// Data flow: Put encodes each record straight into the mapped commit-log
-// segment under one mutex (queue offsets are assigned there too), the
-// flusher makes it durable (a timer for ASYNC_FLUSH, group commit with one
-// fdatasync per batch for SYNC_FLUSH), and the dispatcher appends
+// Data flow: Put encodes each record under one mutex (queue offsets are
+// assigned there too) — straight into the mapped commit-log segment for
+// ASYNC_FLUSH, into a staging buffer for SYNC_FLUSH (stage.go) — the
+// flusher makes it durable (a timer for ASYNC_FLUSH; for SYNC_FLUSH group
+// commit: one pwrite of the staged batch and one fdatasync), and the
+// dispatcher appends
 // consume-queue units and index entries for records up to the durable
 // watermark (written for async, flushed for sync), then calls OnArrival.
 //

@@ -190,7 +190,22 @@ func (s *Store) flushWatchdog() {
 func (s *Store) flushCommitLog() error {
 	s.mu.Lock()
 	target, ts := s.written.Load(), s.lastTS
+	var staged []byte
+	var at int64
+	if s.staging {
+		staged, at = s.stage.swap(target, s.flushBuf)
+	}
 	s.mu.Unlock()
+	if s.staging {
+		// The stage now owns the old flushBuf; staged becomes ours.
+		s.flushBuf = staged[:0]
+		if len(staged) > 0 {
+			if err := s.writeOut(staged, at); err != nil {
+				s.setReadOnly(err)
+				return err
+			}
+		}
+	}
 	from := s.flushed.Load()
 	if target <= from {
 		return nil
@@ -262,6 +277,16 @@ func (s *Store) flushLogics() error {
 	}
 	s.ckpt.setLogics(d, ts)
 	return nil
+}
+
+// writeOut writes staged commit-log bytes starting at at to their segment.
+func (s *Store) writeOut(b []byte, at int64) error {
+	seg := s.cl.find(at)
+	if seg == nil || !seg.tryAcquire() {
+		return fmt.Errorf("store: no commit-log segment for staged offset %d", at)
+	}
+	defer seg.release()
+	return writeStaged(seg, b, at)
 }
 
 func (s *Store) writeCheckpoint() error {

@@ -175,7 +175,15 @@ func (s *Store) reserve(size int) ([]byte, int64, error) {
 			s.setReadOnly(err)
 			return nil, 0, s.Writable()
 		}
-		message.PutBlank(s.cur.data[pos:], int32(s.cur.size-pos))
+		if s.staging {
+			message.PutBlank(s.stage.reserve(message.BlankLen), int32(s.cur.size-pos))
+			if err := s.writeStageLocked(next.start); err != nil {
+				s.setReadOnly(err)
+				return nil, 0, s.Writable()
+			}
+		} else {
+			message.PutBlank(s.cur.data[pos:], int32(s.cur.size-pos))
+		}
 		s.cur = next
 		w = next.start
 		s.written.Store(w)
@@ -184,7 +192,19 @@ func (s *Store) reserve(size int) ([]byte, int64, error) {
 	if w+int64(size) > s.faultMark.Load() {
 		s.wakeResident() // keep the window ahead paged in (resident.go)
 	}
+	if s.staging {
+		return s.stage.reserve(size), w, nil
+	}
 	return s.cur.data[pos : pos+int64(size)], w, nil
+}
+
+// writeStageLocked writes the staged tail of the current segment before
+// the writer moves to the segment starting at next. mu held.
+func (s *Store) writeStageLocked(next int64) error {
+	b, at := s.stage.take(next)
+	err := writeStaged(s.cur, b, at)
+	s.stage.giveBack(b)
+	return err
 }
 
 // finish hands the result to done now (async) or after the covering flush,

@@ -87,6 +87,7 @@ func (s *Store) recover() error {
 		end = s.cur.start
 	}
 	s.written.Store(end)
+	s.stage.at = end
 	s.flushed.Store(end)
 	s.lastTS = lastTS
 	s.flushedTS.Store(lastTS)

@@ -47,6 +47,10 @@ type Store struct {
 	cur          *segment         // segment taking writes; guarded by mu
 	lastTS       int64            // store time of the last record; guarded by mu
 	queueOffsets map[tqKey]*int64 // next queue offset per queue; guarded by mu
+	// staging: SYNC_FLUSH encodes into stage, not the mapping (stage.go).
+	staging  bool
+	stage    stage
+	flushBuf []byte // the flusher's staging buffer between group commits
 
 	// Invariant: minPhy <= dispatched <= watermark <= written, flushed <= written.
 	// written only grows under mu; the others only grow.
@@ -118,6 +122,7 @@ func Open(cfg Config) (*Store, error) {
 		residentWake: make(chan struct{}, 1),
 		stop:         make(chan struct{}),
 		repairBelow:  -1,
+		staging:      cfg.FlushDiskType == SyncFlush,
 	}
 	if err := s.lock(); err != nil {
 		return nil, err
