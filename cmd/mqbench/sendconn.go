@@ -104,21 +104,12 @@ func (c *sendConn) send(t *sendTemplate, startMono, wallNanos int64, seq uint64,
 		c.mu.Unlock()
 		return errConnClosed
 	}
-	op := c.opaque
-	if c.opaque == opaqueMax {
-		c.opaque = opaqueMin
-	} else {
-		c.opaque++
-	}
+	op := c.nextOpaque(cr != nil)
 	off := len(c.pending)
 	c.pending = append(c.pending, t.frame...)
 	t.patch(c.pending[off:], op, wallNanos, seq)
 	if cr != nil {
 		slot := &c.ring[op&c.mask]
-		if slot.used { // a reply older than the ring: count it lost
-			c.rec.fail(errTimeout)
-			slot.owner.release()
-		}
 		*slot = inflight{opaque: op, used: true, start: startMono, msgs: int32(t.msgs), bytes: int32(t.bodyBytes), owner: cr}
 	}
 	c.mu.Unlock()
@@ -127,6 +118,25 @@ func (c *sendConn) send(t *sendTemplate, startMono, wallNanos int64, seq uint64,
 	default:
 	}
 	return nil
+}
+
+// nextOpaque returns the opaque of the next request. One that awaits a
+// reply skips opaques whose ring slot is still taken by an older request:
+// the ring has at least twice as many slots as requests can be in flight,
+// so a free one is near, and a slow reply is timed (or expired by the
+// sweeper after the timeout), never mistaken for a lost one. mu held.
+func (c *sendConn) nextOpaque(reply bool) int32 {
+	for {
+		op := c.opaque
+		if c.opaque == opaqueMax {
+			c.opaque = opaqueMin
+		} else {
+			c.opaque++
+		}
+		if !reply || !c.ring[op&c.mask].used {
+			return op
+		}
+	}
 }
 
 func (c *sendConn) writeLoop() {
