@@ -95,8 +95,8 @@ func (s *Store) Check() error {
 			if size == math.MaxInt32 {
 				continue
 			}
-			if phy < minPhy {
-				continue
+			if phy < minPhy || phy >= d {
+				continue // removed, or dispatched after d was read
 			}
 			if bad[phy] {
 				fail("check: %s/%d unit %d points at corrupt record %d", q.topic, q.queueID, n, phy)

@@ -204,3 +204,32 @@ func TestSyncFlushAllocationBudget(t *testing.T) {
 		<-ch
 	}))
 }
+
+// A record larger than a staging buffer's first allocation grows it, and
+// big records roll segments like small ones.
+func TestSyncFlushStagesLargeRecords(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	cfg.FlushDiskType = SyncFlush
+	cfg.MappedFileSizeCommitLog = 10 << 20
+	cfg.MaxMessageSize = 5 << 20
+	s := openT(t, cfg)
+	defer s.Close()
+	const n = 5
+	for i := 0; i < n; i++ {
+		r := putSync(t, s, testMsg("Big", 0, i, 4<<20))
+		require.Equal(t, PutOK, r.Status)
+		require.Equal(t, int64(i), r.QueueOffset)
+	}
+	require.Greater(t, s.MaxPhyOffset(), 2*cfg.MappedFileSizeCommitLog)
+	waitDispatched(t, s)
+	for i := 0; i < n; i++ {
+		var res GetResult
+		s.GetMessages("Big", 0, int64(i), 1, math.MaxInt32, nil, &res)
+		require.Equal(t, Found, res.Status)
+		var e message.Ext
+		require.NoError(t, message.Decode(res.Records[0], &e))
+		require.Equal(t, testMsg("Big", 0, i, 4<<20).Body, e.Body)
+		res.Release()
+	}
+	require.NoError(t, s.Check())
+}
