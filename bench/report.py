@@ -93,7 +93,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("metrics")
     for k in ("started", "step", "pairs", "size", "queues", "backlog", "segment", "rev", "java-heap",
-              "heap-fitted", "heap-stock", "client-rate", "minutes", "client-warmup", "restart-gb", "fill-size", "skipped"):
+              "heap-fitted", "heap-stock", "client-rate", "minutes", "client-warmup", "client-e2e-warmup", "restart-gb", "fill-size", "skipped"):
         ap.add_argument("--" + k, default="")
     a = ap.parse_args()
     data = load(a.metrics)
@@ -142,8 +142,10 @@ def main():
               "probes go out until it has received one (the 'start to first probe' row: the Java 5.3.3 broker "
               "sometimes answers a new group's first pulls SUBSCRIPTION_NOT_LATEST until the client's next "
               "rebalance, ~20 s), then the client's producer sends synchronously from 32 threads paced to the "
-              "rate; latency is receive time minus the send time stamped in the body, for messages sent 1 s or "
-              "more after the consumer's first message. Client send steps start with "
+              "rate after an uncounted paced warm-up of "
+              f"{a.client_e2e_warmup or '?'} s (a fresh consumer JVM spends its first seconds compiling); latency "
+              "is receive time minus the send time stamped in the body, for messages sent that warm-up plus "
+              "2 s or more after the consumer's first message. Client send steps start with "
               f"{a.client_warmup or '?'} of uncounted sending (JIT, routes). Catch-up TPS of the clients is "
               "counted from the first to the last message received (start-up and rebalance excluded); "
               "mqbench's from its start. CPU and RSS are read from /proc of the broker process: ours is one "
@@ -163,13 +165,13 @@ def main():
               "mqbench consume -n NS -t BenchBacklog -g G -from first -count BACKLOG -duration 300s\n"
               f"goclient produce -n NS -t T -threads N -size {a.size} -duration S -warmup {a.client_warmup}\n"
               "goclient consume -n NS -t BenchBacklog -g G -count BACKLOG -duration 300s\n"
-              f"goclient consume -n NS -t E2E -g G -warmup 1s -idle 5s &  <probes>;  goclient produce -n NS -t E2E -threads 32 "
-              f"-rate {a.client_rate} -size {a.size} -duration S -warmup 1s\n"
+              f"goclient consume -n NS -t E2E -g G -warmup W+2s -idle 5s &  <probes>;  goclient produce -n NS -t E2E -threads 32 "
+              f"-rate {a.client_rate} -size {a.size} -duration S -warmup Ws   (W = {a.client_e2e_warmup})\n"
               "java -Xms512m -Xmx512m -XX:+UseG1GC -Drocketmq.serialize.type=ROCKETMQ -cp <bench/java build> "
               f"io.rocketgo.bench.Bench produce ns=NS topic=T threads=N size={a.size} duration=S warmup={w}\n"
               "java ... io.rocketgo.bench.Bench consume ns=NS topic=BenchBacklog group=G count=BACKLOG duration=300\n"
-              "java ... Bench consume ns=NS topic=E2E group=G warmup=1 idle=5 &  <probes>;  java ... Bench produce ns=NS topic=E2E "
-              f"threads=32 rate={a.client_rate} size={a.size} duration=S warmup=1\n"
+              "java ... Bench consume ns=NS topic=E2E group=G warmup=W+2 idle=5 &  <probes>;  java ... Bench produce ns=NS topic=E2E "
+              f"threads=32 rate={a.client_rate} size={a.size} duration=S warmup=W\n"
               f"mqbench produce -n NS -t BenchFill -mode async -threads 4 -conns 2 -inflight 4 -size {a.fill_size} "
               "-count <to the GiB target>; kill -9 <broker>; restart; first SEND_OK\n"
               "```\n")
