@@ -197,8 +197,13 @@ func (s *Store) flushCommitLog() error {
 	}
 	s.mu.Unlock()
 	if s.staging {
-		// The stage now owns the old flushBuf; staged becomes ours.
+		// The stage now owns the old flushBuf; staged becomes ours, unless
+		// a burst of large records grew it far beyond this group: then it
+		// goes to the garbage collector (memory follows the load).
 		s.flushBuf = staged[:0]
+		if cap(staged) > stageKeepCap && len(staged) < cap(staged)/4 {
+			s.flushBuf = nil
+		}
 		if len(staged) > 0 {
 			if err := s.writeOut(staged, at); err != nil {
 				s.setReadOnly(err)

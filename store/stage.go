@@ -36,6 +36,10 @@ type stage struct {
 // by doubling to the largest group commit seen and are then reused.
 const stageMinCap = 1 << 20
 
+// stageKeepCap: a flusher buffer larger than this is dropped after a
+// group that used less than a quarter of it.
+const stageKeepCap = 16 << 20
+
 // reserve returns size bytes at the end of the staged data. mu held.
 func (st *stage) reserve(size int) []byte {
 	n := len(st.buf)

@@ -233,3 +233,32 @@ func TestSyncFlushStagesLargeRecords(t *testing.T) {
 	}
 	require.NoError(t, s.Check())
 }
+
+// After a burst of large records the staging buffers shrink back: memory
+// follows the load, not its peak.
+func TestSyncFlushStagingShrinksAfterBurst(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	cfg.FlushDiskType = SyncFlush
+	cfg.MappedFileSizeCommitLog = 64 << 20
+	cfg.MaxMessageSize = 5 << 20
+	s := openT(t, cfg)
+	defer s.Close()
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ { // 8 × 4 MiB waiting together: groups of up to 32 MiB
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 3; i++ {
+				require.Equal(t, PutOK, putSync(t, s, testMsg("Burst", int32(w), i, 4<<20)).Status)
+			}
+		}()
+	}
+	wg.Wait()
+	for i := 0; i < 10; i++ {
+		require.Equal(t, PutOK, putSync(t, s, testMsg("Small", 0, i, 100)).Status)
+	}
+	s.mu.Lock()
+	c := cap(s.stage.buf)
+	s.mu.Unlock()
+	require.LessOrEqual(t, c, stageKeepCap, "staging buffer kept after the burst")
+}
