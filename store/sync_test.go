@@ -208,10 +208,7 @@ func TestSyncFlushAllocationBudget(t *testing.T) {
 // A record larger than a staging buffer's first allocation grows it, and
 // big records roll segments like small ones.
 func TestSyncFlushStagesLargeRecords(t *testing.T) {
-	cfg := testConfig(t, t.TempDir())
-	cfg.FlushDiskType = SyncFlush
-	cfg.MappedFileSizeCommitLog = 10 << 20
-	cfg.MaxMessageSize = 5 << 20
+	cfg := bigRecordSyncConfig(t, 10<<20)
 	s := openT(t, cfg)
 	defer s.Close()
 	const n = 5
@@ -237,11 +234,7 @@ func TestSyncFlushStagesLargeRecords(t *testing.T) {
 // After a burst of large records the staging buffers shrink back: memory
 // follows the load, not its peak.
 func TestSyncFlushStagingShrinksAfterBurst(t *testing.T) {
-	cfg := testConfig(t, t.TempDir())
-	cfg.FlushDiskType = SyncFlush
-	cfg.MappedFileSizeCommitLog = 64 << 20
-	cfg.MaxMessageSize = 5 << 20
-	s := openT(t, cfg)
+	s := openT(t, bigRecordSyncConfig(t, 64<<20))
 	defer s.Close()
 	var wg sync.WaitGroup
 	for w := 0; w < 8; w++ { // 8 × 4 MiB waiting together: groups of up to 32 MiB
@@ -261,4 +254,14 @@ func TestSyncFlushStagingShrinksAfterBurst(t *testing.T) {
 	c := cap(s.stage.buf)
 	s.mu.Unlock()
 	require.LessOrEqual(t, c, stageKeepCap, "staging buffer kept after the burst")
+}
+
+// bigRecordSyncConfig is a SYNC_FLUSH store taking 4 MiB records in
+// segments of segSize bytes.
+func bigRecordSyncConfig(t *testing.T, segSize int64) Config {
+	cfg := testConfig(t, t.TempDir())
+	cfg.FlushDiskType = SyncFlush
+	cfg.MappedFileSizeCommitLog = segSize
+	cfg.MaxMessageSize = 5 << 20
+	return cfg
 }

@@ -47,20 +47,8 @@ func startRawBroker(t *testing.T) string {
 				r := bufio.NewReaderSize(nc, 1<<20)
 				w := bufio.NewWriter(nc)
 				var f codec.Frame
-				hdr := make([]byte, 4)
 				for {
-					if _, err := io.ReadFull(r, hdr); err != nil {
-						return
-					}
-					n, err := codec.FrameLength(hdr, codec.DefaultMaxFrameLength)
-					if err != nil {
-						return
-					}
-					payload := make([]byte, n)
-					if _, err := io.ReadFull(r, payload); err != nil {
-						return
-					}
-					if codec.Decode(payload, &f) != nil {
+					if readTestFrame(r, &f) != nil {
 						return
 					}
 					if f.IsOneway() {
@@ -88,4 +76,21 @@ func TestProduceAgainstRawBroker(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, uint64(3000), sum.Messages, "%+v", sum)
 	}
+}
+
+// readTestFrame reads and decodes one frame (the test brokers' reader).
+func readTestFrame(r io.Reader, f *codec.Frame) error {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return err
+	}
+	n, err := codec.FrameLength(hdr[:], codec.DefaultMaxFrameLength)
+	if err != nil {
+		return err
+	}
+	payload := make([]byte, n)
+	if _, err := io.ReadFull(r, payload); err != nil {
+		return err
+	}
+	return codec.Decode(payload, f)
 }

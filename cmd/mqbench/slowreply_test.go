@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"io"
 	"net"
 	"sync"
 	"testing"
@@ -33,18 +32,9 @@ func startLaggingBroker(t *testing.T, after int) string {
 		r := bufio.NewReader(nc)
 		var held []byte
 		answered := 0
-		hdr := make([]byte, 4)
 		var f codec.Frame
 		for {
-			if _, err := io.ReadFull(r, hdr); err != nil {
-				return
-			}
-			n, err := codec.FrameLength(hdr, codec.DefaultMaxFrameLength)
-			if err != nil {
-				return
-			}
-			payload := make([]byte, n)
-			if _, err := io.ReadFull(r, payload); err != nil || codec.Decode(payload, &f) != nil {
+			if readTestFrame(r, &f) != nil {
 				return
 			}
 			resp := codec.NewResponse(&f, 0, "").AppendTo(nil)
