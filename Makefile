@@ -41,6 +41,6 @@ run: build
 	./bin/rocketgo -dataDir $(DATA)
 
 # Side-by-side mqbench runs against the Java 5.3.x broker (needs java, mvn,
-# jq, python3; ~20 minutes with the defaults; STEP=3s PAIRS=1 for a smoke run).
+# jq, python3; ~35 minutes with the defaults; STEP=3s PAIRS=1 for a smoke run).
 bench-compare: build
 	./scripts/bench-compare.sh
