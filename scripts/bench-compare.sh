@@ -418,9 +418,10 @@ restart_big() {
 
 # ---- sessions -----------------------------------------------------------------
 
-session_async() { # side pair
-	local side="$1" pair="$2" dir="$WORK/$1.$2.async" ns; ns="$(ns_of "$side")"
-	log "$side pair $pair: ASYNC_FLUSH session"
+# open_async side pair dir: starts an ASYNC_FLUSH server and records cold
+# start, idle RSS and the send rows (the head of both async sessions).
+open_async() {
+	local side="$1" pair="$2" dir="$3"
 	local t0; t0="$(now_ns)"
 	start_server "$side" "$dir" ASYNC_FLUSH
 	rec "$side" "$pair" cold_start_ms "$(first_send "$side" BenchCold "$t0")"
@@ -431,6 +432,13 @@ session_async() { # side pair
 	create_topic "$side" BenchTopic
 	warmup "$side"
 	send_rows "$side" "$pair" "$pid"
+}
+
+session_async() { # side pair
+	local side="$1" pair="$2" dir="$WORK/$1.$2.async" ns; ns="$(ns_of "$side")"
+	log "$side pair $pair: ASYNC_FLUSH session"
+	open_async "$side" "$pair" "$dir"
+	local pid; pid="$(broker_pid "$side")"
 
 	# Open loop at half of Java's peak (this pair's Java session runs first).
 	local peak rate j
@@ -479,16 +487,8 @@ session_async() { # side pair
 session_heap() {
 	local side=java8g pair="$1" dir="$WORK/java8g.$1.async" ns; ns="$(ns_of java8g)"
 	log "java8g pair $pair: ASYNC_FLUSH session, stock heap"
-	local t0; t0="$(now_ns)"
-	start_server "$side" "$dir" ASYNC_FLUSH
-	rec "$side" "$pair" cold_start_ms "$(first_send "$side" BenchCold "$t0")"
+	open_async "$side" "$pair" "$dir"
 	local pid; pid="$(broker_pid "$side")"
-	sleep 2
-	rec "$side" "$pair" rss_idle_anon_kb "$(rss "$pid" RssAnon)"
-	rec "$side" "$pair" rss_idle_file_kb "$(rss "$pid" RssFile)"
-	create_topic "$side" BenchTopic
-	warmup "$side"
-	send_rows "$side" "$pair" "$pid"
 	local stored j
 	stored="$(backlog "$side")"
 	rec "$side" "$pair" backlog_msgs "$stored"

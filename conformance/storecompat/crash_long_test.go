@@ -37,11 +37,7 @@ func TestStoreCompatCrash(t *testing.T) {
 }
 
 func crashMove(ctx context.Context, t *testing.T, rig *Rig, writer, reader Side) {
-	phase := time.Now()
-	lap := func(what string) {
-		t.Logf("%-34s %v", what, time.Since(phase).Round(time.Millisecond))
-		phase = time.Now()
-	}
+	lap := newLap(t)
 	prefix := fmt.Sprintf("sk%s%d", writer, time.Now().UnixNano()%1e6)
 	w := NewWorkload(prefix, 7)
 	store := filepath.Join(rig.Dir, fmt.Sprintf("crash-%s-to-%s", writer, reader))

@@ -41,11 +41,7 @@ func TestStoreCompat(t *testing.T) {
 // directory and checks the reader serves everything the writer did, then
 // appends on the reader.
 func moveStore(ctx context.Context, t *testing.T, rig *Rig, writer, reader Side) {
-	phase := time.Now()
-	lap := func(what string) {
-		t.Logf("%-34s %v", what, time.Since(phase).Round(time.Millisecond))
-		phase = time.Now()
-	}
+	lap := newLap(t)
 	prefix := fmt.Sprintf("sc%s%d", writer, time.Now().UnixNano()%1e6)
 	w := NewWorkload(prefix, 42)
 	store := filepath.Join(rig.Dir, fmt.Sprintf("store-%s-to-%s", writer, reader))
@@ -231,4 +227,14 @@ func moveStore(ctx context.Context, t *testing.T, rig *Rig, writer, reader Side)
 	_, err = bb.Stop(45 * time.Second)
 	require.NoError(t, err, "%s", bb.Logs(3000))
 	lap(fmt.Sprintf("back on %s: pull, lookups, offsets", writer))
+}
+
+// newLap returns a function that logs what took how long since its
+// previous call (or since newLap).
+func newLap(t *testing.T) func(what string) {
+	phase := time.Now()
+	return func(what string) {
+		t.Logf("%-34s %v", what, time.Since(phase).Round(time.Millisecond))
+		phase = time.Now()
+	}
 }

@@ -12,7 +12,6 @@ import (
 
 	rocketmq "github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
-	"github.com/apache/rocketmq-client-go/v2/producer"
 )
 
 // Kinds of held-back messages in a TimerPlan.
@@ -225,21 +224,7 @@ func (p TimerPlan) Send(ctx context.Context, namesrv, writer string) (sendAt tim
 // Producer starts an official Go client producer (group Prefix+suffix,
 // manual queue selection) for the plan's messages.
 func (p TimerPlan) Producer(namesrv, suffix string) (rocketmq.Producer, error) {
-	pr, err := producer.NewDefaultProducer(
-		producer.WithNameServer(primitive.NamesrvAddr{namesrv}),
-		producer.WithGroupName(p.Prefix+suffix),
-		producer.WithInstanceName(p.Prefix+suffix),
-		producer.WithRetry(2),
-		producer.WithSendMsgTimeout(10*time.Second),
-		producer.WithQueueSelector(producer.NewManualQueueSelector()),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("storecompat: new producer: %w", err)
-	}
-	if err := pr.Start(); err != nil {
-		return nil, fmt.Errorf("storecompat: start producer: %w", err)
-	}
-	return pr, nil
+	return startProducer(namesrv, p.Prefix+suffix)
 }
 
 // SendLastMinute sends one more pending TIMER_DELIVER_MS with pr (due

@@ -36,11 +36,7 @@ func TestStoreCompatTimers(t *testing.T) {
 // is due, waits past the gap messages' due times, starts reader on the
 // same directory and checks it delivers every one (TimerPlan).
 func handOverTimers(ctx context.Context, t *testing.T, rig *Rig, writer, reader Side) {
-	phase := time.Now()
-	lap := func(what string) {
-		t.Logf("%-34s %v", what, time.Since(phase).Round(time.Millisecond))
-		phase = time.Now()
-	}
+	lap := newLap(t)
 	// How long the writer may take to stop, and the reader to register.
 	stopLead, readyEst := 4*time.Second, time.Second
 	if writer == Java {

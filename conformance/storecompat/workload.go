@@ -113,19 +113,9 @@ func (w Workload) placement(i int) (Topic, int) {
 // client through namesrv (one in five as batches) and returns what each
 // send reported.
 func (w Workload) Produce(ctx context.Context, namesrv string, from, to int) ([]Sent, error) {
-	p, err := producer.NewDefaultProducer(
-		producer.WithNameServer(primitive.NamesrvAddr{namesrv}),
-		producer.WithGroupName(w.Prefix+"_p"),
-		producer.WithInstanceName(w.Prefix+"_p"),
-		producer.WithRetry(2),
-		producer.WithSendMsgTimeout(10*time.Second),
-		producer.WithQueueSelector(producer.NewManualQueueSelector()),
-	)
+	p, err := startProducer(namesrv, w.Prefix+"_p")
 	if err != nil {
-		return nil, fmt.Errorf("storecompat: new producer: %w", err)
-	}
-	if err := p.Start(); err != nil {
-		return nil, fmt.Errorf("storecompat: start producer: %w", err)
+		return nil, err
 	}
 	defer p.Shutdown()
 	out := make([]Sent, 0, to-from)
@@ -494,4 +484,24 @@ func TraitDiff(a, b map[string]bool) (onlyA, onlyB []string) {
 	sort.Strings(onlyA)
 	sort.Strings(onlyB)
 	return onlyA, onlyB
+}
+
+// startProducer starts an official Go client producer of group (also its
+// instance name) with manual queue selection.
+func startProducer(namesrv, group string) (rocketmq.Producer, error) {
+	p, err := producer.NewDefaultProducer(
+		producer.WithNameServer(primitive.NamesrvAddr{namesrv}),
+		producer.WithGroupName(group),
+		producer.WithInstanceName(group),
+		producer.WithRetry(2),
+		producer.WithSendMsgTimeout(10*time.Second),
+		producer.WithQueueSelector(producer.NewManualQueueSelector()),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("storecompat: new producer: %w", err)
+	}
+	if err := p.Start(); err != nil {
+		return nil, fmt.Errorf("storecompat: start producer: %w", err)
+	}
+	return p, nil
 }
