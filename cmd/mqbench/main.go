@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,7 +12,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec"
 )
 
-const usage = `usage: mqbench produce|consume [flags]   (mqbench <cmd> -h for flags)`
+const usage = `usage: mqbench produce|consume|hostile [flags]   (mqbench <cmd> -h for flags)`
 
 func main() {
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
@@ -56,6 +57,26 @@ func run(args []string, stdout, stderr io.Writer) error {
 			cfg.Progress = stderr
 		}
 		sum, err = runConsume(cfg)
+	case "hostile":
+		var cfg hostileConfig
+		fs := hostileFlags(&cfg, stderr)
+		fs.BoolVar(&asJSON, "json", false, "print the summary as JSON")
+		fs.BoolVar(&quiet, "quiet", false, "no progress lines")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		if !quiet {
+			cfg.Progress = stderr
+		}
+		hs, herr := runHostile(cfg)
+		if asJSON {
+			if jerr := json.NewEncoder(stdout).Encode(hs); jerr != nil {
+				return jerr
+			}
+		} else {
+			hs.writeText(stdout)
+		}
+		return herr
 	default:
 		return fmt.Errorf("unknown command %q; %s", args[0], usage)
 	}
