@@ -104,11 +104,27 @@ func filledStore(b *testing.B, n int) *Store {
 	return s
 }
 
-// BenchmarkGetMessages pulls 32 records per call sequentially.
+// BenchmarkGetMessages pulls 32 records per call sequentially; crc=off is
+// the read path without verifyRecord (the code before it), to re-measure
+// what the check costs.
 func BenchmarkGetMessages(b *testing.B) {
 	const n = 20000
 	s := filledStore(b, n)
 	defer s.Close()
+	for _, verify := range []bool{true, false} {
+		name := "crc=on"
+		if !verify {
+			name = "crc=off"
+		}
+		b.Run(name, func(b *testing.B) {
+			s.noVerify = !verify
+			defer func() { s.noVerify = false }()
+			benchGetMessages(b, s, n)
+		})
+	}
+}
+
+func benchGetMessages(b *testing.B, s *Store, n int64) {
 	var res GetResult
 	b.ReportAllocs()
 	b.ResetTimer()

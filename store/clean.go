@@ -1,6 +1,9 @@
 package store
 
 import (
+	"errors"
+	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -10,6 +13,23 @@ import (
 
 // deleteFilesBatchMax bounds commit-log segments deleted per round (Java).
 const deleteFilesBatchMax = 10
+
+// DeletedSegment describes a commit-log segment retention is about to
+// delete: its offset range, whether it is deleted before its retention
+// time because the disk is nearly full, and, per consume queue, the queue
+// offsets [From, To) of the units that point into it.
+type DeletedSegment struct {
+	Start, End int64
+	Forced     bool
+	Queues     []QueueRange
+}
+
+// QueueRange is a range of queue offsets of one consume queue.
+type QueueRange struct {
+	Topic    string
+	QueueID  int32
+	From, To int64
+}
 
 func (s *Store) startCleaner() {
 	s.wg.Add(1)
@@ -23,23 +43,41 @@ func (s *Store) startCleaner() {
 			case <-s.stop:
 				return
 			case <-t.C:
+			case <-s.cleanWake:
 			}
 		}
 	}()
 }
 
-// diskUsedPercent returns how full the commit-log file system is.
-func diskUsedPercent(dir string) (int, error) {
+// diskUsedPercent returns how full the file system holding dir is.
+func diskUsedPercent(dir string) (float64, error) {
 	var st unix.Statfs_t
 	if err := unix.Statfs(dir, &st); err != nil {
-		return 0, err
+		return -1, err
 	}
 	total := st.Blocks * uint64(st.Bsize)
 	if total == 0 {
 		return 0, nil
 	}
 	free := st.Bavail * uint64(st.Bsize)
-	return int((total - free) * 100 / total), nil
+	return float64(total-free) * 100 / float64(total), nil
+}
+
+// diskUsed is the fuller of the commit-log and store-root file systems.
+func (s *Store) diskUsed() float64 {
+	if s.usage != nil {
+		return s.usage()
+	}
+	used, err := diskUsedPercent(s.cfg.CommitLogDir)
+	if err != nil {
+		s.log.Warn("store: statfs failed", "dir", s.cfg.CommitLogDir, "err", err)
+	}
+	if s.cfg.RootDir != s.cfg.CommitLogDir {
+		if u, err := diskUsedPercent(s.cfg.RootDir); err == nil {
+			used = max(used, u)
+		}
+	}
+	return used
 }
 
 func (s *Store) isDeleteHour(now time.Time) bool {
@@ -51,37 +89,77 @@ func (s *Store) isDeleteHour(now time.Time) bool {
 	return false
 }
 
-// cleanOnce is one retention round: refuse writes past DiskFullRatio,
-// delete expired segments at DeleteWhen or when the disk is above
-// DiskMaxUsedSpaceRatio (any age above DiskCleanForciblyRatio), then drop
+// noSpace records that an allocation found the disk full: puts are refused
+// at once (not only at the next check) and the cleaner runs now. The
+// condition clears like a full disk does, at a check that finds the usage
+// at or below DiskSpaceCleanForciblyRatio.
+func (s *Store) noSpace(err error) {
+	s.allocFailed.Store(true)
+	if s.markDiskFull(fmt.Errorf("%w: %w", ErrDiskFull, err)) {
+		select {
+		case s.cleanWake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// markDiskFull refuses puts with err; true if they were accepted before.
+func (s *Store) markDiskFull(err error) bool {
+	if s.diskFull.CompareAndSwap(nil, &err) {
+		s.log.Error("store: disk full, refusing writes until space is freed", "err", err)
+		return true
+	}
+	return false
+}
+
+// cleanOnce is one retention round, after Java's CleanCommitLogService:
+// it sets or clears the disk-full state from the disk usage, then deletes
+// expired segments at DeleteWhen or when the disk is above
+// DiskMaxUsedSpaceRatio (any age above DiskSpaceCleanForciblyRatio or
+// after a failed allocation, with CleanFileForciblyEnable), then drops
 // consume-queue and index files wholly below the new minimum.
 func (s *Store) cleanOnce() {
-	used, err := diskUsedPercent(s.cfg.CommitLogDir)
-	if err != nil {
-		s.log.Warn("store: statfs failed", "err", err)
-	}
-	full := used >= s.cfg.DiskFullRatio
-	if full != s.diskFull.Load() {
-		s.diskFull.Store(full)
-		if full {
-			s.log.Error("store: disk full, refusing writes", "usedPercent", used, "limit", s.cfg.DiskFullRatio)
-		} else {
-			s.log.Info("store: disk usage back under the limit, accepting writes", "usedPercent", used)
+	defer s.cleanRounds.Add(1)
+	used := s.diskUsed()
+	allocFailed := s.allocFailed.Swap(false)
+	cleanNow := allocFailed || used > float64(s.cfg.DiskSpaceCleanForciblyRatio)
+	switch {
+	case used > float64(s.cfg.DiskSpaceWarningLevelRatio):
+		s.markDiskFull(fmt.Errorf("%w: %.1f%% used, above diskSpaceWarningLevelRatio %d%%", ErrDiskFull, used, s.cfg.DiskSpaceWarningLevelRatio))
+	case cleanNow:
+		// Between the forcible and the warning ratio: Java leaves the
+		// flag as it is.
+	default:
+		if s.diskFull.Swap(nil) != nil {
+			s.log.Info("store: disk space available again, accepting writes", "usedPercent", math.Round(used*10)/10)
 		}
 	}
 	now := s.cfg.Now()
-	spaceLow := used >= s.cfg.DiskMaxUsedSpaceRatio
-	forcibly := s.cfg.DiskCleanForciblyRatio > 0 && used >= s.cfg.DiskCleanForciblyRatio
+	spaceLow := cleanNow || used < 0 || used > float64(s.cfg.DiskMaxUsedSpaceRatio)
 	if !s.isDeleteHour(now) && !spaceLow {
 		return
 	}
-	s.DeleteExpired(now, forcibly)
+	forcibly := s.cfg.CleanFileForciblyEnable && cleanNow
+	n := s.DeleteExpired(now, forcibly)
+	if n == 0 && spaceLow {
+		s.log.Warn("store: disk nearly full but no commit-log segment could be deleted", "usedPercent", math.Round(used*10)/10)
+	}
+	if n > 0 && (allocFailed || s.diskFull.Load() != nil) {
+		// Deleting freed space: look again now instead of a whole
+		// interval later.
+		select {
+		case s.cleanWake <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // DeleteExpired deletes commit-log segments last modified before
 // now-FileReservedTime (any age when force), never the segment taking
 // writes nor data not yet dispatched, then consume-queue and index files
 // wholly below the new minimum. It returns the number of segments removed.
+// A segment deleted before its time is logged at WARN with its offset
+// range and the consume-queue ranges that pointed into it.
 func (s *Store) DeleteExpired(now time.Time, force bool) int {
 	removed := 0
 	for removed < deleteFilesBatchMax {
@@ -93,13 +171,32 @@ func (s *Store) DeleteExpired(now time.Time, force bool) int {
 		if first.end() > s.dispatched.Load() || first.end() > s.flushed.Load() {
 			break
 		}
-		if !force {
-			st, err := first.f.Stat()
-			if err != nil || now.Sub(st.ModTime()) < s.cfg.FileReservedTime {
+		forced := false
+		st, err := first.f.Stat()
+		if err != nil || now.Sub(st.ModTime()) < s.cfg.FileReservedTime {
+			if !force {
 				break
 			}
+			forced = true
 		}
-		s.log.Info("store: deleting commit-log segment", "start", first.start, "force", force)
+		info := DeletedSegment{Start: first.start, End: first.end(), Forced: forced}
+		if forced || s.cfg.OnDeleteSegment != nil {
+			info.Queues = s.queueRangesIn(first.start, first.end())
+		}
+		if forced {
+			var units int64
+			for _, r := range info.Queues {
+				units += r.To - r.From
+			}
+			s.log.Warn("store: disk nearly full, deleting a commit-log segment before its retention time",
+				"start", info.Start, "end", info.End, "messages", units, "queues", len(info.Queues),
+				"fileReservedTimeHours", s.cfg.FileReservedTime.Hours())
+		} else {
+			s.log.Info("store: deleting expired commit-log segment", "start", info.Start, "end", info.End)
+		}
+		if fn := s.cfg.OnDeleteSegment; fn != nil {
+			fn(info)
+		}
 		s.cl.removeFirst()
 		removed++
 	}
@@ -107,6 +204,24 @@ func (s *Store) DeleteExpired(now time.Time, force bool) int {
 		s.deleteLogicsBelow(s.cl.minOffset())
 	}
 	return removed
+}
+
+// queueRangesIn lists, per consume queue, the units whose record lies in
+// the commit-log range [start, end).
+func (s *Store) queueRangesIn(start, end int64) []QueueRange {
+	s.cqMu.RLock()
+	qs := make([]*consumeQueue, 0, len(s.cqs))
+	for _, q := range s.cqs {
+		qs = append(qs, q)
+	}
+	s.cqMu.RUnlock()
+	var out []QueueRange
+	for _, q := range qs {
+		if from, to := q.unitsIn(start, end); to > from {
+			out = append(out, QueueRange{Topic: q.topic, QueueID: q.queueID, From: from, To: to})
+		}
+	}
+	return out
 }
 
 func (s *Store) deleteLogicsBelow(minPhy int64) {
@@ -123,3 +238,6 @@ func (s *Store) deleteLogicsBelow(minPhy int64) {
 		s.idx.DeleteBelow(minPhy)
 	}
 }
+
+// isNoSpace reports whether err is an allocation failure on a full disk.
+func isNoSpace(err error) bool { return errors.Is(err, errNoSpace) }

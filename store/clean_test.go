@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -61,16 +62,25 @@ func TestRetentionDeletesOldSegments(t *testing.T) {
 
 func TestDiskFullRefusesWritesKeepsReads(t *testing.T) {
 	cfg := testConfig(t, t.TempDir())
-	cfg.DiskFullRatio = 1 // any real disk is "full"
-	cfg.DiskMaxUsedSpaceRatio = 100
-	cfg.DiskCleanForciblyRatio = 100
-	cfg.CleanResourceInterval = time.Hour
+	cfg.CleanResourceInterval = 10 * time.Millisecond
+	var used atomic.Int64
+	used.Store(95) // above diskSpaceWarningLevelRatio (90)
+	cfg.usage = func() float64 { return float64(used.Load()) }
 	s := openT(t, cfg)
 	defer s.Close()
 	require.Eventually(t, func() bool { return s.Writable() != nil }, 5*time.Second, time.Millisecond)
 	r := putSync(t, s, testMsg("Full", 0, 0, 10))
 	require.Equal(t, ServiceNotAvailable, r.Status)
 	require.ErrorIs(t, r.Err, ErrDiskFull)
+	// Between the forcible (85) and the warning ratio the state stays.
+	used.Store(88)
+	rounds := s.cleanRounds.Load()
+	require.Eventually(t, func() bool { return s.cleanRounds.Load() >= rounds+3 }, 5*time.Second, time.Millisecond)
+	require.ErrorIs(t, s.Writable(), ErrDiskFull)
+	// At or below the forcible ratio writes are accepted again.
+	used.Store(80)
+	require.Eventually(t, func() bool { return s.Writable() == nil }, 5*time.Second, time.Millisecond)
+	require.Equal(t, PutOK, putSync(t, s, testMsg("Full", 0, 1, 10)).Status)
 }
 
 func TestSegmentAllocationFailureTurnsReadOnly(t *testing.T) {
@@ -114,9 +124,8 @@ func TestENOSPC(t *testing.T) {
 	}
 	t.Cleanup(func() { exec.Command("umount", dir).Run() })
 	cfg := testConfig(t, dir)
-	cfg.DiskFullRatio = 101 // let the OS say ENOSPC
-	cfg.DiskMaxUsedSpaceRatio = 101
-	cfg.DiskCleanForciblyRatio = 101
+	cfg.CleanResourceInterval = time.Hour
+	cfg.usage = func() float64 { return 0 } // let the OS say ENOSPC
 	s := openT(t, cfg)
 	defer s.Close()
 	var ok int
@@ -129,7 +138,7 @@ func TestENOSPC(t *testing.T) {
 		ok++
 	}
 	require.Equal(t, ServiceNotAvailable, r.Status)
-	require.ErrorIs(t, r.Err, ErrReadOnly)
+	require.ErrorIs(t, r.Err, ErrDiskFull)
 	require.Greater(t, ok, 30)
 	waitDispatched(t, s)
 	var res GetResult

@@ -43,14 +43,34 @@ type Config struct {
 
 	MaxMessageSize int // 4 MiB
 
-	FileReservedTime      time.Duration // 72h
-	DeleteWhen            string        // "04" (hours separated by ';')
-	DiskMaxUsedSpaceRatio int           // 75
-	// DiskCleanForciblyRatio: above it segments are deleted regardless of
-	// age (85). DiskFullRatio: above it Put answers ServiceNotAvailable (95).
-	DiskCleanForciblyRatio int
-	DiskFullRatio          int
-	CleanResourceInterval  time.Duration // 10s
+	FileReservedTime time.Duration // 72h
+	DeleteWhen       string        // "04" (hours separated by ';')
+	// Disk usage (percent of the file system holding the commit log, or
+	// the store root if fuller), checked every CleanResourceInterval as
+	// Java's CleanCommitLogService does:
+	//   above DiskMaxUsedSpaceRatio (75, clamped to 10..95) expired
+	//     segments are deleted at any hour;
+	//   above DiskSpaceCleanForciblyRatio (85, clamped to 30..85) segments
+	//     are deleted whatever their age when CleanFileForciblyEnable
+	//     (true);
+	//   above DiskSpaceWarningLevelRatio (90, clamped to 35..90) puts are
+	//     refused with ErrDiskFull; at or below the forcible ratio they are
+	//     accepted again.
+	// A failed allocation (ENOSPC) refuses puts at once and counts as
+	// above the forcible ratio until the next check.
+	DiskMaxUsedSpaceRatio       int
+	DiskSpaceCleanForciblyRatio int
+	DiskSpaceWarningLevelRatio  int
+	CleanFileForciblyEnable     bool
+	CleanResourceInterval       time.Duration // 10s
+	// OnDeleteSegment, when set, is called by retention before it deletes
+	// a commit-log segment, with the consume-queue ranges that point into
+	// it (the broker logs how many unconsumed messages of which groups are
+	// lost). It runs on the cleaner goroutine and must not call back into
+	// retention.
+	OnDeleteSegment func(DeletedSegment)
+	// usage replaces the statfs reading of the disk usage (tests).
+	usage func() float64
 
 	MaxHashSlotNum     int // 5,000,000
 	MaxIndexNum        int // 20,000,000
@@ -87,8 +107,9 @@ func DefaultConfig(root string) Config {
 		FileReservedTime:               72 * time.Hour,
 		DeleteWhen:                     "04",
 		DiskMaxUsedSpaceRatio:          75,
-		DiskCleanForciblyRatio:         85,
-		DiskFullRatio:                  95,
+		DiskSpaceCleanForciblyRatio:    85,
+		DiskSpaceWarningLevelRatio:     90,
+		CleanFileForciblyEnable:        true,
 		CleanResourceInterval:          10 * time.Second,
 		MaxHashSlotNum:                 5000000,
 		MaxIndexNum:                    20000000,
@@ -132,9 +153,10 @@ func (c *Config) Validate() error {
 	if c.MaxHashSlotNum <= 0 || c.MaxIndexNum <= 0 {
 		return errors.New("store: config: MaxHashSlotNum and MaxIndexNum must be positive")
 	}
-	if c.DiskFullRatio <= 0 {
-		c.DiskFullRatio = 95
-	}
+	// compat: Java clamps the three ratios rather than rejecting them.
+	c.DiskMaxUsedSpaceRatio = min(max(c.DiskMaxUsedSpaceRatio, 10), 95)
+	c.DiskSpaceCleanForciblyRatio = min(max(c.DiskSpaceCleanForciblyRatio, 30), 85)
+	c.DiskSpaceWarningLevelRatio = min(max(c.DiskSpaceWarningLevelRatio, 35), 90)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -285,6 +285,12 @@ func (q *consumeQueue) write(n, phy int64, size int32, tags int64) error {
 		}
 		q.files = append(q.files, f)
 	}
+	if f := q.files[len(q.files)-1]; !f.allocated.Load() {
+		// Opened sparse on a full disk: a store into a hole would fault.
+		if err := f.ensureAllocated(); err != nil {
+			return err
+		}
+	}
 	putUnit(q.unitAt(n), phy, size, tags)
 	q.dirty = true
 	return nil
@@ -385,4 +391,28 @@ func (q *consumeQueue) destroy() {
 	q.maxOffset.Store(0)
 	q.minOffset.Store(0)
 	os.RemoveAll(q.dir)
+}
+
+// unitsIn returns the queue offsets [from, to) of the units whose record
+// lies in the commit-log range [start, end) (blank units inside count).
+// Units are in commit-log order, so it scans from the queue's minimum.
+func (q *consumeQueue) unitsIn(start, end int64) (from, to int64) {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	maxO := q.maxOffset.Load()
+	n := q.minOffset.Load()
+	for ; n < maxO; n++ {
+		phy, size, _ := readUnit(q.unitAt(n))
+		if size != math.MaxInt32 && phy >= start {
+			break
+		}
+	}
+	from = n
+	for ; n < maxO; n++ {
+		phy, size, _ := readUnit(q.unitAt(n))
+		if size != math.MaxInt32 && phy >= end {
+			break
+		}
+	}
+	return from, n
 }

@@ -52,44 +52,64 @@ func (s *Store) dispatchUpTo(wm int64) {
 			// record below the watermark is a broken invariant.
 			panic("store: invariant violated: undecodable record below watermark at " + itoa(d) + ": " + err.Error())
 		}
-		s.dispatchRecord(&e, d)
+		if err := s.dispatchRecord(&e, d); err != nil {
+			// No room for a consume-queue file: stop here and retry on the
+			// next round (the store refuses puts meanwhile), so no unit is
+			// ever skipped.
+			s.noSpace(err)
+			return
+		}
 		d += int64(e.TotalSize)
 		s.dispatchTS.Store(e.StoreTimestamp)
 		s.dispatched.Store(d)
 	}
 }
 
-func (s *Store) dispatchRecord(e *message.Ext, phy int64) {
+// dispatchRecord writes the record's consume-queue unit and index entries.
+// It returns an error only when a consume-queue file cannot be allocated
+// (disk full): the caller retries the record later.
+func (s *Store) dispatchRecord(e *message.Ext, phy int64) error {
 	tt := message.TransactionValue(e.SysFlag)
 	if len(s.quarantine) > 0 && s.isQuarantined(phy) {
-		s.log.Warn("store: record with bad body crc hidden from consumers", "offset", phy)
+		s.log.Error("store: record with bad body crc hidden from consumers", "offset", phy, "topic", e.Topic, "queueId", e.QueueID, "queueOffset", e.QueueOffset)
 		if tt != message.TransactionPreparedType && tt != message.TransactionRollbackType {
 			if q := s.findCQ(e.Topic, e.QueueID); q != nil || phy >= s.repairBelow {
 				if err := s.cqFor(e.Topic, e.QueueID).hide(e.QueueOffset); err != nil {
+					if isNoSpace(err) {
+						return err
+					}
 					s.setReadOnly(err)
 				}
 			}
 		}
-		return
+		return nil
 	}
 	if phy < s.repairBelow && s.covered(e, phy, tt) {
-		return
+		return nil
 	}
 	// The consume queue and the arrival notification come first: a held
 	// pull is woken before the index entry is written, so index work
 	// (a page fault in its 400 MB file) never delays delivery.
 	if tt != message.TransactionPreparedType && tt != message.TransactionRollbackType {
-		s.dispatchCQ(e, phy)
+		if err := s.dispatchCQ(e, phy); err != nil {
+			return err
+		}
 	}
 	if s.idx != nil && tt != message.TransactionRollbackType {
 		keys, _ := message.Property(e.Properties, message.PropertyKeys)
 		uniq, _ := message.Property(e.Properties, message.PropertyUniqKey)
 		if keys != "" || uniq != "" {
 			if err := s.idx.Put(e.Topic, keys, uniq, phy, e.StoreTimestamp); err != nil {
-				s.log.Warn("store: index put failed", "offset", phy, "err", err)
+				// The record stays readable by pull and by offset id; only
+				// key lookups miss it. A full disk refuses further puts.
+				s.log.Warn("store: index entry skipped", "offset", phy, "err", err)
+				if isNoSpace(err) {
+					s.noSpace(err)
+				}
 			}
 		}
 	}
+	return nil
 }
 
 // covered reports whether a record below the checkpoint (recovery's
@@ -106,26 +126,33 @@ func (s *Store) covered(e *message.Ext, phy int64, tt int32) bool {
 
 // dispatchCQ appends the record's consume-queue unit and wakes whoever
 // waits for the queue.
-func (s *Store) dispatchCQ(e *message.Ext, phy int64) {
+func (s *Store) dispatchCQ(e *message.Ext, phy int64) error {
 	tags := s.tagsCode(e)
 	if phy < s.repairBelow {
 		// Recovery below the checkpoint: only fill what queues lack, never
 		// resurrect deleted topics.
 		if q := s.findCQ(e.Topic, e.QueueID); q != nil {
 			if err := q.repair(e.QueueOffset, phy, e.TotalSize, tags); err != nil {
+				if isNoSpace(err) {
+					return err
+				}
 				s.setReadOnly(err)
 			}
 		}
-		return
+		return nil
 	}
 	q := s.cqFor(e.Topic, e.QueueID)
 	if err := q.put(e.QueueOffset, phy, e.TotalSize, tags); err != nil {
+		if isNoSpace(err) {
+			return err
+		}
 		s.setReadOnly(err)
-		return
+		return nil
 	}
 	if fn := s.onArrival.Load(); fn != nil {
 		(*fn)(e.Topic, e.QueueID, e.QueueOffset+1, tags, e.Properties)
 	}
+	return nil
 }
 
 func (s *Store) tagsCode(e *message.Ext) int64 {

@@ -74,6 +74,14 @@ func (s *Store) GetMessages(topic string, queueID int32, offset int64, maxMsgs, 
 			status = OffsetFoundNull
 			continue
 		}
+		if err := s.verifyRead(v, phy); err != nil {
+			// Never served: skipped like a removed record, so the
+			// consumer moves past it instead of stalling on it.
+			seg.release()
+			s.logCorrupt(q.topic, q.queueID, n, phy, err)
+			status = OffsetFoundNull
+			continue
+		}
 		if filter != nil && filter.Record != nil && !filter.Record(v) {
 			seg.release()
 			continue
@@ -175,3 +183,35 @@ func (s *Store) OffsetByTime(topic string, qid int32, ts int64) int64 {
 	}
 	return lo
 }
+
+// verifyRecord checks that v is a well-formed record stored at phy whose
+// body matches its CRC. Every path that hands stored bytes to a client
+// calls it: a CRC-32 of the body (hardware-assisted, about 0.1 µs for
+// 1 KiB; BenchmarkGetMessages) is cheaper than serving a flipped bit.
+func verifyRecord(v []byte, phy int64) error {
+	var e message.Ext
+	if err := message.Decode(v, &e); err != nil {
+		return err
+	}
+	if int(e.TotalSize) != len(v) || e.PhysicalOffset != phy {
+		return ErrCorrupt
+	}
+	return e.CheckCRC()
+}
+
+func (s *Store) verifyRead(v []byte, phy int64) error {
+	if s.noVerify {
+		return nil
+	}
+	return verifyRecord(v, phy)
+}
+
+// logCorrupt reports a record that failed verifyRecord. Off the hot path.
+func (s *Store) logCorrupt(topic string, qid int32, queueOffset, phy int64, err error) {
+	s.corruptSeen.Add(1)
+	s.log.Error("store: corrupt record not served (bad body crc or framing); consumers skip it",
+		"topic", topic, "queueId", qid, "queueOffset", queueOffset, "commitLogOffset", phy, "err", err)
+}
+
+// CorruptRecordsSeen counts reads that met a corrupt record since Open.
+func (s *Store) CorruptRecordsSeen() int64 { return s.corruptSeen.Load() }

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rocketgo/rocketgo/store/internal/falloc"
 )
 
 // segment is one fixed-size file mapped read-write (a commit-log or
@@ -22,10 +24,15 @@ type segment struct {
 
 	refs    atomic.Int32 // 1 owner + readers; 0 = unmapped
 	removed atomic.Bool  // delete the file when the last reference goes
+	// allocated: every block of the file exists on disk, so stores through
+	// the mapping cannot fault on a full disk. Writers check it before
+	// they write (ensureAllocated).
+	allocated atomic.Bool
 }
 
-// errNoSpace marks ENOSPC while allocating a segment.
-var errNoSpace = errors.New("store: no space left on device")
+// errNoSpace marks ENOSPC while allocating a segment (errors.Is also
+// matches falloc.ErrNoSpace).
+var errNoSpace = falloc.ErrNoSpace
 
 // createSegment creates (or reuses) path with size bytes allocated on disk
 // (fallocate, so writes through the mapping never fault on a full disk).
@@ -35,29 +42,22 @@ func createSegment(path string, start, size int64) (*segment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: create segment %s: %w", path, err)
 	}
-	if err := allocate(f, size); err != nil {
+	if err := falloc.Allocate(f, 0, size); err != nil {
 		f.Close()
 		os.Remove(path)
 		return nil, fmt.Errorf("store: allocate segment %s: %w", path, err)
 	}
-	return mapSegment(f, path, start, size)
-}
-
-func allocate(f *os.File, size int64) error {
-	err := unix.Fallocate(int(f.Fd()), 0, 0, size)
+	s, err := mapSegment(f, path, start, size)
 	if err == nil {
-		return nil
+		s.allocated.Store(true)
 	}
-	if errors.Is(err, unix.ENOSPC) {
-		return errNoSpace
-	}
-	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
-		return f.Truncate(size)
-	}
-	return err
+	return s, err
 }
 
 // openSegment maps an existing file; a short file is extended to size.
+// Its blocks are allocated too (a file written by the Java broker is
+// sparse); when the disk has no room for them the segment is still opened
+// for reading, and ensureAllocated fails until there is room.
 func openSegment(path string, start, size int64) (*segment, error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0o644)
 	if err != nil {
@@ -68,17 +68,34 @@ func openSegment(path string, start, size int64) (*segment, error) {
 		f.Close()
 		return nil, fmt.Errorf("store: stat segment %s: %w", path, err)
 	}
-	if st.Size() != size {
-		if st.Size() > size {
-			f.Close()
-			return nil, fmt.Errorf("store: segment %s has %d bytes, want %d", path, st.Size(), size)
-		}
-		if err := allocate(f, size); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("store: extend segment %s: %w", path, err)
-		}
+	if st.Size() > size {
+		f.Close()
+		return nil, fmt.Errorf("store: segment %s has %d bytes, want %d", path, st.Size(), size)
 	}
-	return mapSegment(f, path, start, size)
+	allocErr := falloc.Allocate(f, 0, size)
+	if allocErr != nil && (!errors.Is(allocErr, errNoSpace) || st.Size() < size) {
+		f.Close()
+		return nil, fmt.Errorf("store: allocate segment %s: %w", path, allocErr)
+	}
+	s, err := mapSegment(f, path, start, size)
+	if err == nil {
+		s.allocated.Store(allocErr == nil)
+	}
+	return s, err
+}
+
+// ensureAllocated allocates the segment's blocks if opening could not; an
+// error wrapping errNoSpace means the disk is still full. Writers call it
+// before storing through the mapping.
+func (s *segment) ensureAllocated() error {
+	if s.allocated.Load() {
+		return nil
+	}
+	if err := falloc.Allocate(s.f, 0, s.size); err != nil {
+		return fmt.Errorf("store: allocate segment %s: %w", s.path, err)
+	}
+	s.allocated.Store(true)
+	return nil
 }
 
 func mapSegment(f *os.File, path string, start, size int64) (*segment, error) {
@@ -142,9 +159,13 @@ func (s *segment) zeroFrom(off int64) error {
 		return nil
 	}
 	err := unix.Fallocate(int(s.f.Fd()), unix.FALLOC_FL_ZERO_RANGE|unix.FALLOC_FL_KEEP_SIZE, off, s.size-off)
-	if err != nil {
-		clear(s.data[off:])
+	if err == nil {
+		return nil
 	}
+	if err := s.ensureAllocated(); err != nil {
+		return err // clearing holes through the mapping could fault
+	}
+	clear(s.data[off:])
 	return nil
 }
 

@@ -169,10 +169,21 @@ func (s *Store) queueOffset(k tqKey) *int64 {
 func (s *Store) reserve(size int) ([]byte, int64, error) {
 	w := s.written.Load()
 	pos := w - s.cur.start
+	if !s.cur.allocated.Load() {
+		// Opened sparse on a full disk (recovery): allocate before writing.
+		if err := s.cur.ensureAllocated(); err != nil {
+			s.noSpace(err)
+			return nil, 0, s.Writable()
+		}
+	}
 	if pos+int64(size)+message.BlankLen > s.cur.size {
 		next, err := s.cl.appendSegment(s.cur.end())
 		if err != nil {
-			s.setReadOnly(err)
+			if isNoSpace(err) {
+				s.noSpace(err) // clears by itself once space is freed
+			} else {
+				s.setReadOnly(err)
+			}
 			return nil, 0, s.Writable()
 		}
 		if s.staging {

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/rocketgo/rocketgo/codec/message"
 	"github.com/rocketgo/rocketgo/store/index"
 	"golang.org/x/sys/unix"
 )
@@ -21,7 +20,7 @@ import (
 var (
 	ErrClosed         = errors.New("store: closed")
 	ErrReadOnly       = errors.New("store: read-only after a disk error")
-	ErrDiskFull       = errors.New("store: disk full")
+	ErrDiskFull       = errors.New("store: read-only while the disk is full")
 	ErrOffsetNotFound = errors.New("store: offset not found")
 	ErrCorrupt        = errors.New("store: inconsistent data")
 )
@@ -81,7 +80,16 @@ type Store struct {
 	quarantine []int64
 
 	readOnly atomic.Pointer[error] // why puts are refused after a disk error
-	diskFull atomic.Bool
+	// diskFull: why puts are refused while the disk is full (wraps
+	// ErrDiskFull); set by a failed allocation or the cleaner's check,
+	// cleared by the cleaner once usage is back down (clean.go).
+	diskFull    atomic.Pointer[error]
+	allocFailed atomic.Bool    // an allocation hit ENOSPC since the last check
+	cleanWake   chan struct{}  // runs the cleaner now
+	usage       func() float64 // disk usage in percent; tests only (nil = statfs)
+	cleanRounds atomic.Int64   // cleaner rounds run; tests wait on it
+	corruptSeen atomic.Int64   // reads that met a corrupt record
+	noVerify    bool           // GetMessages skips verifyRecord; benchmarks only
 
 	// puts counts appends between the lock and their hand-off to done or
 	// the group commit; Close waits for it. Add only under mu while open.
@@ -115,11 +123,12 @@ func Open(cfg Config) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{
-		cfg: cfg, log: cfg.Logger, cl: cl,
+		cfg: cfg, log: cfg.Logger, cl: cl, usage: cfg.usage,
 		queueOffsets: make(map[tqKey]*int64),
 		cqs:          make(map[tqKey]*consumeQueue),
 		dispatchWake: make(chan struct{}, 1),
 		residentWake: make(chan struct{}, 1),
+		cleanWake:    make(chan struct{}, 1),
 		stop:         make(chan struct{}),
 		repairBelow:  -1,
 		staging:      cfg.FlushDiskType == SyncFlush,
@@ -205,8 +214,8 @@ func (s *Store) Writable() error {
 	if p := s.readOnly.Load(); p != nil {
 		return *p
 	}
-	if s.diskFull.Load() {
-		return ErrDiskFull
+	if p := s.diskFull.Load(); p != nil {
+		return *p
 	}
 	return nil
 }
@@ -387,12 +396,9 @@ func (s *Store) ReadRecord(phyOffset int64, size int32) ([]byte, error) {
 		return nil, err
 	}
 	defer seg.release()
-	var e message.Ext
-	if err := message.Decode(v, &e); err != nil {
-		return nil, fmt.Errorf("store: read %d: %w", phyOffset, err)
-	}
-	if int(e.TotalSize) != len(v) || e.PhysicalOffset != phyOffset || e.CheckCRC() != nil {
-		return nil, fmt.Errorf("store: read %d: %w", phyOffset, ErrCorrupt)
+	if err := verifyRecord(v, phyOffset); err != nil {
+		s.logCorrupt("", -1, -1, phyOffset, err)
+		return nil, fmt.Errorf("store: read %d: %w: %w", phyOffset, ErrCorrupt, err)
 	}
 	return append([]byte(nil), v...), nil
 }

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rocketgo/rocketgo/store/internal/falloc"
 )
 
 const (
@@ -26,6 +28,30 @@ type file struct {
 	// released: entries below it are unmapped from our page tables
 	// (dropEntries); -1 once the whole file is.
 	released atomic.Int32
+
+	// allocTo: bytes [0, allocTo) have blocks on disk. The file is sparse
+	// past it (as Java's index files are: most of the 400 MB entry area of
+	// a lightly used broker is never touched), and put allocates the next
+	// allocChunk before it stores an entry there, so a store through the
+	// mapping never faults on a full disk. Guarded by the Service's mu.
+	allocTo int64
+}
+
+// allocChunk is how much of the entry area put allocates at a time.
+const allocChunk = 1 << 20
+
+// ensure allocates blocks for [0, upTo) and the chunk after it; an error
+// wrapping falloc.ErrNoSpace means the disk is full.
+func (x *file) ensure(upTo int64) error {
+	if upTo <= x.allocTo {
+		return nil
+	}
+	to := min(int64(len(x.data)), (upTo+allocChunk)&^(allocChunk-1))
+	if err := falloc.Allocate(x.f, x.allocTo, to-x.allocTo); err != nil {
+		return fmt.Errorf("index: allocate %s: %w", x.path, err)
+	}
+	x.allocTo = to
+	return nil
 }
 
 // keepEntries is how many of the newest entries Flush leaves mapped.
@@ -83,10 +109,9 @@ func openFile(path string, slots, max int, create bool) (*file, error) {
 		return nil, fmt.Errorf("index: stat %s: %w", path, err)
 	}
 	if create {
-		// Sparse, as Java's index files are: most of the 400 MB entry area
-		// is never touched by a lightly used broker. Writes stop well before
-		// the disk is full (the store refuses puts past DiskFullRatio), so
-		// faulting in a page never meets ENOSPC in practice.
+		// Sparse, as Java's index files are; the header, the hash slots
+		// and the first entries are allocated below, further entries by
+		// put (ensure).
 		if err := f.Truncate(size); err != nil {
 			f.Close()
 			os.Remove(path)
@@ -103,13 +128,23 @@ func openFile(path string, slots, max int, create bool) (*file, error) {
 	}
 	x := &file{path: path, f: f, data: data, slots: slots, max: max}
 	if create {
+		if err := x.ensure(x.entryPos(1)); err != nil {
+			x.close()
+			os.Remove(path)
+			return nil, err
+		}
 		x.header.indexCount = 1
 		x.writeHeader()
 	} else {
+		// Reads of holes are fine; writes allocate first. A full disk
+		// leaves allocTo at 0 and put tries again.
 		x.readHeader()
 		if x.header.indexCount < 1 || int(x.header.indexCount) > max {
 			x.close()
 			return nil, fmt.Errorf("index: %s: bad index count %d", path, x.header.indexCount)
+		}
+		if !x.full() {
+			_ = x.ensure(x.entryPos(x.header.indexCount))
 		}
 	}
 	return x, nil
@@ -150,10 +185,19 @@ func keyHashPositive(h int32) int32 {
 	return h
 }
 
-// put adds one key; false when the file is full.
-func (x *file) put(hash int32, phy, storeTS int64) bool {
+// entryPos is the byte position of entry n.
+func (x *file) entryPos(n int32) int64 {
+	return headerSize + int64(x.slots)*4 + int64(n)*entrySize
+}
+
+// put adds one key; false when the file is full. An error means its
+// blocks could not be allocated (nothing was written).
+func (x *file) put(hash int32, phy, storeTS int64) (bool, error) {
 	if x.full() {
-		return false
+		return false, nil
+	}
+	if err := x.ensure(x.entryPos(x.header.indexCount + 1)); err != nil {
+		return false, err
 	}
 	be := binary.BigEndian
 	kh := keyHashPositive(hash)
@@ -184,7 +228,7 @@ func (x *file) put(hash int32, phy, storeTS int64) bool {
 	h.indexCount++
 	h.endPhy, h.endTS = phy, storeTS
 	x.writeHeader()
-	return true
+	return true, nil
 }
 
 // query appends phy offsets of entries with hash whose time is in

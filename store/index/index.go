@@ -120,14 +120,20 @@ func (s *Service) Put(topic, keys, uniq string, phy, storeTS int64) error {
 }
 
 func (s *Service) putLocked(hash int32, phy, ts int64) error {
-	if n := len(s.files); n > 0 && s.files[n-1].put(hash, phy, ts) {
-		return nil
+	if n := len(s.files); n > 0 {
+		if ok, err := s.files[n-1].put(hash, phy, ts); ok || err != nil {
+			return err
+		}
 	}
 	x, err := s.newFile()
 	if err != nil {
 		return err
 	}
-	if !x.put(hash, phy, ts) {
+	ok, err := x.put(hash, phy, ts)
+	if err != nil {
+		return err
+	}
+	if !ok {
 		return fmt.Errorf("index: invariant violated: new file %s is full", x.path)
 	}
 	return nil

@@ -1,11 +1,12 @@
 package timer
 
 import (
-	"errors"
 	"fmt"
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rocketgo/rocketgo/store/internal/falloc"
 )
 
 // mfile is one fixed-size file mapped read-write.
@@ -36,11 +37,12 @@ func mapFile(path string, start, size int64, create bool) (*mfile, error) {
 		f.Close()
 		return nil, fmt.Errorf("timer: %s has %d bytes, want %d", path, st.Size(), size)
 	}
-	if st.Size() < size {
-		if err := allocate(f, st.Size(), size); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("timer: allocate %s: %w", path, err)
-		}
+	// Every block is allocated, a file of full size too (one written by
+	// the Java broker is sparse): a store through the mapping into a hole
+	// would fault on a full disk (SIGBUS) instead of failing here.
+	if err := falloc.Allocate(f, 0, size); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("timer: allocate %s: %w", path, err)
 	}
 	data, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
@@ -48,19 +50,6 @@ func mapFile(path string, start, size int64, create bool) (*mfile, error) {
 		return nil, fmt.Errorf("timer: mmap %s: %w", path, err)
 	}
 	return &mfile{path: path, start: start, f: f, data: data}, nil
-}
-
-// allocate reserves [from, size) on disk so writes through the mapping
-// never fault on a full disk.
-func allocate(f *os.File, from, size int64) error {
-	err := unix.Fallocate(int(f.Fd()), 0, from, size-from)
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
-		return f.Truncate(size)
-	}
-	return err
 }
 
 // sync writes back dirty pages of [off, end).
