@@ -45,8 +45,48 @@ type Conn struct {
 	pending map[int32]*call // guarded by mu; nil once closed
 	value   any             // guarded by mu
 
+	// inflight counts requests handed to pools whose handlers have not
+	// returned yet (queued or running).
+	inflight atomic.Int32
+
+	// Read gating of a server connection (see Server): paused is set by
+	// the event loop when it stops decoding the connection's requests;
+	// whoever lowers the reason (writer, pool worker, off-loop decoder)
+	// calls wake, which asks the loop to look again. woken dedups those
+	// requests until the loop has run.
+	paused   atomic.Bool
+	woken    atomic.Bool
+	decoding atomic.Bool // a big header is being decoded off the loop
+	evicted  atomic.Bool // closed to keep the server's unread bytes in budget
+	// held is the unconsumed inbound bytes gnet buffers for the connection
+	// (an incomplete frame, or requests not decoded while paused), as the
+	// loop last saw it; since is when the frame in progress began (coarse
+	// unix nanos; the pause began, while paused; 0 when nothing is held)
+	// and sinceSeq the same moment as a server-wide sequence number, so
+	// the oldest holder is known exactly.
+	held        atomic.Int64
+	since       atomic.Int64
+	sinceSeq    atomic.Uint64
+	wakeFn      func() // asks the connection's loop to run OnTraffic; nil on a Client
+	maxInflight int32  // the server's MaxInflightPerConn
+
 	// Event-loop state of a server connection, touched only by its loop.
 	need int // bytes the next frame needs before it is worth parsing
+}
+
+// taskDone notes that a pool handler of this connection returned, and
+// wakes a paused loop once few enough are left.
+func (c *Conn) taskDone() {
+	if n := c.inflight.Add(-1); c.paused.Load() && n <= c.maxInflight/2 {
+		c.wake()
+	}
+}
+
+// wake asks a paused server connection's event loop to look at it again.
+func (c *Conn) wake() {
+	if c.wakeFn != nil && !c.closed.Load() && c.woken.CompareAndSwap(false, true) {
+		c.wakeFn()
+	}
 }
 
 func newConn(id uint64, remote, local string, out outlet, log *slog.Logger) *Conn {

@@ -1,8 +1,6 @@
 package transport
 
 import (
-	"context"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -14,7 +12,7 @@ import (
 // maxIOV bounds the slices of one writev call (Linux IOV_MAX is 1024).
 const maxIOV = 1024
 
-// pendingWrite is one frame waiting for its connection's event loop.
+// pendingWrite is one frame on its way to the socket.
 type pendingWrite struct {
 	buf  *outBuf
 	body [][]byte    // written after buf, not copied
@@ -24,53 +22,59 @@ type pendingWrite struct {
 
 // serverOutlet writes a server connection's frames from any goroutine.
 //
-// Direct mode (the usual case): while gnet holds no unsent bytes for the
-// connection, frames go to the socket with writev on a reused iovec array,
-// bypassing gnet: no event-loop task, no copy, no allocation. A goroutine
-// other than the loop appends its frame to pending and wakes the server's
-// writer goroutine for this connection, which takes everything pending in
-// one writev (a burst of replies costs one syscall, and pool workers never
-// wait for the socket). The event loop writes its own inline replies
-// itself when nobody else is writing, one round only, and hands anything
-// left to the writer. When the socket takes only part (the peer reads
-// slowly), the rest moves to queue, direct mode ends, and the event loop
-// hands queued frames to gnet, which buffers them and writes on
-// writability (one loop task per burst: only then does a write allocate).
-// A flush that leaves gnet with nothing to send turns direct mode back on.
+// Direct mode (the usual case): frames go to the socket with writev on a
+// reused iovec array, bypassing gnet: no event-loop task, no copy, no
+// allocation. A goroutine other than the loop appends its frame to pending
+// and wakes the server's writer goroutine for this connection, which takes
+// everything pending in one writev (a burst of replies costs one syscall,
+// and pool workers never wait for the socket). The event loop writes its
+// own inline replies itself when nobody else is writing, one round only,
+// and hands anything left to the writer. When the socket takes only part
+// (the peer reads slowly), direct mode ends: the rest stays at the head of
+// pending, uncopied, the server's watcher is armed for writability, and
+// writers only append. The watcher's event turns direct mode back on and
+// hands the outlet to its writer. gnet's own outbound buffer is never used.
 //
-// The fd stays valid while writing is set: gnet calls OnClose (abort) on
-// the loop before it closes the fd, and abort waits for the active writer,
-// which never starts a writev once dead is set. So no writer can write into
-// a descriptor number the kernel has handed to a new connection. The loop
-// waits only for mu and, in OnClose, for one non-blocking writev.
+// Every byte in pending counts in unsent (and in the server's total), so
+// the event loop can stop reading the requests of a connection whose
+// replies pile up (see Server and doc.go); past ServerConfig.
+// MaxUnsentPerConn the connection is closed.
+//
+// The fd stays valid while writing is set or mu is held with dead unset:
+// gnet calls OnClose (abort) on the loop before it closes the fd, and
+// abort waits for the active writer, which never starts a writev once
+// dead is set, and disarms the watcher under mu. So no writer and no
+// watcher can touch a descriptor number the kernel has handed to a new
+// connection. The loop waits only for mu and, in OnClose, for one
+// non-blocking writev.
 type serverOutlet struct {
-	gc    gnet.Conn
-	fd    int
-	conn  *Conn
-	clock *atomic.Int64 // the server's coarse clock
-	wr    *writer       // the writer goroutine serving this connection
+	gc   gnet.Conn
+	fd   int
+	conn *Conn
+	srv  *Server // clock, limits, server-wide totals, watcher
+	wr   *writer // the writer goroutine serving this connection
 
-	mu        sync.Mutex
-	idle      sync.Cond      // L = &mu; broadcast when the active writer stops
-	direct    bool           // guarded by mu: writers may write the socket themselves
-	dead      bool           // guarded by mu: OnClose ran; never touch the fd again
-	writing   bool           // guarded by mu: a writer owns the socket (and iov, spareP)
-	marked    bool           // guarded by mu: handed to wr, which has not started on it
-	pending   []pendingWrite // guarded by mu: frames for the active writer
-	queue     []pendingWrite // guarded by mu: frames for the event loop
-	scheduled bool           // guarded by mu: a flush task is queued on the loop
+	// unsent is the bytes of pending not yet on the socket. Added when a
+	// frame is accepted, subtracted as bytes leave or frames fail.
+	unsent atomic.Int64
+
+	mu      sync.Mutex
+	idle    sync.Cond      // L = &mu; broadcast when the active writer stops
+	direct  bool           // guarded by mu: writers may write the socket; false while it is full
+	dead    bool           // guarded by mu: OnClose ran; never touch the fd again
+	writing bool           // guarded by mu: a writer owns the socket (and iov, spareP)
+	marked  bool           // guarded by mu: handed to wr, which has not started on it
+	watched bool           // guarded by mu: the fd is registered with the watcher
+	over    bool           // guarded by mu: closed for MaxUnsentPerConn; logged once
+	pending []pendingWrite // guarded by mu: frames not yet (wholly) on the socket, in order
 
 	// Owned by the active writer.
 	iov    []unix.Iovec
 	spareP []pendingWrite
-
-	// Loop-only scratch.
-	spare []pendingWrite
-	vec   [][]byte
 }
 
-func newServerOutlet(gc gnet.Conn, clock *atomic.Int64, wr *writer) *serverOutlet {
-	o := &serverOutlet{gc: gc, fd: gc.Fd(), clock: clock, wr: wr, direct: true, iov: make([]unix.Iovec, 0, 64)}
+func newServerOutlet(gc gnet.Conn, srv *Server, wr *writer) *serverOutlet {
+	o := &serverOutlet{gc: gc, fd: gc.Fd(), srv: srv, wr: wr, direct: true, iov: make([]unix.Iovec, 0, 64)}
 	o.idle.L = &o.mu
 	return o
 }
@@ -85,68 +89,62 @@ func (o *serverOutlet) writev(h *outBuf, bufs [][]byte, done func(error)) error 
 
 func (o *serverOutlet) close() error { return o.gc.Close() }
 
-// send writes w directly when it can, and queues it for the event loop
-// otherwise. onLoop is true on the connection's own event loop, which then
-// flushes the queue at once instead of scheduling itself a task. A write
-// error after the frame was accepted reaches w.done, not the caller.
+// send writes w directly when it can, and queues it otherwise. onLoop is
+// true on the connection's own event loop, which then writes one round
+// itself instead of waking the writer. A write error after the frame was
+// accepted reaches w.done, not the caller.
 func (o *serverOutlet) send(w pendingWrite, onLoop bool) error {
+	size := int64(w.size())
 	o.mu.Lock()
-	if o.dead {
+	if o.dead || o.over {
 		o.mu.Unlock()
 		w.finish(ErrConnClosed)
 		return ErrConnClosed
 	}
-	if o.direct {
-		o.pending = append(o.pending, w)
-		if o.writing || o.marked {
-			o.mu.Unlock() // the active or the woken writer takes it
-			return nil
-		}
-		if !onLoop {
-			o.marked = true
-			o.mu.Unlock()
-			o.wr.add(o)
-			return nil
-		}
-		o.writing = true
-		kick, handoff := o.drainLocked(true)
-		o.writing = false
-		o.idle.Broadcast()
+	o.pending = append(o.pending, w)
+	o.addUnsent(size)
+	if limit := o.srv.cfg.MaxUnsentPerConn; o.unsent.Load() > limit && !o.over {
+		o.over = true
 		o.mu.Unlock()
-		if handoff {
-			o.wr.add(o)
-		}
-		if kick {
-			o.schedule()
-		}
+		o.srv.log.Warn("transport: closing connection: its unsent replies exceed the limit (the peer does not read)",
+			"remote", o.conn.remote, "unsent", o.unsent.Load(), "maxUnsentBytesPerConnection", limit)
+		_ = o.gc.Close()
+		return nil // w is failed by abort with everything else pending
+	}
+	if !o.direct || o.writing || o.marked {
+		o.mu.Unlock() // the active or the woken writer takes it, or the watcher will
 		return nil
 	}
-	o.queue = append(o.queue, w)
-	kick := !o.scheduled && !onLoop
-	o.scheduled = o.scheduled || kick
+	if !onLoop {
+		o.marked = true
+		o.mu.Unlock()
+		o.wr.add(o)
+		return nil
+	}
+	o.writing = true
+	handoff := o.drainLocked(true)
+	o.writing = false
+	o.idle.Broadcast()
 	o.mu.Unlock()
-	if onLoop {
-		o.flush()
-		return nil
+	if handoff {
+		o.wr.add(o)
 	}
-	if kick {
-		return o.schedule()
-	}
+	o.drained()
 	return nil
 }
 
-// schedule queues a flush on the connection's event loop.
-func (o *serverOutlet) schedule() error {
-	if err := o.gc.EventLoop().Execute(context.Background(), o); err != nil {
-		o.mu.Lock()
-		q := o.queue
-		o.queue = nil
-		o.scheduled = false
-		o.mu.Unlock()
-		finish(q, err)
-		return fmt.Errorf("transport: schedule write: %w", err)
+// addUnsent moves unsent and the server's total by n.
+func (o *serverOutlet) addUnsent(n int64) {
+	o.unsent.Add(n)
+	o.srv.unsent.Add(n)
+}
+
+// drained wakes the connection's event loop if it stopped reading requests
+// and its unsent bytes are low again. Called after bytes left or failed.
+func (o *serverOutlet) drained() {
+	if o.conn.paused.Load() && o.unsent.Load() <= o.srv.cfg.WriteLowWater {
+		o.conn.wake()
 	}
-	return nil
 }
 
 // writeOut is the writer goroutine's turn on o: it writes everything
@@ -160,23 +158,36 @@ func (o *serverOutlet) writeOut() {
 		return
 	}
 	o.writing = true
-	kick, _ := o.drainLocked(false)
+	o.drainLocked(false)
 	o.writing = false
 	o.idle.Broadcast()
 	o.mu.Unlock()
-	if kick {
-		o.schedule()
+	o.drained()
+}
+
+// writable is the watcher's event: the socket has room again.
+func (o *serverOutlet) writable() {
+	o.mu.Lock()
+	if o.dead {
+		o.mu.Unlock()
+		return
+	}
+	o.direct = true
+	wake := len(o.pending) > 0 && !o.writing && !o.marked
+	o.marked = o.marked || wake
+	o.mu.Unlock()
+	if wake {
+		o.wr.add(o)
 	}
 }
 
 // drainLocked writes pending frames until none are left, the connection
-// dies or the socket is full; kick reports that a flush must be scheduled.
-// The caller holds mu and has set writing; mu is released around each
-// writev and the done callbacks. An event loop writes one round only and
-// leaves the rest to the writer goroutine (handoff: the caller must add o
-// to it), so a stream of other writers cannot keep the loop from its other
-// connections.
-func (o *serverOutlet) drainLocked(onLoop bool) (kick, handoff bool) {
+// dies or the socket is full. The caller holds mu and has set writing; mu
+// is released around each writev and the done callbacks. An event loop
+// writes one round only and leaves the rest to the writer goroutine
+// (handoff: the caller must add o to it), so a stream of other writers
+// cannot keep the loop from its other connections.
+func (o *serverOutlet) drainLocked(onLoop bool) (handoff bool) {
 	for round := 0; len(o.pending) > 0 && !o.dead && o.direct; round++ {
 		if onLoop && round > 0 {
 			if !o.marked {
@@ -190,10 +201,11 @@ func (o *serverOutlet) drainLocked(onLoop bool) (kick, handoff bool) {
 		o.mu.Unlock()
 
 		n, err := o.writeBatch(batch)
-		o.conn.lastActive.Store(o.clock.Load()) // writes count as activity, as in Java's all-idle check
+		o.conn.lastActive.Store(o.srv.clock.Load()) // writes count as activity, as in Java's all-idle check
+		o.addUnsent(-int64(n))
 		i := 0
 		for ; i < len(batch); i++ { // release what the socket took whole
-			size := batch[i].size()
+			size := batch[i].size() - batch[i].skip
 			if n < size {
 				break
 			}
@@ -202,28 +214,44 @@ func (o *serverOutlet) drainLocked(onLoop bool) (kick, handoff bool) {
 		}
 		rest := batch[i:]
 		if len(rest) > 0 && err != nil && err != unix.EAGAIN {
-			finish(rest, err)
+			o.failAll(rest, n, err)
 			rest = nil
 			_ = o.gc.Close() // the socket is broken; the loop reports the close
 		}
 
 		o.mu.Lock()
 		if len(rest) > 0 {
-			// The socket buffer is full: the loop writes the rest once gnet
-			// has it, and everything after it queues behind.
-			rest[0].skip = n
+			// The socket buffer is full: the rest goes back to the head of
+			// pending, and writers only append until the watcher reports
+			// room.
+			rest[0].skip += n
 			o.direct = false
-			o.queue = append(o.queue, rest...)
-			o.queue = append(o.queue, o.pending...)
+			rest = append(rest, o.pending...)
 			clear(o.pending)
-			o.pending = o.pending[:0]
-			kick = !o.scheduled
-			o.scheduled = true
+			o.spareP, o.pending = o.pending[:0], rest
+			if err := o.srv.watch.arm(o); err != nil {
+				o.srv.log.Error("transport: closing connection", "remote", o.conn.remote, "err", err)
+				_ = o.gc.Close()
+			}
+			batch = batch[:i] // the frames released above; rest now lives in pending
 		}
 		clear(batch)
-		o.spareP = batch[:0]
+		if len(rest) == 0 {
+			o.spareP = batch[:0]
+		}
 	}
-	return kick, handoff
+	return handoff
+}
+
+// failAll fails frames that will never be written; skip is the bytes of
+// the first already on the socket.
+func (o *serverOutlet) failAll(q []pendingWrite, skip int, err error) {
+	var n int64
+	for i := range q {
+		n += int64(q[i].size() - q[i].skip)
+	}
+	o.addUnsent(-(n - int64(skip)))
+	finish(q, err)
 }
 
 // writeBatch writes the frames of batch with as few writev calls as the
@@ -232,10 +260,7 @@ func (o *serverOutlet) drainLocked(onLoop bool) (kick, handoff bool) {
 func (o *serverOutlet) writeBatch(batch []pendingWrite) (n int, err error) {
 	iov := o.iov[:0]
 	for i := range batch {
-		iov = appendIovec(iov, batch[i].buf.b)
-		for _, p := range batch[i].body {
-			iov = appendIovec(iov, p)
-		}
+		iov = batch[i].appendUnsent(iov)
 	}
 	o.iov = iov
 	for rest := iov; len(rest) > 0; {
@@ -290,63 +315,11 @@ func rawWritev(fd int, iov []unix.Iovec) (int, error) {
 	}
 }
 
-// Run flushes the queue; it runs on the connection's event loop.
-func (o *serverOutlet) Run(context.Context) error {
-	o.flush()
-	return nil // an error here would shut the event loop down
-}
-
-// flush hands queued frames to gnet on the connection's event loop (where
-// OnClose also runs, so the dead check cannot race with the fd going away)
-// and turns direct mode back on once gnet has nothing left to send. While
-// direct mode is off no writer touches the socket, so the loop owns it.
-func (o *serverOutlet) flush() {
-	o.mu.Lock()
-	q := o.queue
-	o.queue = o.spare[:0]
-	o.scheduled = false
-	dead := o.dead
-	o.mu.Unlock()
-
-	var err error
-	if dead {
-		err = ErrConnClosed
-	} else if len(q) > 0 {
-		vec := o.vec[:0]
-		for i := range q {
-			if len(vec)+1+len(q[i].body) > maxIOV && len(vec) > 0 {
-				if _, err = o.gc.Writev(vec); err != nil {
-					break
-				}
-				clear(vec)
-				vec = vec[:0]
-			}
-			vec = q[i].appendUnsent(vec)
-		}
-		if err == nil && len(vec) > 0 {
-			// gnet copies whatever the socket does not take now into its
-			// outbound buffer, so every buffer is free after this call.
-			_, err = o.gc.Writev(vec)
-		}
-		clear(vec)
-		o.vec = vec[:0]
-		o.conn.lastActive.Store(o.clock.Load())
-	}
-	finish(q, err)
-	o.spare = q[:0]
-
-	o.mu.Lock()
-	if !o.dead && len(o.queue) == 0 && o.gc.OutboundBuffered() == 0 {
-		o.direct = true
-	}
-	o.mu.Unlock()
-}
-
 // appendUnsent appends the parts of w not yet on the socket.
-func (w *pendingWrite) appendUnsent(vec [][]byte) [][]byte {
+func (w *pendingWrite) appendUnsent(iov []unix.Iovec) []unix.Iovec {
 	skip := w.skip
 	if skip < len(w.buf.b) {
-		vec = append(vec, w.buf.b[skip:])
+		iov = appendIovec(iov, w.buf.b[skip:])
 		skip = 0
 	} else {
 		skip -= len(w.buf.b)
@@ -356,16 +329,17 @@ func (w *pendingWrite) appendUnsent(vec [][]byte) [][]byte {
 			skip -= len(p)
 			continue
 		}
-		vec = append(vec, p[skip:])
+		iov = appendIovec(iov, p[skip:])
 		skip = 0
 	}
-	return vec
+	return iov
 }
 
-// abort marks the connection dead, waits for the active writer and fails
-// every frame still pending or queued with ErrConnClosed. OnClose calls it
-// on the loop before gnet closes the fd, so no writer touches the socket
-// afterwards and no frame waits for a flush that will never run.
+// abort marks the connection dead, waits for the active writer, disarms
+// the watcher and fails every frame still pending with ErrConnClosed.
+// OnClose calls it on the loop before gnet closes the fd, so no writer
+// touches the socket afterwards and no frame waits for a write that will
+// never happen.
 func (o *serverOutlet) abort() {
 	o.mu.Lock()
 	o.dead = true
@@ -373,12 +347,11 @@ func (o *serverOutlet) abort() {
 	for o.writing {
 		o.idle.Wait() // one non-blocking writev at most
 	}
-	q, p := o.queue, o.pending
-	o.queue, o.pending = nil, nil
-	o.scheduled = false
+	o.srv.watch.disarm(o)
+	p := o.pending
+	o.pending = nil
 	o.mu.Unlock()
-	finish(q, ErrConnClosed)
-	finish(p, ErrConnClosed)
+	o.failAll(p, 0, ErrConnClosed)
 }
 
 // finish releases a written (or failed) frame.

@@ -166,6 +166,7 @@ func (p *Pool) work() {
 		}
 		reply(t.c, resp)
 		t.l.Release() // the response is encoded: req is no longer needed
+		t.c.taskDone()
 		p.mu.Lock()
 	}
 }
@@ -195,6 +196,7 @@ func (p *Pool) sweep() {
 			for i := range expired {
 				reply(expired[i].c, p.expired(expired[i], left))
 				expired[i].l.Release()
+				expired[i].c.taskDone()
 			}
 			clear(expired)
 			expired = expired[:0]

@@ -80,7 +80,9 @@ func (c *Conn) dispatch(r *Router, req *codec.Frame, l *Lease) (resp *codec.Fram
 	if rt.pool == nil {
 		return c.run(&t), false
 	}
+	c.inflight.Add(1)
 	if !rt.pool.submit(t) {
+		c.inflight.Add(-1)
 		if rt.pool.shouldWarn() {
 			c.log.Warn("transport: pool full, answering SYSTEM_BUSY", "pool", rt.pool.name, "remote", c.remote, "code", req.Code)
 		}

@@ -2,10 +2,12 @@ package transport
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -20,6 +22,28 @@ import (
 // DefaultIdleTimeout is Java's serverChannelMaxIdleTimeSeconds (120 s).
 const DefaultIdleTimeout = 120 * time.Second
 
+// Defaults of the bounds in ServerConfig (what a zero field means). They
+// keep one hostile or stuck peer, and many of them together, to tens of
+// MiB, while a normal client (hundreds of requests in flight, replies read
+// as they come) never meets them.
+const (
+	DefaultWriteHighWater     = 4 << 20
+	DefaultWriteLowWater      = 1 << 20
+	DefaultMaxUnsentPerConn   = 64 << 20
+	DefaultMaxUnsentTotal     = 256 << 20
+	DefaultMaxInflightPerConn = 1024
+	DefaultMaxUnreadPerConn   = 32 << 20
+	DefaultMaxUnreadTotal     = 128 << 20
+	DefaultFrameReadTimeout   = 60 * time.Second
+	DefaultMaxHeaderLength    = 1 << 20
+)
+
+// inlineHeaderLimit is the largest header the event loop decodes itself; a
+// bigger one (up to MaxHeaderLength) is decoded on a goroutine while its
+// connection's later requests wait, so it cannot stall the loop's other
+// connections. Decoding 64 KiB of tiny extFields takes about 1 ms.
+const inlineHeaderLimit = 64 << 10
+
 // ServerConfig configures a Server. The zero value of each field is usable.
 type ServerConfig struct {
 	// Addr is "host:port" to listen on; port 0 picks a free port (see Server.Addr).
@@ -33,13 +57,83 @@ type ServerConfig struct {
 	MaxFrameLength int
 	// IdleTimeout closes a connection without traffic in either direction
 	// for that long; 0 disables it. Java servers use DefaultIdleTimeout.
+	// Bytes of a frame not yet complete do not count as traffic.
 	IdleTimeout time.Duration
+
+	// WriteHighWater: once a connection's unsent replies pass it, the
+	// server stops decoding that connection's requests (they wait in the
+	// kernel and gnet's inbound buffer) until they fall to WriteLowWater.
+	// 0 means DefaultWriteHighWater (4 MiB) / DefaultWriteLowWater (1 MiB).
+	WriteHighWater, WriteLowWater int64
+	// MaxUnsentPerConn closes a connection whose unsent bytes pass it
+	// anyway (replies of requests already dispatched, server-initiated
+	// requests); 0 means DefaultMaxUnsentPerConn (64 MiB).
+	MaxUnsentPerConn int64
+	// MaxUnsentTotal: while all connections' unsent bytes together pass
+	// it, a connection with unsent bytes of its own is not read; 0 means
+	// DefaultMaxUnsentTotal (256 MiB).
+	MaxUnsentTotal int64
+	// MaxInflightPerConn: a connection with that many requests on pools
+	// whose handlers have not returned is not read until half of them
+	// have; 0 means DefaultMaxInflightPerConn (1024).
+	MaxInflightPerConn int
+	// MaxUnreadPerConn closes a connection holding more inbound bytes not
+	// yet decoded (requests that wait while it is not read); 0 means
+	// DefaultMaxUnreadPerConn (32 MiB). Raised to MaxFrameLength if lower.
+	MaxUnreadPerConn int64
+	// MaxUnreadTotal bounds the inbound bytes held by all connections
+	// together (incomplete frames and requests not yet decoded); past it
+	// the connection that has held its bytes longest is closed. 0 means
+	// DefaultMaxUnreadTotal (128 MiB).
+	MaxUnreadTotal int64
+	// FrameReadTimeout closes a connection whose frame in progress is not
+	// complete that long after its first bytes arrived (a slow sender);
+	// 0 means DefaultFrameReadTimeout (60 s), negative disables it.
+	FrameReadTimeout time.Duration
+	// MaxHeaderLength bounds one frame's header (the JSON or ROCKETMQ
+	// part, without body); a bigger one closes the connection with a WARN.
+	// 0 means DefaultMaxHeaderLength (1 MiB).
+	MaxHeaderLength int
+
 	// Logger receives the transport's and gnet's logs; nil means slog.Default().
 	Logger *slog.Logger
 	// OnConnect and OnClose run on the connection's event loop, so they
 	// must be quick and must not block. OnClose runs exactly once per
 	// connection, after pending invokes on it have failed.
 	OnConnect, OnClose func(*Conn)
+}
+
+// withDefaults fills the zero fields.
+func (cfg ServerConfig) withDefaults() ServerConfig {
+	if cfg.MaxFrameLength <= 0 {
+		cfg.MaxFrameLength = codec.DefaultMaxFrameLength
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	def64 := func(v *int64, d int64) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def64(&cfg.WriteHighWater, DefaultWriteHighWater)
+	def64(&cfg.WriteLowWater, DefaultWriteLowWater)
+	cfg.WriteLowWater = min(cfg.WriteLowWater, cfg.WriteHighWater)
+	def64(&cfg.MaxUnsentPerConn, DefaultMaxUnsentPerConn)
+	def64(&cfg.MaxUnsentTotal, DefaultMaxUnsentTotal)
+	def64(&cfg.MaxUnreadPerConn, DefaultMaxUnreadPerConn)
+	cfg.MaxUnreadPerConn = max(cfg.MaxUnreadPerConn, int64(cfg.MaxFrameLength))
+	def64(&cfg.MaxUnreadTotal, DefaultMaxUnreadTotal)
+	if cfg.MaxInflightPerConn <= 0 {
+		cfg.MaxInflightPerConn = DefaultMaxInflightPerConn
+	}
+	if cfg.FrameReadTimeout == 0 {
+		cfg.FrameReadTimeout = DefaultFrameReadTimeout
+	}
+	if cfg.MaxHeaderLength <= 0 {
+		cfg.MaxHeaderLength = DefaultMaxHeaderLength
+	}
+	return cfg
 }
 
 // Server is a gnet v2 remoting server. Event loops only frame, decode,
@@ -57,6 +151,15 @@ type Server struct {
 	// noting a connection's activity costs one atomic store.
 	clock atomic.Int64
 
+	// Server-wide totals behind the budgets: unsent output of every
+	// connection, inbound bytes they hold undecoded; seq orders the
+	// moments connections began holding them.
+	unsent, unread atomic.Int64
+	seq            atomic.Uint64
+	watch          *watcher      // writability of full sockets
+	bigHeaders     chan struct{} // semaphore of off-loop header decodes
+	bg             sync.WaitGroup
+
 	eng       gnet.Engine
 	writers   *writers // started by Start, stopped by Close after the engine
 	addr      string
@@ -71,12 +174,7 @@ type Server struct {
 // NewServer prepares a server; Start begins listening. r must be fully
 // built before Start.
 func NewServer(cfg ServerConfig, r *Router) *Server {
-	if cfg.MaxFrameLength <= 0 {
-		cfg.MaxFrameLength = codec.DefaultMaxFrameLength
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+	cfg = cfg.withDefaults()
 	if r == nil {
 		r = NewRouter()
 	}
@@ -89,6 +187,8 @@ func NewServer(cfg ServerConfig, r *Router) *Server {
 		runErr:   make(chan error, 1),
 		stopIdle: make(chan struct{}),
 		idleDone: make(chan struct{}),
+		// Half the CPUs at most decode big headers, so the loops keep theirs.
+		bigHeaders: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)),
 	}
 	s.clock.Store(time.Now().UnixNano())
 	return s
@@ -104,12 +204,18 @@ func (s *Server) Start() error {
 		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
 		gnet.WithLogger(gnetLogger{s.log}),
 	}
+	w, err := newWatcher(s.log)
+	if err != nil {
+		return err
+	}
+	s.watch = w
 	s.writers = startWriters(s.cfg.Multicore)
 	go func() { s.runErr <- gnet.Run(h, "tcp://"+s.cfg.Addr, opts...) }()
 	select {
 	case <-s.booted:
 	case err := <-s.runErr:
 		s.writers.close()
+		s.watch.close()
 		if err == nil {
 			err = errors.New("engine stopped during boot")
 		}
@@ -148,7 +254,9 @@ func (s *Server) Close() error {
 		}
 		cancel()
 		<-stopped
+		s.bg.Wait()       // off-loop decodes: their connections are closed
 		s.writers.close() // every connection is closed: nothing is left to write
+		s.watch.close()   // every outlet is dead, so disarmed
 	})
 	return s.closeErr
 }
@@ -160,30 +268,46 @@ func (s *Server) ConnCount() int {
 	return len(s.conns)
 }
 
-// idleLoop refreshes the coarse clock and closes idle connections.
+// Buffered reports what the transport holds for its connections: unsent
+// output (replies, server requests; views of store segments included) and
+// inbound bytes not yet decoded (incomplete frames, requests of
+// connections that are not read).
+func (s *Server) Buffered() (unsent, unread int64) {
+	return s.unsent.Load(), s.unread.Load()
+}
+
+// idleLoop refreshes the coarse clock, closes idle connections and those
+// whose frame in progress is overdue.
 func (s *Server) idleLoop() {
 	defer close(s.idleDone)
 	tick := time.Second
 	if t := s.cfg.IdleTimeout / 4; t > 0 && t < tick {
 		tick = t
 	}
+	if t := s.cfg.FrameReadTimeout / 4; t > 0 && t < tick {
+		tick = t
+	}
 	t := time.NewTicker(tick)
 	defer t.Stop()
-	var idle []*Conn
+	var idle, slow []*Conn
 	for {
 		select {
 		case <-s.stopIdle:
 			return
 		case now := <-t.C:
 			s.clock.Store(now.UnixNano())
-			if s.cfg.IdleTimeout <= 0 {
+			if s.cfg.IdleTimeout <= 0 && s.cfg.FrameReadTimeout <= 0 {
 				continue
 			}
 			cut := now.UnixNano() - int64(s.cfg.IdleTimeout)
-			idle = idle[:0]
+			frameCut := now.UnixNano() - int64(s.cfg.FrameReadTimeout)
+			idle, slow = idle[:0], slow[:0]
 			s.mu.Lock()
 			for _, c := range s.conns {
-				if c.lastActive.Load() < cut {
+				switch since := c.since.Load(); {
+				case s.cfg.FrameReadTimeout > 0 && since != 0 && since < frameCut && !c.paused.Load():
+					slow = append(slow, c)
+				case s.cfg.IdleTimeout > 0 && c.lastActive.Load() < cut:
 					idle = append(idle, c)
 				}
 			}
@@ -192,7 +316,13 @@ func (s *Server) idleLoop() {
 				s.log.Info("transport: closing idle connection", "remote", c.remote, "idle", s.cfg.IdleTimeout)
 				_ = c.Close()
 			}
+			for _, c := range slow {
+				s.log.Warn("transport: closing connection: a frame was not complete in time (slow sender)",
+					"remote", c.remote, "unreadBytes", c.held.Load(), "frameReadTimeout", s.cfg.FrameReadTimeout)
+				_ = c.Close()
+			}
 			clear(idle)
+			clear(slow)
 		}
 	}
 }
@@ -232,9 +362,11 @@ func (e *events) OnBoot(eng gnet.Engine) gnet.Action {
 func (e *events) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	s := e.s
 	id := s.ids.Add(1)
-	out := newServerOutlet(gc, &s.clock, s.writers.pick(id))
+	out := newServerOutlet(gc, s, s.writers.pick(id))
 	c := newConn(id, addrString(gc.RemoteAddr()), addrString(gc.LocalAddr()), out, s.log)
 	out.conn = c
+	c.maxInflight = int32(s.cfg.MaxInflightPerConn)
+	c.wakeFn = func() { _ = gc.Wake(nil) } // gnet ignores a wake of a closed conn
 	c.lastActive.Store(s.clock.Load())
 	gc.SetContext(c)
 	s.mu.Lock()
@@ -257,6 +389,8 @@ func (e *events) OnClose(gc gnet.Conn, err error) gnet.Action {
 	s.mu.Unlock()
 	if c.markClosed() {
 		c.out.abort()
+		s.unread.Add(-c.held.Swap(0))
+		c.since.Store(0)
 		s.log.Debug("transport: connection closed", "remote", c.remote, "err", err)
 		if s.cfg.OnClose != nil {
 			s.cfg.OnClose(c)
@@ -265,16 +399,34 @@ func (e *events) OnClose(gc gnet.Conn, err error) gnet.Action {
 	return gnet.None
 }
 
+// OnTraffic decodes and routes the complete frames buffered on gc — unless
+// the connection is paused: its unsent replies passed WriteHighWater (or
+// the server's total passed MaxUnsentTotal), it has MaxInflightPerConn
+// requests on pools, or a big header of it is being decoded off the loop.
+// A paused connection's bytes stay in gnet's inbound buffer (gnet keeps
+// reading the socket; it has no way not to), bounded by MaxUnreadPerConn
+// and MaxUnreadTotal, until whoever lowers the reason wakes the loop.
 func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
-	c := gc.Context().(*Conn)
+	c, _ := gc.Context().(*Conn)
+	if c == nil {
+		return gnet.None
+	}
+	if c.evicted.Load() {
+		return gnet.Close
+	}
 	s := e.s
-	c.lastActive.Store(s.clock.Load())
+	o := c.out.(*serverOutlet)
+	c.woken.Store(false) // from here on, a new reason to look again queues a new wake
+	if c.paused.Load() {
+		if !e.mayResume(c, o) {
+			return e.account(gc, c, false)
+		}
+		c.paused.Store(false)
+	}
 	var out *outBuf
 	action := gnet.None
-	if c.need > 0 {
-		if gc.InboundBuffered() < c.need {
-			return gnet.None // the frame in progress is still incomplete
-		}
+	frames := false
+	if c.need > 0 && gc.InboundBuffered() >= c.need && !e.pause(c, o) {
 		// The frame that spanned reads is complete: copy it once, straight
 		// from gnet's buffers into a pooled payload.
 		var prefix [4]byte
@@ -282,63 +434,233 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 		l := getLease(c.need - 4)
 		_, _ = gc.Read(l.buf)
 		c.need = 0
-		if !e.handle(c, l, &out) {
+		frames = true
+		if !e.take(c, l, &out) {
 			action = gnet.Close
 		}
 	}
-	if action == gnet.None && gc.InboundBuffered() > 0 {
-		action = e.drain(gc, c, &out)
+	if action == gnet.None && c.need == 0 && !c.paused.Load() && gc.InboundBuffered() > 0 {
+		var n bool
+		action, n = e.drain(gc, c, o, &out)
+		frames = frames || n
 	}
 	if out != nil {
 		// The replies of inline handlers, batched per read.
-		if err := c.out.(*serverOutlet).send(pendingWrite{buf: out}, true); err != nil && !errors.Is(err, ErrConnClosed) {
+		if err := o.send(pendingWrite{buf: out}, true); err != nil && !errors.Is(err, ErrConnClosed) {
 			action = gnet.Close
 		}
 	}
-	return action
+	if frames {
+		// Only complete frames count as activity: a peer dribbling one
+		// frame forever is not kept alive by it.
+		c.lastActive.Store(s.clock.Load())
+	}
+	if action != gnet.None {
+		return action
+	}
+	return e.account(gc, c, frames)
 }
 
-// drain handles every complete frame buffered on gc and notes the size of
-// a trailing partial one in c.need.
-func (e *events) drain(gc gnet.Conn, c *Conn, out **outBuf) gnet.Action {
+// pause reports whether c must not be read now, and marks it paused if so.
+// The reason is checked again after paused is set: whoever lowers it
+// checks paused afterwards, so either they wake the loop or the loop sees
+// the lower value (no lost wake-up).
+func (e *events) pause(c *Conn, o *serverOutlet) bool {
+	cfg := &e.s.cfg
+	u := o.unsent.Load()
+	if u <= cfg.WriteHighWater && c.inflight.Load() < int32(cfg.MaxInflightPerConn) &&
+		(u == 0 || e.s.unsent.Load() <= cfg.MaxUnsentTotal) && !c.decoding.Load() {
+		return false
+	}
+	c.paused.Store(true)
+	c.since.Store(e.s.clock.Load())
+	c.sinceSeq.Store(e.s.seq.Add(1))
+	if e.mayResume(c, o) {
+		c.paused.Store(false)
+		return false
+	}
+	return true
+}
+
+// mayResume reports whether a paused connection may be read again: every
+// reason is below its low mark.
+func (e *events) mayResume(c *Conn, o *serverOutlet) bool {
+	cfg := &e.s.cfg
+	u := o.unsent.Load()
+	return u <= cfg.WriteLowWater && c.inflight.Load() <= int32(cfg.MaxInflightPerConn/2) &&
+		(u == 0 || e.s.unsent.Load() <= cfg.MaxUnsentTotal) && !c.decoding.Load()
+}
+
+// account records the inbound bytes c leaves in gnet's buffers after this
+// call (frames says whether some frame completed, so a new one began) and
+// enforces MaxUnreadPerConn and MaxUnreadTotal.
+func (e *events) account(gc gnet.Conn, c *Conn, frames bool) gnet.Action {
+	s := e.s
+	held := int64(gc.InboundBuffered()) // gnet keeps what is left, this read's bytes included
+	switch {
+	case held == 0:
+		c.since.Store(0)
+	case c.paused.Load():
+		// since is when the pause began.
+	case frames || c.since.Load() == 0:
+		c.since.Store(s.clock.Load())
+		c.sinceSeq.Store(s.seq.Add(1))
+	}
+	if held > s.cfg.MaxUnreadPerConn {
+		s.log.Warn("transport: closing connection: too many unread bytes while its requests wait (the peer sends but does not read)",
+			"remote", c.remote, "unreadBytes", held, "unsent", c.out.(*serverOutlet).unsent.Load(),
+			"inflight", c.inflight.Load(), "maxUnreadBytesPerConnection", s.cfg.MaxUnreadPerConn)
+		return gnet.Close
+	}
+	total := s.unread.Add(held - c.held.Swap(held))
+	for i := 0; total > s.cfg.MaxUnreadTotal && i < 8; i++ {
+		if !s.evictOldest() {
+			break
+		}
+		total = s.unread.Load()
+	}
+	if c.evicted.Load() {
+		return gnet.Close
+	}
+	return gnet.None
+}
+
+// evictOldest closes the connection that has held unread bytes longest
+// (a slow sender, or a peer that does not read; a legitimate big frame is
+// usually the newest) and takes its bytes off the server's total at once,
+// so the next one over budget does not close a second connection for the
+// same bytes. It reports false when there was nobody to close.
+func (s *Server) evictOldest() bool {
+	var victim *Conn
+	var seq uint64
+	s.mu.Lock()
+	for _, c := range s.conns {
+		if c.held.Load() == 0 || c.evicted.Load() {
+			continue
+		}
+		if q := c.sinceSeq.Load(); victim == nil || q < seq {
+			victim, seq = c, q
+		}
+	}
+	s.mu.Unlock()
+	if victim == nil || !victim.evicted.CompareAndSwap(false, true) {
+		return victim != nil
+	}
+	held := victim.held.Swap(0)
+	s.unread.Add(-held)
+	s.log.Warn("transport: closing connection: the server's unread bytes exceed their budget and it held its bytes longest",
+		"remote", victim.remote, "unreadBytes", held, "paused", victim.paused.Load(), "maxUnreadBytesTotal", s.cfg.MaxUnreadTotal)
+	_ = victim.Close()
+	return true
+}
+
+// drain handles every complete frame buffered on gc, up to a pause, and
+// notes the size of a trailing partial one in c.need. frames reports that
+// at least one frame was taken.
+func (e *events) drain(gc gnet.Conn, c *Conn, o *serverOutlet, out **outBuf) (action gnet.Action, frames bool) {
 	s := e.s
 	buf, _ := gc.Peek(-1)
 	consumed := 0
-	action := gnet.None
 	for {
-		payload, n, err := codec.NextFrame(buf[consumed:], s.cfg.MaxFrameLength)
+		rest := buf[consumed:]
+		payload, n, err := codec.NextFrame(rest, s.cfg.MaxFrameLength)
 		if err != nil {
 			s.log.Warn("transport: bad frame, closing connection", "remote", c.remote, "err", err)
 			action = gnet.Close
 			break
 		}
 		if n == 0 {
-			if rest := buf[consumed:]; len(rest) >= 4 {
+			if len(rest) >= 4 {
 				l, _ := codec.FrameLength(rest, s.cfg.MaxFrameLength)
 				c.need = 4 + l
 			}
+			if len(rest) >= 8 && !e.headerFits(c, int(binary.BigEndian.Uint32(rest[4:])&0xFFFFFF)) {
+				action = gnet.Close // refused before the rest arrives
+			}
+			break
+		}
+		if e.pause(c, o) {
 			break
 		}
 		consumed += n
+		frames = true
 		l := getLease(len(payload))
 		copy(l.buf, payload)
-		if !e.handle(c, l, out) {
+		if !e.take(c, l, out) {
 			action = gnet.Close
 			break
+		}
+		if c.decoding.Load() {
+			break // paused until its big header is decoded
 		}
 	}
 	if consumed > 0 { // gnet's Discard(0) would drop everything buffered
 		_, _ = gc.Discard(consumed)
 	}
-	return action
+	return action, frames
 }
 
-// handle decodes the frame payload in l and routes it, appending any
+// take routes the frame in l: on the loop, or off it when its header is
+// big. It reports false when the connection must close.
+func (e *events) take(c *Conn, l *Lease, out **outBuf) bool {
+	hl := 0
+	if len(l.buf) >= 4 {
+		hl = int(binary.BigEndian.Uint32(l.buf) & 0xFFFFFF)
+	}
+	if !e.headerFits(c, hl) {
+		l.Release()
+		return false
+	}
+	if hl > inlineHeaderLimit {
+		e.offload(c, l)
+		return true
+	}
+	return e.route(c, l, out)
+}
+
+// headerFits checks a frame's header length against MaxHeaderLength.
+func (e *events) headerFits(c *Conn, hl int) bool {
+	if hl <= e.s.cfg.MaxHeaderLength {
+		return true
+	}
+	e.s.log.Warn("transport: closing connection: frame header too long",
+		"remote", c.remote, "headerLength", hl, "maxHeaderLength", e.s.cfg.MaxHeaderLength)
+	return false
+}
+
+// offload decodes and routes a frame with a big header on a goroutine, so
+// the loop's other connections do not wait for it. c is paused until it is
+// done, so its later requests are still routed after this one.
+func (e *events) offload(c *Conn, l *Lease) {
+	s := e.s
+	c.decoding.Store(true)
+	c.paused.Store(true)
+	c.since.Store(s.clock.Load())
+	c.sinceSeq.Store(s.seq.Add(1))
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		s.bigHeaders <- struct{}{}
+		var out *outBuf
+		ok := e.route(c, l, &out)
+		<-s.bigHeaders
+		if out != nil {
+			_ = c.out.(*serverOutlet).send(pendingWrite{buf: out}, false)
+		}
+		if !ok {
+			_ = c.Close()
+		}
+		c.decoding.Store(false)
+		c.wake()
+	}()
+}
+
+// route decodes the frame payload in l and routes it, appending any
 // immediate response to *out. A leased route borrows l; anything else
 // (responses, ordinary handlers) may keep the frame forever, so it gets a
 // copy of its own and l goes back to its pool. It reports false when the
 // connection must close.
-func (e *events) handle(c *Conn, l *Lease, out **outBuf) bool {
+func (e *events) route(c *Conn, l *Lease, out **outBuf) bool {
 	if err := l.decode(); err != nil {
 		l.Release()
 		e.s.log.Warn("transport: undecodable frame, closing connection", "remote", c.remote, "err", err)
