@@ -75,11 +75,13 @@ func (s *Store) GetMessages(topic string, queueID int32, offset int64, maxMsgs, 
 			continue
 		}
 		if err := s.verifyRead(v, phy); err != nil {
-			// Never served: skipped like a removed record, so the
-			// consumer moves past it instead of stalling on it.
+			// Never served. Skipped like a record a filter rejects
+			// (NO_MATCHED_MESSAGE when nothing else is found: the pull
+			// answers PULL_RETRY_IMMEDIATELY with NextBeginOffset past
+			// it), so neither a consumer nor the delay/transaction
+			// scanners stall on it; the ERROR log says what was lost.
 			seg.release()
 			s.logCorrupt(q.topic, q.queueID, n, phy, err)
-			status = OffsetFoundNull
 			continue
 		}
 		if filter != nil && filter.Record != nil && !filter.Record(v) {
