@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rocketgo/rocketgo/compat/blacklist"
 	"github.com/rocketgo/rocketgo/compat/javaprops"
 )
 
@@ -199,16 +200,10 @@ func (c *Config) Properties() javaprops.Props {
 	return out
 }
 
-// blackListed reports whether key may not be changed remotely.
-func (c *Config) blackListed(key string) bool {
-	switch key {
-	case "configBlackList", "configStorePath", "kvConfigPath", "rocketmqHome":
-		return true
-	}
-	for _, k := range strings.Split(c.ConfigBlackList, ";") {
-		if strings.TrimSpace(k) == key {
-			return true
-		}
-	}
-	return false
+// refusedKey returns the first key of update that UPDATE_NAMESRV_CONFIG
+// may not change: Java's fixed keys (configBlackList, configStorePath,
+// kvConfigPath, rocketmqHome) and configBlackList's, plus our fixed rules
+// (compat/blacklist: every path, and bindAddress).
+func (c *Config) refusedKey(update javaprops.Props) (key, why string, refused bool) {
+	return blacklist.Check(update, c.ConfigBlackList)
 }

@@ -332,10 +332,11 @@ func (s *Server) updateConfig(c *transport.Conn, req *codec.Frame) *codec.Frame 
 	s.cfgMu.Lock()
 	defer s.cfgMu.Unlock()
 	next := *s.cfg.Load()
-	for _, e := range p {
-		if next.blackListed(e.Key) {
-			return fail(req, codec.RespNoPermission, remarks.ConfigInBlackList)
-		}
+	// Like Java: one refused key refuses the whole update, nothing applied
+	// or persisted.
+	if key, why, refused := next.refusedKey(p); refused {
+		s.log.Warn("namesrv: update config refused", "client", c.RemoteAddr(), "key", key, "why", why)
+		return fail(req, codec.RespNoPermission, remarks.ConfigInBlackList)
 	}
 	unknown, err := next.Apply(p)
 	if err == nil {
@@ -349,8 +350,11 @@ func (s *Server) updateConfig(c *transport.Conn, req *codec.Frame) *codec.Frame 
 	}
 	s.cfg.Store(&next)
 	if next.ConfigStorePath != "" {
-		// Java's Configuration.persist writes unescaped key=value lines.
-		if err := writeFileAtomic(next.ConfigStorePath, javaprops.AppendPlain(nil, next.Properties())); err != nil {
+		// compat: Java's Configuration.persist writes unescaped key=value
+		// lines, so a value holding a newline ("x\nkvConfigPath=/y") adds a
+		// key at the next start, past the black list. We write the escaped
+		// form, which Java's Properties.load reads back to the same values.
+		if err := writeFileAtomic(next.ConfigStorePath, javaprops.Append(nil, next.Properties())); err != nil {
 			s.log.Error("namesrv: persist config", "path", next.ConfigStorePath, "err", err)
 		}
 	}

@@ -20,4 +20,10 @@
 //
 // TopicConfig text: "name read write perm filterType[ attributesJSON]",
 // single spaces; topicSysFlag and order are not carried.
+//
+// Lengths in the stream are claims, not facts: the decoder allocates as
+// bytes are inflated (32 KiB at a time), never what a length announces,
+// and stops with ErrRegisterBody once MaxInflatedRegisterBody (the frame
+// limit, 16 MiB) has been inflated. Lists of unknown length are gathered
+// in fixed blocks, so a body costs about twice its decoded table.
 package body

@@ -106,7 +106,7 @@ func TestRegisterBrokerBodyPlain(t *testing.T) {
 
 // javaCompressed builds a compressed register body independently of our
 // encoder, byte for byte as RegisterBrokerBody.encode(true) lays it out.
-func javaCompressed(t *testing.T, withMappings bool) []byte {
+func javaCompressed(t testing.TB, withMappings bool) []byte {
 	var raw []byte
 	chunk := func(s string) {
 		raw = binary.BigEndian.AppendUint32(raw, uint32(len(s)))

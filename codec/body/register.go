@@ -7,9 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
-	"strings"
 
+	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/compat/fastjson"
 )
 
@@ -20,8 +21,19 @@ const (
 	VersionV5_0_0  = 413 // from here the compressed body carries static-topic mappings
 )
 
-// maxInflated bounds the inflated size of a compressed register body.
-const maxInflated = 256 << 20
+// MaxInflatedRegisterBody bounds the inflated content of a compressed
+// REGISTER_BROKER body. Java has no bound; ours is the frame limit, which is
+// enough for any topic table a broker could also register uncompressed (a
+// topic's text line is several times shorter than its JSON entry in the
+// plain body, which must fit one frame), about 100,000 topics with the
+// longest names. A zlib bomb is refused once this much has been inflated:
+// at most this many bytes of work and memory per request.
+const MaxInflatedRegisterBody = codec.DefaultMaxFrameLength
+
+// readStep is how much of an announced chunk is read (and allocated) at a
+// time, so memory follows the bytes the stream really holds, not the length
+// it announces.
+const readStep = 32 << 10
 
 // ErrRegisterBody is wrapped by every register-body decoding error.
 var ErrRegisterBody = errors.New("body: malformed register broker body")
@@ -80,20 +92,24 @@ func readTopicConfigWrapper(rd *fastjson.Reader, body *RegisterBrokerBody) {
 		case "dataVersion":
 			body.DataVersion = readDataVersion(rd)
 		case "topicConfigTable":
+			var topics blockList[TopicConfig]
 			for rd.ObjectStart(); rd.More(); {
 				name := rd.Key()
 				tc := readTopicConfigJSON(rd)
 				if tc.TopicName == "" {
 					tc.TopicName = name
 				}
-				body.Topics = append(body.Topics, tc)
+				topics.add(tc)
 			}
+			body.Topics = topics.appendTo(body.Topics)
 		case "topicQueueMappingInfoMap":
+			var mappings blockList[TopicMapping]
 			for rd.ObjectStart(); rd.More(); {
 				topic := rd.Key()
 				raw := append([]byte(nil), rd.Raw()...)
-				body.Mappings = append(body.Mappings, TopicMapping{Topic: topic, BrokerName: mappingBname(raw), JSON: raw})
+				mappings.add(TopicMapping{Topic: topic, BrokerName: mappingBname(raw), JSON: raw})
 			}
+			body.Mappings = mappings.appendTo(body.Mappings)
 		default:
 			rd.Skip()
 		}
@@ -184,7 +200,7 @@ func decodeCompressedRegister(b []byte, brokerVersion int32) (RegisterBrokerBody
 		return body, fmt.Errorf("%w: zlib: %w", ErrRegisterBody, err)
 	}
 	defer zr.Close()
-	in := &limitedReader{r: zr, left: maxInflated}
+	in := &limitedReader{r: zr, left: MaxInflatedRegisterBody}
 	dv, err := in.chunk()
 	if err != nil {
 		return body, err
@@ -196,20 +212,22 @@ func decodeCompressedRegister(b []byte, brokerVersion int32) (RegisterBrokerBody
 	if err != nil {
 		return body, err
 	}
-	if n < 0 || n > maxInflated/8 {
+	if n < 0 || n > in.left/4 { // every entry takes at least its length prefix
 		return body, fmt.Errorf("%w: topic count %d", ErrRegisterBody, n)
 	}
+	var topics blockList[TopicConfig]
 	for range n {
 		text, err := in.chunk()
 		if err != nil {
 			return body, err
 		}
-		tc, ok := parseTopicConfigText(string(text))
+		tc, ok := parseTopicConfigText(text)
 		if !ok {
 			return body, fmt.Errorf("%w: topic config %q", ErrRegisterBody, truncate(text))
 		}
-		body.Topics = append(body.Topics, tc)
+		topics.add(tc)
 	}
+	body.Topics = topics.appendTo(nil)
 	fl, err := in.chunk()
 	if err != nil {
 		return body, err
@@ -224,9 +242,10 @@ func decodeCompressedRegister(b []byte, brokerVersion int32) (RegisterBrokerBody
 		if err != nil {
 			return body, err
 		}
-		if n < 0 || n > maxInflated/8 {
+		if n < 0 || n > in.left/4 {
 			return body, fmt.Errorf("%w: mapping count %d", ErrRegisterBody, n)
 		}
+		var mappings blockList[TopicMapping]
 		for range n {
 			raw, err := in.chunk()
 			if err != nil {
@@ -248,10 +267,45 @@ func decodeCompressedRegister(b []byte, brokerVersion int32) (RegisterBrokerBody
 			if err := rd.End(); err != nil {
 				return body, fmt.Errorf("%w: mapping info: %w", ErrRegisterBody, err)
 			}
-			body.Mappings = append(body.Mappings, TopicMapping{Topic: topic, BrokerName: bname, JSON: raw})
+			mappings.add(TopicMapping{Topic: topic, BrokerName: bname, JSON: raw})
 		}
+		body.Mappings = mappings.appendTo(nil)
 	}
 	return body, nil
+}
+
+// blockList collects a list of unknown length in fixed-size blocks and
+// hands it out as one slice of the exact length: at most about twice the
+// final size is ever allocated, where append's 1.25x growth of a large slice
+// allocates about five times it (a 16 MiB register body of minimal topic
+// lines made 254 MiB of garbage that way).
+type blockList[T any] struct {
+	full [][]T
+	cur  []T
+	n    int
+}
+
+const listBlock = 1024
+
+func (l *blockList[T]) add(v T) {
+	if len(l.cur) == cap(l.cur) && cap(l.cur) >= listBlock {
+		l.full = append(l.full, l.cur)
+		l.cur = make([]T, 0, listBlock)
+	}
+	l.cur = append(l.cur, v)
+	l.n++
+}
+
+// appendTo appends the collected items to dst.
+func (l *blockList[T]) appendTo(dst []T) []T {
+	if len(l.full) == 0 && len(dst) == 0 {
+		return l.cur
+	}
+	dst = slices.Grow(dst, l.n)
+	for _, b := range l.full {
+		dst = append(dst, b...)
+	}
+	return append(dst, l.cur...)
 }
 
 func truncate(b []byte) []byte {
@@ -261,78 +315,134 @@ func truncate(b []byte) []byte {
 	return b
 }
 
-// parseTopicConfigText reads TopicConfig.encode()'s space-separated form.
-func parseTopicConfigText(s string) (TopicConfig, bool) {
+// parseTopicConfigText reads TopicConfig.encode()'s space-separated form,
+// split as Java's String.split(" ") does. Only the name (and the attributes)
+// are allocated: a line costs little more than the TopicConfig it yields.
+func parseTopicConfigText(b []byte) (TopicConfig, bool) {
 	// Java's String.split drops trailing empty fields.
-	parts := strings.Split(s, " ")
-	for len(parts) > 0 && parts[len(parts)-1] == "" {
-		parts = parts[:len(parts)-1]
+	b = bytes.TrimRight(b, " ")
+	var parts [6][]byte
+	n := 0
+	for rest := b; n < len(parts); n++ {
+		i := bytes.IndexByte(rest, ' ')
+		if i < 0 {
+			parts[n] = rest
+			n++
+			break
+		}
+		parts[n], rest = rest[:i], rest[i+1:]
 	}
-	if len(parts) < 5 {
+	if n < 5 {
 		return TopicConfig{}, false
 	}
-	tc := TopicConfig{TopicName: parts[0], TopicFilterType: parts[4]}
+	tc := TopicConfig{TopicName: string(parts[0])}
+	switch string(parts[4]) {
+	case SingleTag:
+		tc.TopicFilterType = SingleTag
+	case MultiTag:
+		tc.TopicFilterType = MultiTag
+	default:
+		return TopicConfig{}, false
+	}
 	for i, dst := range []*int32{&tc.ReadQueueNums, &tc.WriteQueueNums, &tc.Perm} {
-		v, err := strconv.ParseInt(parts[i+1], 10, 32)
-		if err != nil {
+		v, ok := parseJavaInt(parts[i+1])
+		if !ok {
 			return TopicConfig{}, false
 		}
-		*dst = int32(v)
+		*dst = v
 	}
-	if tc.TopicFilterType != SingleTag && tc.TopicFilterType != MultiTag {
-		return TopicConfig{}, false
-	}
-	if len(parts) >= 6 {
+	if n >= 6 {
 		// Like Java: attributes that fail to parse (values with spaces) are ignored.
-		rd := fastjson.NewReader([]byte(parts[5]))
-		if m := readStringMap(rd); rd.End() == nil {
+		var rd fastjson.Reader
+		rd.Reset(parts[5])
+		if m := readStringMap(&rd); rd.End() == nil {
 			tc.Attributes = m
 		}
 	}
 	return tc, true
 }
 
+// parseJavaInt parses a decimal int32 as Integer.parseInt does (optional
+// sign, ASCII digits, no spaces) without allocating.
+func parseJavaInt(b []byte) (int32, bool) {
+	neg := false
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		neg = b[0] == '-'
+		b = b[1:]
+	}
+	if len(b) == 0 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+		if v > 1<<31 {
+			return 0, false
+		}
+	}
+	if neg {
+		v = -v
+	}
+	if v > 1<<31-1 || v < -1<<31 {
+		return 0, false
+	}
+	return int32(v), true
+}
+
+// limitedReader reads the inflated stream, refusing to go past left bytes
+// in total.
 type limitedReader struct {
 	r    io.Reader
 	left int
 	buf  []byte
+	num  [4]byte
 }
 
+// read returns the next n bytes (valid until the next read). The buffer
+// grows by at most readStep beyond what has really been inflated, so a
+// stream that announces more than it holds costs what it holds.
 func (l *limitedReader) read(n int) ([]byte, error) {
 	if n < 0 || n > l.left {
-		return nil, fmt.Errorf("%w: length %d exceeds what is left (%d)", ErrRegisterBody, n, l.left)
+		return nil, fmt.Errorf("%w: length %d exceeds what is left of the %d-byte inflate limit (%d)",
+			ErrRegisterBody, n, MaxInflatedRegisterBody, l.left)
 	}
 	l.left -= n
-	if cap(l.buf) < n {
-		l.buf = make([]byte, n)
+	b := l.buf[:0]
+	for len(b) < n {
+		step := min(n-len(b), readStep)
+		b = slices.Grow(b, step)
+		m, err := io.ReadFull(l.r, b[len(b):len(b)+step])
+		b = b[:len(b)+m]
+		if err != nil {
+			return nil, fmt.Errorf("%w: truncated after %d of %d bytes: %w", ErrRegisterBody, len(b), n, err)
+		}
 	}
-	b := l.buf[:n]
-	if _, err := io.ReadFull(l.r, b); err != nil {
-		return nil, fmt.Errorf("%w: truncated: %w", ErrRegisterBody, err)
-	}
+	l.buf = b
 	return b, nil
 }
 
 func (l *limitedReader) int() (int, error) {
-	b, err := l.read(4)
-	if err != nil {
-		return 0, err
+	if l.left < 4 {
+		return 0, fmt.Errorf("%w: inflated content exceeds %d bytes", ErrRegisterBody, MaxInflatedRegisterBody)
 	}
-	return int(int32(binary.BigEndian.Uint32(b))), nil
+	l.left -= 4
+	if _, err := io.ReadFull(l.r, l.num[:]); err != nil {
+		return 0, fmt.Errorf("%w: truncated: %w", ErrRegisterBody, err)
+	}
+	return int(int32(binary.BigEndian.Uint32(l.num[:]))), nil
 }
 
-// chunk reads an int32 length and that many bytes (valid until the next read).
+// chunk reads an int32 length and that many bytes, valid until the next
+// read (callers copy what they keep).
 func (l *limitedReader) chunk() ([]byte, error) {
 	n, err := l.int()
 	if err != nil {
 		return nil, err
 	}
-	b, err := l.read(n)
-	if err != nil {
-		return nil, err
-	}
-	l.buf = nil // the chunk is handed out; the next read gets fresh memory
-	return b, nil
+	return l.read(n)
 }
 
 // AppendRegisterBrokerBody writes the plain JSON body as a 5.x broker does.

@@ -1,0 +1,92 @@
+package blacklist
+
+import (
+	"strings"
+
+	"github.com/rocketgo/rocketgo/compat/javaprops"
+)
+
+// Reasons a key is refused (for logs and docs; the wire answer is Java's
+// one remark whatever the reason).
+const (
+	ReasonList       = "on configBlackList"
+	ReasonPath       = "names a file or directory"
+	ReasonCode       = "loads code or starts a process"
+	ReasonProtection = "turns a protection off (authentication, access control, listening address)"
+	ReasonRetention  = "controls when kept messages are deleted"
+	ReasonLayout     = "fixes the store's on-disk layout"
+)
+
+var exact = map[string]string{
+	"configBlackList":                      ReasonList,
+	"filterServerNums":                     ReasonCode,
+	"initAuthenticationUser":               ReasonProtection,
+	"innerClientAuthenticationCredentials": ReasonProtection,
+	"listenIP":                             ReasonProtection,
+	"bindAddress":                          ReasonProtection,
+	"fileReservedTime":                     ReasonRetention,
+	"cleanFileForciblyEnable":              ReasonRetention,
+	"diskMaxUsedSpaceRatio":                ReasonRetention,
+	"diskSpaceCleanForciblyRatio":          ReasonRetention,
+	"diskSpaceWarningLevelRatio":           ReasonRetention,
+}
+
+type affix struct {
+	s, why string
+	suffix bool
+}
+
+// rules are tried in order; the first match gives the reason.
+var rules = []affix{
+	{"Provider", ReasonCode, true}, {"PlugIn", ReasonCode, true}, {"Plugin", ReasonCode, true}, {"Class", ReasonCode, true},
+	{"storePath", ReasonPath, false},
+	{"Path", ReasonPath, true}, {"Paths", ReasonPath, true},
+	{"Dir", ReasonPath, true}, {"Dirs", ReasonPath, true},
+	{"File", ReasonPath, true}, // also two Java keys that are not paths: syncFromLastFile, flushLeastPagesWhenWarmMapedFile
+	{"Home", ReasonPath, true},
+	{"acl", ReasonProtection, false},
+	{"authentication", ReasonProtection, false},
+	{"authorization", ReasonProtection, false},
+	{"mappedFileSize", ReasonLayout, false},
+	{"mapperFileSize", ReasonLayout, false}, // compat: Java's misspelt mapperFileSizeBatchConsumeQueue
+}
+
+// Fixed reports whether key is refused whatever configBlackList says, and
+// why.
+func Fixed(key string) (why string, refused bool) {
+	if why, ok := exact[key]; ok {
+		return why, true
+	}
+	for _, r := range rules {
+		if r.suffix && strings.HasSuffix(key, r.s) || !r.suffix && strings.HasPrefix(key, r.s) {
+			return r.why, true
+		}
+	}
+	return "", false
+}
+
+// Refused reports whether a remote update may not set key: a fixed rule
+// or an entry of list (a configBlackList value, ';'-separated as in Java).
+func Refused(key, list string) (why string, refused bool) {
+	if why, ok := Fixed(key); ok {
+		return why, true
+	}
+	for rest := list; rest != ""; {
+		var k string
+		k, rest, _ = strings.Cut(rest, ";")
+		if strings.TrimSpace(k) == key && key != "" {
+			return ReasonList, true
+		}
+	}
+	return "", false
+}
+
+// Check returns the first key of an update that Refused refuses.
+func Check(update javaprops.Props, list string) (key, why string, refused bool) {
+	for _, e := range update {
+		if why, ok := Refused(e.Key, list); ok {
+			return e.Key, why, true
+		}
+	}
+	return "", "", false
+}

@@ -1,0 +1,31 @@
+// Package blacklist decides which configuration keys a remote
+// UPDATE_BROKER_CONFIG or UPDATE_NAMESRV_CONFIG may not change.
+//
+// Java keeps a configBlackList per server (broker "configBlackList;
+// brokerConfigPath", name server "configBlackList;configStorePath;
+// kvConfigPath", each plus hard-coded rocketmqHome and configBlackList),
+// added after remote config updates led to command execution
+// (CVE-2023-33246: rocketmqHome and filterServerNums made the broker run a
+// script of the caller's choosing) and to writing arbitrary files
+// (CVE-2023-37582: the name server's configStorePath). Java still accepts
+// storePathRootDir, fileReservedTime and the rest; we do not. Refused is
+// the operator's list plus fixed rules no configuration can lift:
+//
+//	names a file or directory   suffix Path Paths Dir Dirs File Home,
+//	                            prefix storePath
+//	loads code or a process     suffix Provider PlugIn Plugin Class,
+//	                            filterServerNums
+//	turns a protection off      prefix acl authentication authorization,
+//	                            initAuthenticationUser,
+//	                            innerClientAuthenticationCredentials,
+//	                            listenIP, bindAddress
+//	deletes kept data           fileReservedTime, cleanFileForciblyEnable,
+//	                            diskMaxUsedSpaceRatio,
+//	                            diskSpaceCleanForciblyRatio,
+//	                            diskSpaceWarningLevelRatio
+//	fixes the store's layout    prefix mappedFileSize mapperFileSize
+//	guards this list            configBlackList
+//
+// These settings are changed in the config file and take effect at a
+// restart, by someone who can already write that file.
+package blacklist
