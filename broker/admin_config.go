@@ -9,7 +9,9 @@ import (
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/compat/blacklist"
 	"github.com/rocketgo/rocketgo/compat/javaprops"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 )
 
 // ErrConfigBlackList is UpdateConfig's refusal of a key on the black list.
@@ -35,7 +37,8 @@ func (a *adminProcessor) updateBrokerConfig(c *transport.Conn, req *codec.Frame)
 	a.b.log.Info("update broker config", "remote", c.RemoteAddr(), "props", props)
 	switch err := a.b.UpdateConfig(props); {
 	case errors.Is(err, ErrConfigBlackList):
-		return codec.NewResponse(req, int32(codec.RespNoPermission), "Can not update config in black list.")
+		a.b.log.Warn("update broker config refused", "remote", c.RemoteAddr(), "err", err)
+		return codec.NewResponse(req, int32(codec.RespNoPermission), remarks.ConfigInBlackList)
 	case err != nil:
 		return codec.NewResponse(req, int32(codec.RespSystemError), err.Error())
 	}
@@ -72,8 +75,9 @@ func (b *Broker) appendProperties(dst []byte) []byte {
 }
 
 // UpdateConfig applies broker.conf settings at run time, as
-// UPDATE_BROKER_CONFIG does. Keys on the black list fail the whole update
-// with ErrConfigBlackList; unknown keys are ignored (as Java ignores
+// UPDATE_BROKER_CONFIG does. Keys on the black list (configBlackList plus
+// compat/blacklist's fixed rules) fail the whole update with
+// ErrConfigBlackList, nothing changed; unknown keys are ignored (as Java ignores
 // them); a bad value, or a result that would not validate, fails it with
 // nothing applied. Runtime keys (runtimeKeys) take effect at once; the
 // other known keys at the next start. When the broker was started from a
@@ -81,14 +85,12 @@ func (b *Broker) appendProperties(dst []byte) []byte {
 func (b *Broker) UpdateConfig(props javaprops.Props) error {
 	b.cfgMu.Lock()
 	defer b.cfgMu.Unlock()
-	black := append([]string{"brokerConfigPath", "rocketmqHome", "configBlackList"}, strings.Split(b.cfg.ConfigBlackList, ";")...)
-	for _, k := range black {
-		if k = strings.TrimSpace(k); k == "" {
-			continue
-		}
-		if _, ok := props.Get(k); ok {
-			return fmt.Errorf("%w: %s", ErrConfigBlackList, k)
-		}
+	// Like Java: one refused key refuses the whole update, before anything
+	// is applied or persisted. Our fixed rules (compat/blacklist) refuse
+	// more than Java's list: every path, code, protection, retention and
+	// store-layout key.
+	if key, why, refused := blacklist.Check(props, b.cfg.ConfigBlackList); refused {
+		return fmt.Errorf("%w: %s (%s)", ErrConfigBlackList, key, why)
 	}
 
 	// Check the whole update on a copy first: all or nothing.
