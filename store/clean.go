@@ -31,6 +31,18 @@ type QueueRange struct {
 	From, To int64
 }
 
+// OnDeleteSegment sets the function retention calls before it deletes a
+// commit-log segment, with the consume-queue ranges that point into it (the
+// broker logs how many messages of which consumer groups were not consumed
+// yet). It runs on the cleaner goroutine and must not call into retention.
+func (s *Store) OnDeleteSegment(fn func(DeletedSegment)) {
+	if fn == nil {
+		s.onDelete.Store(nil)
+		return
+	}
+	s.onDelete.Store(&fn)
+}
+
 func (s *Store) startCleaner() {
 	s.wg.Add(1)
 	go func() {
@@ -180,7 +192,8 @@ func (s *Store) DeleteExpired(now time.Time, force bool) int {
 			forced = true
 		}
 		info := DeletedSegment{Start: first.start, End: first.end(), Forced: forced}
-		if forced || s.cfg.OnDeleteSegment != nil {
+		fn := s.onDelete.Load()
+		if forced || fn != nil {
 			info.Queues = s.queueRangesIn(first.start, first.end())
 		}
 		if forced {
@@ -194,8 +207,8 @@ func (s *Store) DeleteExpired(now time.Time, force bool) int {
 		} else {
 			s.log.Info("store: deleting expired commit-log segment", "start", info.Start, "end", info.End)
 		}
-		if fn := s.cfg.OnDeleteSegment; fn != nil {
-			fn(info)
+		if fn != nil {
+			(*fn)(info)
 		}
 		s.cl.removeFirst()
 		removed++

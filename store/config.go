@@ -63,12 +63,6 @@ type Config struct {
 	DiskSpaceWarningLevelRatio  int
 	CleanFileForciblyEnable     bool
 	CleanResourceInterval       time.Duration // 10s
-	// OnDeleteSegment, when set, is called by retention before it deletes
-	// a commit-log segment, with the consume-queue ranges that point into
-	// it (the broker logs how many unconsumed messages of which groups are
-	// lost). It runs on the cleaner goroutine and must not call back into
-	// retention.
-	OnDeleteSegment func(DeletedSegment)
 	// usage replaces the statfs reading of the disk usage (tests).
 	usage func() float64
 

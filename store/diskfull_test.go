@@ -225,16 +225,16 @@ func TestDiskFullChild(t *testing.T) {
 	cfg.Logger = slog.New(slog.NewTextHandler(io.MultiWriter(logs, os.Stderr), nil))
 	var delMu sync.Mutex
 	var deleted []DeletedSegment
-	cfg.OnDeleteSegment = func(d DeletedSegment) {
+	onDelete := func(d DeletedSegment) {
 		delMu.Lock()
 		deleted = append(deleted, d)
 		delMu.Unlock()
 	}
 	switch mode {
 	case "filler":
-		diskFullFiller(t, dir, cfg)
+		diskFullFiller(t, dir, cfg, onDelete)
 	case "forcible":
-		diskFullForcible(t, cfg, logs, func() []DeletedSegment {
+		diskFullForcible(t, cfg, onDelete, logs, func() []DeletedSegment {
 			delMu.Lock()
 			defer delMu.Unlock()
 			return append([]DeletedSegment(nil), deleted...)
@@ -248,9 +248,10 @@ func TestDiskFullChild(t *testing.T) {
 // diskFullFiller: fill the disk with a foreign file under load, see puts
 // refused and reads served, delete the file, see puts accepted again
 // within the re-check interval; nothing acknowledged is lost.
-func diskFullFiller(t *testing.T, dir string, cfg Config) {
+func diskFullFiller(t *testing.T, dir string, cfg Config, onDelete func(DeletedSegment)) {
 	cfg.CleanFileForciblyEnable = false // only the filler frees space
 	s := openT(t, cfg)
+	s.OnDeleteSegment(onDelete)
 	p := startProducers(s, 1_000_000)
 	defer func() {
 		select {
@@ -297,8 +298,9 @@ func diskFullFiller(t *testing.T, dir string, cfg Config) {
 // cleanFileForciblyEnable the oldest segments go before their retention
 // time, each logged at WARN with its range; everything not reported
 // deleted stays readable.
-func diskFullForcible(t *testing.T, cfg Config, logs *lockedBuffer, deleted func() []DeletedSegment) {
+func diskFullForcible(t *testing.T, cfg Config, onDelete func(DeletedSegment), logs *lockedBuffer, deleted func() []DeletedSegment) {
 	s := openT(t, cfg)
+	s.OnDeleteSegment(onDelete)
 	defer s.Close()
 	p := startProducers(s, 1_000_000)
 	var st syscall.Statfs_t

@@ -64,6 +64,7 @@ type Store struct {
 	cqs  map[tqKey]*consumeQueue // guarded by cqMu
 
 	onArrival atomic.Pointer[ArrivalFunc]
+	onDelete  atomic.Pointer[func(DeletedSegment)] // retention's hook (clean.go)
 
 	// repairBelow: while recovery re-dispatches, records below it (the
 	// checkpoint's dispatched offset) only fill gaps of existing queues.

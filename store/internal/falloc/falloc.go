@@ -10,9 +10,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ErrNoSpace is returned (wrapping the system error) when the file system
-// has no room for the blocks.
-var ErrNoSpace = errors.New("no space left on device")
+// ErrNoSpace is what errors.Is matches when the file system has no room
+// for the blocks (ENOSPC; a quota's EDQUOT is reported as it too).
+var ErrNoSpace error = unix.ENOSPC
 
 // zeroChunk is the largest write of the zero-filling fallback.
 const zeroChunk = 1 << 20
@@ -36,10 +36,10 @@ func Allocate(f *os.File, off, n int64) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
-		return fmt.Errorf("%w: %w", ErrNoSpace, err)
+	if errors.Is(err, unix.EDQUOT) {
+		return fmt.Errorf("allocate %d bytes at %d: %w (%w)", n, off, ErrNoSpace, err)
 	}
-	return err
+	return fmt.Errorf("allocate %d bytes at %d: %w", n, off, err)
 }
 
 // fillHoles writes zeros into the holes of [off, end) and past the end of
