@@ -86,6 +86,7 @@ func New(cfg Config, deps Deps) (*Broker, error) {
 	b.topics = newTopicTable(&b.cfg, b.live, log)
 	b.groups = newGroupTable(&b.cfg, b.live, log)
 	b.offsets = newOffsetTable(&b.cfg)
+	watchRetention(b.store, b.offsets, log)
 	b.filters = filter.NewCache(0)
 	b.clients = newClientManager(log, time.Duration(cfg.ChannelExpiredTimeout)*time.Millisecond, b.filters)
 	b.locks = newLockTable(time.Duration(cfg.RebalanceLockMaxLiveTime) * time.Millisecond)
@@ -134,6 +135,13 @@ func StoreConfig(cfg *Config, log *slog.Logger) store.Config {
 	sc.MaxMessageSize = cfg.MaxMessageSize
 	sc.FileReservedTime = time.Duration(cfg.FileReservedTime) * time.Hour
 	sc.DeleteWhen = cfg.DeleteWhen
+	sc.DiskMaxUsedSpaceRatio = cfg.DiskMaxUsedSpaceRatio
+	sc.DiskSpaceWarningLevelRatio = cfg.DiskSpaceWarningLevelRatio
+	sc.DiskSpaceCleanForciblyRatio = cfg.DiskSpaceCleanForciblyRatio
+	sc.CleanFileForciblyEnable = cfg.CleanFileForciblyEnable
+	if cfg.CleanResourceInterval > 0 {
+		sc.CleanResourceInterval = time.Duration(cfg.CleanResourceInterval) * time.Millisecond
+	}
 	levels, _ := cfg.DelayLevels()
 	sc.TagsCode = (&delayTable{levels: levels}).tagsCode
 	sc.Logger = log

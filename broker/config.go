@@ -94,6 +94,14 @@ type Config struct {
 	// ConfigBlackList lists, ';'-separated, keys UPDATE_BROKER_CONFIG
 	// refuses (besides brokerConfigPath, rocketmqHome and configBlackList).
 	ConfigBlackList string `conf:"configBlackList"`
+
+	// Disk usage checks of the store (Java MessageStoreConfig keys and
+	// defaults; restart-only): see store.Config.
+	DiskMaxUsedSpaceRatio       int   `conf:"diskMaxUsedSpaceRatio"`       // percent
+	DiskSpaceWarningLevelRatio  int   `conf:"diskSpaceWarningLevelRatio"`  // percent
+	DiskSpaceCleanForciblyRatio int   `conf:"diskSpaceCleanForciblyRatio"` // percent
+	CleanFileForciblyEnable     bool  `conf:"cleanFileForciblyEnable"`
+	CleanResourceInterval       int64 `conf:"cleanResourceInterval"` // ms
 }
 
 // DefaultConfig returns the Java broker's defaults.
@@ -151,6 +159,11 @@ func DefaultConfig() Config {
 		ChannelExpiredTimeout:       120000,
 		RebalanceLockMaxLiveTime:    60000,
 		ConfigBlackList:             "configBlackList;brokerConfigPath",
+		DiskMaxUsedSpaceRatio:       75,
+		DiskSpaceWarningLevelRatio:  90,
+		DiskSpaceCleanForciblyRatio: 85,
+		CleanFileForciblyEnable:     true,
+		CleanResourceInterval:       10000,
 	}
 }
 
