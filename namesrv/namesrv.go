@@ -1,6 +1,7 @@
 package namesrv
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -81,7 +82,8 @@ func (s *Server) Start() error {
 		return fmt.Errorf("namesrv: start: %w", err)
 	}
 	go s.scan(cfg.ScanNotActiveBrokerInterval)
-	s.log.Info("namesrv: started", "addr", s.srv.Addr())
+	level, msg := listenNotice(s.srv.Addr())
+	s.log.Log(context.Background(), level, msg, "addr", s.srv.Addr())
 	return nil
 }
 

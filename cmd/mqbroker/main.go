@@ -2,11 +2,13 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/rocketgo/rocketgo/broker"
@@ -59,6 +61,9 @@ func run() error {
 		b.Close()
 		return err
 	}
+	addrs := boundAddrs(b.Addr(), b.FastAddr())
+	level, msg := listenNotice(addrs...)
+	log.Log(context.Background(), level, msg, "addrs", strings.Join(addrs, ","))
 	fmt.Printf("The broker[%s, %s] boot success. serializeType=JSON and name server is %s\n", cfg.BrokerName, b.BrokerAddr(), cfg.NamesrvAddr)
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)

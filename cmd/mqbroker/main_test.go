@@ -105,6 +105,10 @@ func TestKilledBrokerLeavesRoutes(t *testing.T) {
 		code, body := routeOf(t, c, ns.Addr(), "broker-kill")
 		return code == int32(codec.RespSuccess) && strings.Contains(body, addr)
 	}, 20*time.Second, 50*time.Millisecond, "broker never registered")
+	// One start-up line names the bound address.
+	logged, err := os.ReadFile(logf.Name())
+	require.NoError(t, err)
+	require.Contains(t, string(logged), `msg="mqbroker: listening" addrs=`+addr+"\n")
 
 	killed := time.Now()
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))

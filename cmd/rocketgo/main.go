@@ -7,6 +7,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/rocketgo/rocketgo/broker"
@@ -105,6 +107,12 @@ func start(args []string, out io.Writer, log *slog.Logger) (func() error, error)
 		ns.Close()
 		return nil, err
 	}
+	addrs := []string{b.Addr()}
+	if fa := b.FastAddr(); fa != "" {
+		addrs = append(addrs, fa)
+	}
+	level, msg := brokerListenNotice(addrs...)
+	log.Log(context.Background(), level, msg, "addrs", strings.Join(addrs, ","))
 	fmt.Fprintf(out, "rocketgo ready namesrv=%s broker=%s data=%s\n", ns.Addr(), b.BrokerAddr(), dir)
 	return func() error {
 		return errors.Join(b.Close(), ns.Close())

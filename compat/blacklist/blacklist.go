@@ -12,7 +12,7 @@ const (
 	ReasonList       = "on configBlackList"
 	ReasonPath       = "names a file or directory"
 	ReasonCode       = "loads code or starts a process"
-	ReasonProtection = "turns a protection off (authentication, access control, listening address)"
+	ReasonProtection = "turns a protection off (authentication, access control, listening address, a resource cap)"
 	ReasonRetention  = "controls when kept messages are deleted"
 	ReasonLayout     = "fixes the store's on-disk layout"
 )
@@ -24,6 +24,7 @@ var exact = map[string]string{
 	"innerClientAuthenticationCredentials": ReasonProtection,
 	"listenIP":                             ReasonProtection,
 	"bindAddress":                          ReasonProtection,
+	"maxTopicQueueNums":                    ReasonProtection,
 	"fileReservedTime":                     ReasonRetention,
 	"cleanFileForciblyEnable":              ReasonRetention,
 	"diskMaxUsedSpaceRatio":                ReasonRetention,

@@ -27,6 +27,7 @@ func TestFixedRules(t *testing.T) {
 		"authorizationWhitelist":      ReasonProtection,
 		"listenIP":                    ReasonProtection,
 		"bindAddress":                 ReasonProtection,
+		"maxTopicQueueNums":           ReasonProtection,
 		"fileReservedTime":            ReasonRetention,
 		"cleanFileForciblyEnable":     ReasonRetention,
 		"diskMaxUsedSpaceRatio":       ReasonRetention,

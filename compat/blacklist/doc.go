@@ -18,7 +18,7 @@
 //	turns a protection off      prefix acl authentication authorization,
 //	                            initAuthenticationUser,
 //	                            innerClientAuthenticationCredentials,
-//	                            listenIP, bindAddress
+//	                            listenIP, bindAddress, maxTopicQueueNums
 //	deletes kept data           fileReservedTime, cleanFileForciblyEnable,
 //	                            diskMaxUsedSpaceRatio,
 //	                            diskSpaceCleanForciblyRatio,
