@@ -251,3 +251,23 @@ func TestCorruptRecordNeverServedAfterKill(t *testing.T) {
 	defer s.Close()
 	requireNeverServed(t, s, recs, bad)
 }
+
+// FuzzVerifyRecord: verifyRecord never panics on any bytes, and what it
+// accepts is a whole record at the given offset whose body matches its CRC.
+func FuzzVerifyRecord(f *testing.F) {
+	m := corruptMsg(1)
+	rec := message.AppendRecord(nil, m, message.BodyCRC(m.Body), 7, 4096)
+	f.Add(rec, int64(4096))
+	f.Add(rec[:len(rec)-1], int64(4096))
+	f.Add(rec, int64(0))
+	f.Fuzz(func(t *testing.T, b []byte, phy int64) {
+		if verifyRecord(b, phy) != nil {
+			return
+		}
+		var e message.Ext
+		require.NoError(t, message.Decode(b, &e))
+		require.EqualValues(t, len(b), e.TotalSize)
+		require.Equal(t, phy, e.PhysicalOffset)
+		require.Equal(t, message.BodyCRC(e.Body), e.BodyCRC)
+	})
+}
