@@ -31,6 +31,20 @@
 // consume-queue units and index entries for records up to the durable
 // watermark (written for async, flushed for sync), then calls OnArrival.
 //
+// Disk full (clean.go): every file written through a mapping has its
+// blocks allocated first (store/internal/falloc; the index 1 MiB ahead), so
+// a full disk surfaces as ENOSPC, never as SIGBUS. ENOSPC refuses puts with
+// ErrDiskFull (ServiceNotAvailable) and the dispatcher waits at the record
+// whose consume-queue file it could not allocate; the cleaner's check every
+// CleanResourceInterval (Java's ratios and keys) accepts puts again once
+// usage is at or below DiskSpaceCleanForciblyRatio. Other I/O errors turn
+// the store read-only for good (ErrReadOnly).
+//
+// Corruption (get.go verifyRecord): every record handed out (GetMessages,
+// ReadRecord) is decoded and its body CRC checked on the way; a bad one is
+// logged at ERROR and skipped, never served. Recovery also checks CRCs
+// past the checkpoint and hides bad records from the consume queues.
+//
 // Residency (resident.go): segments are fallocated, not paged in; a
 // background goroutine pages in a window ahead of the writer and unmaps
 // flushed, dispatched data behind it (it stays in the page cache), so

@@ -12,4 +12,10 @@
 // Keys are "topic#key" for each KEYS entry and for UNIQ_KEY. Lookups match
 // only the hash and the time range, as Java does; callers compare keys.
 // Files are named by creation time (yyyyMMddHHmmssSSS, local time).
+//
+// Files are sparse, as Java's are (420 MB at the default sizes, mostly
+// untouched), but never written into a hole: the header and slots are
+// allocated when a file is created and the entries 1 MiB ahead of the
+// writer (file.ensure), so a full disk is an ENOSPC from Put, not a SIGBUS
+// from a store through the mapping.
 package index
