@@ -32,6 +32,9 @@ func (a *adminProcessor) updateTopicList(_ *transport.Conn, req *codec.Frame) *c
 		if notAllowedSend[tc.TopicName] || tc.TopicName == TopicAutoCreate {
 			return codec.NewResponse(req, int32(codec.RespInvalidParameter), "The topic["+tc.TopicName+"] is conflict with system topic.")
 		}
+		if remark := a.b.topics.queueNumsRemark(&tc); remark != "" {
+			return codec.NewResponse(req, int32(codec.RespInvalidParameter), remark)
+		}
 	}
 	for _, tc := range b.TopicConfigList {
 		if tc.TopicFilterType == "" {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/message"
 	"github.com/rocketgo/rocketgo/codec/transport"
@@ -28,8 +29,11 @@ func (a *adminProcessor) registerClientAdmin(r *transport.Router, pool *transpor
 // timestamp, store it, and push RESET_CONSUMER_CLIENT_OFFSET to every
 // online member of the group.
 func (a *adminProcessor) resetOffset(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	topic, group := req.Value("topic"), req.Value("group")
-	ts := atoi64(req.Value("timestamp"))
+	var h header.ResetOffsetRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	topic, group, ts := h.Topic, h.Group, h.Timestamp
 	force := strings.EqualFold(req.Value("isForce"), "true")
 	tc, ok := a.b.topics.get(topic)
 	if !ok {

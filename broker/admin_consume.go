@@ -11,6 +11,7 @@ import (
 
 	"github.com/rocketgo/rocketgo/broker/filter"
 	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/transport"
 	"github.com/rocketgo/rocketgo/compat/fastjson"
@@ -378,9 +379,12 @@ const maxQueryConsumeQueue = 10000
 func (a *adminProcessor) queryConsumeQueue(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	topic, group := req.Value("topic"), req.Value("consumerGroup")
 	_, hasGroup := req.Get("consumerGroup")
-	qid := atoi32(req.Value("queueId"))
-	index := atoi64(req.Value("index"))
-	count := int(min(max(atoi32(req.Value("count")), 0), maxQueryConsumeQueue))
+	var h header.QueryConsumeQueueRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	qid, index := h.QueueID, h.Index
+	count := int(min(max(h.Count, 0), maxQueryConsumeQueue))
 	st := a.b.store
 	units, ok := st.ConsumeQueueUnits(topic, qid, index, count, nil)
 	if !ok {

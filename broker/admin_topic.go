@@ -5,6 +5,7 @@ import (
 
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/transport"
 )
 
@@ -29,7 +30,11 @@ func (a *adminProcessor) register(r *transport.Router, pool *transport.Pool) {
 }
 
 func (a *adminProcessor) updateAndCreateTopic(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	topic := req.Value("topic")
+	var h header.CreateTopicRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	topic := h.Topic
 	if remark := validateTopic(topic); remark != "" {
 		return codec.NewResponse(req, int32(codec.RespInvalidParameter), remark)
 	}
@@ -37,18 +42,21 @@ func (a *adminProcessor) updateAndCreateTopic(_ *transport.Conn, req *codec.Fram
 		return codec.NewResponse(req, int32(codec.RespInvalidParameter), "The topic["+topic+"] is conflict with system topic.")
 	}
 	tc := body.NewTopicConfig(topic)
-	tc.ReadQueueNums = atoi32(req.Value("readQueueNums"))
-	tc.WriteQueueNums = atoi32(req.Value("writeQueueNums"))
-	if v, ok := req.Get("perm"); ok {
-		tc.Perm = atoi32(v)
+	tc.ReadQueueNums = h.ReadQueueNums
+	tc.WriteQueueNums = h.WriteQueueNums
+	if req.Value("perm") != "" {
+		tc.Perm = h.Perm
 	}
 	if v, ok := req.Get("topicFilterType"); ok {
 		tc.TopicFilterType = v
 	}
-	tc.TopicSysFlag = atoi32(req.Value("topicSysFlag"))
-	tc.Order = strings.EqualFold(req.Value("order"), "true")
+	tc.TopicSysFlag = h.TopicSysFlag
+	tc.Order = h.Order
 	if attrs, ok := req.Get("attributes"); ok {
 		tc.Attributes = parseAttributes(attrs)
+	}
+	if remark := a.b.topics.queueNumsRemark(&tc); remark != "" {
+		return codec.NewResponse(req, int32(codec.RespInvalidParameter), remark)
 	}
 	if err := a.b.topics.put(tc); err != nil {
 		return codec.NewResponse(req, int32(codec.RespSystemError), err.Error())

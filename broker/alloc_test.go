@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocketgo/rocketgo/broker/filter"
+	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/message"
 )
@@ -16,21 +18,25 @@ import (
 func TestHotPathParsingAllocs(t *testing.T) {
 	send := sendV1("T", 1, props("TAGS", "a"), []byte("x"))
 	pull := pullReq("g", "T", 0, 5, 6, 100, "a || b")
-	var sh sendHeader
-	var ph pullHeader
+	sendV2 := request(codec.ReqSendMessageV2, "a", "pg", "b", "T", "c", "TBW102", "d", "4", "e", "2",
+		"f", "0", "g", "1700000000000", "h", "0", "i", props("TAGS", "a"), "j", "0", "k", "false", "l", "16", "m", "false")
+	var sh, sh2 sendHeader
+	var ph header.PullMessageRequest
 	var sub filter.Subscription
 	cache := filter.NewCache(0)
 	_, err := cache.Subscription("TAG", "a || b") // warm the cache
 	require.NoError(t, err)
 	n := testing.AllocsPerRun(100, func() {
-		sh.parse(send)
-		ph.parse(pull)
-		sub, _ = cache.Subscription(ph.expressionType, ph.subscription)
+		if sh.decode(send) != nil || sh2.decode(sendV2) != nil || headerFailure(pull, ph.Decode(pull)) != nil {
+			panic("decode failed")
+		}
+		sub, _ = cache.Subscription(ph.ExpressionType, ph.Subscription)
 	})
 	require.Zero(t, n)
-	require.Equal(t, "T", sh.topic)
-	require.Equal(t, int32(1), sh.queueID)
-	require.Equal(t, int64(5), ph.queueOffset)
+	require.Equal(t, "T", sh.Topic)
+	require.Equal(t, int32(1), sh.QueueID)
+	require.Equal(t, int32(2), sh2.QueueID)
+	require.Equal(t, int64(5), ph.QueueOffset)
 	require.False(t, sub.MatchAllCodes())
 	require.True(t, sub.MatchCode(message.TagsHash("b")))
 	require.False(t, sub.MatchCode(message.TagsHash("c")))

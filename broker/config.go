@@ -92,8 +92,14 @@ type Config struct {
 	// -c file); "" keeps updates in memory.
 	BrokerConfigPath string `conf:"brokerConfigPath"`
 	// ConfigBlackList lists, ';'-separated, keys UPDATE_BROKER_CONFIG
-	// refuses (besides brokerConfigPath, rocketmqHome and configBlackList).
+	// refuses (besides compat/blacklist's fixed rules: every path, store
+	// layout, retention, code-loading and access-control key, listenIP).
 	ConfigBlackList string `conf:"configBlackList"`
+
+	// MaxTopicQueueNums caps a topic's read and write queue numbers, on
+	// every path that sets them (Java has no cap; each queue can cost a
+	// consume-queue file).
+	MaxTopicQueueNums int32 `conf:"maxTopicQueueNums"`
 
 	// Disk usage checks of the store (Java MessageStoreConfig keys and
 	// defaults; restart-only): see store.Config.
@@ -159,6 +165,7 @@ func DefaultConfig() Config {
 		ChannelExpiredTimeout:       120000,
 		RebalanceLockMaxLiveTime:    60000,
 		ConfigBlackList:             "configBlackList;brokerConfigPath",
+		MaxTopicQueueNums:           1024,
 		DiskMaxUsedSpaceRatio:       75,
 		DiskSpaceWarningLevelRatio:  90,
 		DiskSpaceCleanForciblyRatio: 85,
@@ -202,6 +209,12 @@ func (c *Config) Validate() error {
 	}
 	if c.DefaultTopicQueueNums <= 0 {
 		return fmt.Errorf("broker: defaultTopicQueueNums %d", c.DefaultTopicQueueNums)
+	}
+	if c.MaxTopicQueueNums <= 0 {
+		return fmt.Errorf("broker: maxTopicQueueNums %d", c.MaxTopicQueueNums)
+	}
+	if c.DefaultTopicQueueNums > c.MaxTopicQueueNums {
+		return fmt.Errorf("broker: defaultTopicQueueNums %d above maxTopicQueueNums %d", c.DefaultTopicQueueNums, c.MaxTopicQueueNums)
 	}
 	switch c.FlushDiskType {
 	case "ASYNC_FLUSH", "SYNC_FLUSH":

@@ -6,6 +6,7 @@ import (
 	"syscall"
 
 	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/message"
 	"github.com/rocketgo/rocketgo/codec/transport"
 	"github.com/rocketgo/rocketgo/store"
@@ -52,8 +53,11 @@ func okWith(req *codec.Frame, key string, v int64) *codec.Frame {
 // ConsumerManageProcessor: the stored offset, else 0 for a young queue
 // whose first message is still at hand, else QUERY_NOT_FOUND.
 func (p *offsetProcessor) queryConsumerOffset(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	group, topic := req.Value("consumerGroup"), req.Value("topic")
-	q := atoi32(req.Value("queueId"))
+	var h header.QueryConsumerOffsetRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	group, topic, q := h.ConsumerGroup, h.Topic, h.QueueID
 	if off, ok := p.offsets.query(group, topic, q); ok && off >= 0 {
 		return okWith(req, "offset", off)
 	}
@@ -67,24 +71,44 @@ func (p *offsetProcessor) queryConsumerOffset(_ *transport.Conn, req *codec.Fram
 }
 
 func (p *offsetProcessor) updateConsumerOffset(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	p.offsets.commit(req.Value("consumerGroup"), req.Value("topic"), atoi32(req.Value("queueId")), atoi64(req.Value("commitOffset")))
+	var h header.UpdateConsumerOffsetRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	p.offsets.commit(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
 	return codec.NewResponse(req, int32(codec.RespSuccess), "")
 }
 
 func (p *offsetProcessor) getMaxOffset(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	return okWith(req, "offset", p.store.MaxOffset(req.Value("topic"), atoi32(req.Value("queueId"))))
+	var h header.GetMaxOffsetRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	return okWith(req, "offset", p.store.MaxOffset(h.Topic, h.QueueID))
 }
 
 func (p *offsetProcessor) getMinOffset(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	return okWith(req, "offset", p.store.MinOffset(req.Value("topic"), atoi32(req.Value("queueId"))))
+	var h header.GetMinOffsetRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	return okWith(req, "offset", p.store.MinOffset(h.Topic, h.QueueID))
 }
 
 func (p *offsetProcessor) searchOffsetByTimestamp(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	return okWith(req, "offset", p.store.OffsetByTime(req.Value("topic"), atoi32(req.Value("queueId")), atoi64(req.Value("timestamp"))))
+	var h header.SearchOffsetRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	return okWith(req, "offset", p.store.OffsetByTime(h.Topic, h.QueueID, h.Timestamp))
 }
 
 func (p *offsetProcessor) getEarliestMsgStoretime(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	ts, err := p.store.EarliestMessageTime(req.Value("topic"), atoi32(req.Value("queueId")))
+	var h header.GetEarliestMsgStoretimeRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	ts, err := p.store.EarliestMessageTime(h.Topic, h.QueueID)
 	if err != nil {
 		ts = -1
 	}

@@ -69,9 +69,7 @@ func TestBatchMessagesCarryBatchProperties(t *testing.T) {
 	body = message.AppendBatchEntry(body, 0, []byte("a"), props("KEYS", "k0"))
 	body = message.AppendBatchEntry(body, 0, []byte("b"), "KEYS\x01k1") // no trailing separator
 	body = message.AppendBatchEntry(body, 0, []byte("c"), "")
-	req := sendV1("ParityBatch", 1, props("WAIT", "true"), body)
-	req.Code = int32(codec.ReqSendBatchMessage)
-	req.Set("batch", "true")
+	req := batchV2("ParityBatch", 1, props("WAIT", "true"), body)
 	resp := tb.invoke(t, req)
 	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
 

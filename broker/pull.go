@@ -4,13 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rocketgo/rocketgo/broker/filter"
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/transport"
 	"github.com/rocketgo/rocketgo/store"
 )
@@ -27,59 +30,35 @@ const (
 // before its own timeout (30 s for the Java and Go clients).
 const maxHold = 25 * time.Second
 
-// pullHeader is PullMessageRequestHeader.
-type pullHeader struct {
-	group, topic, subscription, expressionType string
-	queueID, maxMsgNums, sysFlag, maxMsgBytes  int32
-	queueOffset, commitOffset, suspendMillis   int64
-	subVersion                                 int64
-}
-
-func (h *pullHeader) parse(req *codec.Frame) {
-	*h = pullHeader{}
-	for _, kv := range req.Ext {
-		v := kv.Value
-		switch kv.Key {
-		case "consumerGroup":
-			h.group = v
-		case "topic":
-			h.topic = v
-		case "queueId":
-			h.queueID = atoi32(v)
-		case "queueOffset":
-			h.queueOffset = atoi64(v)
-		case "maxMsgNums":
-			h.maxMsgNums = atoi32(v)
-		case "sysFlag":
-			h.sysFlag = atoi32(v)
-		case "commitOffset":
-			h.commitOffset = atoi64(v)
-		case "suspendTimeoutMillis":
-			h.suspendMillis = atoi64(v)
-		case "subscription":
-			h.subscription = v
-		case "subVersion":
-			h.subVersion = atoi64(v)
-		case "expressionType":
-			h.expressionType = v
-		case "maxMsgBytes":
-			h.maxMsgBytes = atoi32(v)
-		}
-	}
-}
-
 // pullRequest is one pull in flight (possibly held for long polling).
+//
+// Ownership: a pullRequest comes from pullProcessor.alloc and has exactly
+// one owner at a time, which gives it up by exactly one of these calls and
+// never touches it (nor its req, h or lease) afterwards:
+//
+//	p.reply / p.free     frees it at once
+//	c.WriteWithBody      pr.written frees it, maybe before WriteWithBody
+//	                     returns, on another goroutine
+//	p.holds.park         the hold table owns it; any goroutine may wake,
+//	                     answer and free it before park returns
+//
+// So copy what is needed after the hand-off (the Conn, a log field) before
+// making it. free checks the rule: a second free of one allocation is a
+// broken invariant (it panics in race-detector builds, see strictOwnership,
+// and is logged and ignored otherwise).
 type pullRequest struct {
 	p        *pullProcessor
 	c        *transport.Conn
 	req      *codec.Frame
 	lease    *transport.Lease // req's, held until pr is freed (h's strings alias it)
-	h        pullHeader
+	h        header.PullMessageRequest
 	sub      filter.Subscription // read only: its slices are shared with the cache
 	sf       store.Filter        // sf.CQ = pr.sub.MatchCode, bound once
 	deadline time.Time
-	claimed  bool // guarded by holdTable.mu: set by whoever takes it out
-	index    int  // position in the timer heap; guarded by holdTable.mu
+	claimed  bool   // guarded by holdTable.mu: set by whoever takes it out
+	index    int    // position in the timer heap; guarded by holdTable.mu
+	parkID   uint64 // which parking this is; guarded by holdTable.mu
+	owned    atomic.Bool // between alloc and free
 
 	recordFn func([]byte) bool
 
@@ -121,6 +100,10 @@ type pullProcessor struct {
 	filters *filter.Cache
 
 	reqs sync.Pool // *pullRequest
+
+	// live counts pullRequests between alloc and free (tests check that
+	// every pull is freed exactly once).
+	inflight atomic.Int64
 }
 
 func newPullProcessor(cfg *Config, live *liveConfig, st MessageStore, topics *topicTable, groups *groupTable, clients *clientManager, offsets *offsetTable, stats *brokerStats, filters *filter.Cache, log *slog.Logger) *pullProcessor {
@@ -141,13 +124,33 @@ func (p *pullProcessor) alloc(c *transport.Conn, req *codec.Frame, l *transport.
 	l.Hold()
 	pr.c, pr.req, pr.lease = c, req, l
 	pr.sub = filter.Subscription{Tag: filter.TagFilter{All: true}}
+	pr.owned.Store(true)
+	p.inflight.Add(1)
 	return pr
 }
 
+// free ends pr's life (see pullRequest for who may call it): its lease
+// reference goes back, and pr to the pool.
 func (p *pullProcessor) free(pr *pullRequest) {
+	if !pr.owned.CompareAndSwap(true, false) {
+		// A second free would release someone else's lease reference and
+		// hand pr to two pulls at once.
+		if strictOwnership {
+			panic("broker: pullRequest freed twice")
+		}
+		p.log.Error("broker: pullRequest freed twice (ignored)", "stack", string(debug.Stack()))
+		return
+	}
+	p.inflight.Add(-1)
 	pr.lease.Release()
 	pr.c, pr.req, pr.lease, pr.resp, pr.sub = nil, nil, nil, codec.Frame{}, filter.Subscription{}
-	pr.h = pullHeader{}
+	pr.h = header.PullMessageRequest{}
+	if strictOwnership {
+		// Race-detector builds never reuse a pullRequest: a late touch
+		// then finds nil fields (or a data race) instead of another
+		// pull's state, and a second free is always caught above.
+		return
+	}
 	p.reqs.Put(pr)
 }
 
@@ -156,15 +159,28 @@ func (p *pullProcessor) free(pr *pullRequest) {
 // stays leased until pr is freed.
 func (p *pullProcessor) handle(c *transport.Conn, req *codec.Frame, l *transport.Lease) *codec.Frame {
 	pr := p.alloc(c, req, l)
-	pr.h.parse(req)
+	if err := pr.h.Decode(req); err != nil {
+		if r := headerFailure(req, err); r != nil {
+			p.reply(pr, r)
+			return nil
+		}
+	}
 	p.process(pr, true)
 	return nil
 }
 
 // repull re-runs a held pull after an arrival or its deadline; it always
-// answers.
+// answers. It runs on a hold-table goroutine, where a panic would end the
+// process: a broken invariant is logged instead (pr is then leaked to the
+// GC, as its state is unknown).
 func (p *pullProcessor) repull(pr *pullRequest) {
-	if pr.c.Closed() {
+	c := pr.c
+	defer func() {
+		if v := recover(); v != nil {
+			p.log.Error("pull: held pull panic", "remote", c.RemoteAddr(), "panic", v, "stack", string(debug.Stack()))
+		}
+	}()
+	if c.Closed() {
 		p.free(pr)
 		return
 	}
@@ -175,10 +191,12 @@ func pullErr(req *codec.Frame, code codec.ResponseCode, remark string) *codec.Fr
 	return codec.NewResponse(req, int32(code), remark)
 }
 
-// reply writes an error response and frees pr.
+// reply writes an error response (encoded before Write returns, so it
+// may live in pr) and frees pr.
 func (p *pullProcessor) reply(pr *pullRequest, resp *codec.Frame) {
-	if err := pr.c.Write(resp); err != nil {
-		p.log.Debug("pull: write response", "remote", pr.c.RemoteAddr(), "err", err)
+	c := pr.c
+	if err := c.Write(resp); err != nil {
+		p.log.Debug("pull: write response", "remote", c.RemoteAddr(), "err", err)
 	}
 	p.free(pr)
 }
@@ -199,13 +217,13 @@ func (p *pullProcessor) process(pr *pullRequest, allowSuspend bool) {
 	}
 
 	res := &pr.res
-	maxMsgs := int(h.maxMsgNums)
+	maxMsgs := int(h.MaxMsgNums)
 	if limit := int(p.live.maxTransferCount.Load()); maxMsgs <= 0 || maxMsgs > limit {
 		maxMsgs = limit
 	}
 	maxBytes := int(p.live.maxTransferBytes.Load())
-	if h.maxMsgBytes > 0 && int(h.maxMsgBytes) < maxBytes {
-		maxBytes = int(h.maxMsgBytes)
+	if h.MaxMsgBytes > 0 && int(h.MaxMsgBytes) < maxBytes {
+		maxBytes = int(h.MaxMsgBytes)
 	}
 	sf := &pr.sf
 	pr.sf.Record = nil
@@ -214,14 +232,14 @@ func (p *pullProcessor) process(pr *pullRequest, allowSuspend bool) {
 	} else if pr.sub.MatchAllCodes() {
 		sf = nil
 	}
-	p.store.GetMessages(h.topic, h.queueID, h.queueOffset, maxMsgs, maxBytes, sf, res)
+	p.store.GetMessages(h.Topic, h.QueueID, h.QueueOffset, maxMsgs, maxBytes, sf, res)
 
-	code, remark := pullCode(res.Status, h.queueOffset)
-	if allowSuspend && h.sysFlag&pullFlagCommitOffset != 0 {
-		p.offsets.commit(h.group, h.topic, h.queueID, h.commitOffset)
+	code, remark := pullCode(res.Status, h.QueueOffset)
+	if allowSuspend && h.SysFlag&pullFlagCommitOffset != 0 {
+		p.offsets.commit(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
 	}
-	if code == codec.RespPullNotFound && allowSuspend && h.sysFlag&pullFlagSuspend != 0 {
-		hold := time.Duration(h.suspendMillis) * time.Millisecond
+	if code == codec.RespPullNotFound && allowSuspend && h.SysFlag&pullFlagSuspend != 0 {
+		hold := time.Duration(h.SuspendTimeoutMillis) * time.Millisecond
 		if !p.live.longPolling.Load() {
 			hold = time.Duration(p.live.shortPollMs.Load()) * time.Millisecond
 		}
@@ -255,12 +273,15 @@ func (p *pullProcessor) process(pr *pullRequest, allowSuspend bool) {
 		p.reply(pr, &pr.resp)
 		return
 	}
-	p.offsets.notePull(h.group, h.topic, h.queueID, res.NextBeginOffset)
-	p.stats.onGet(h.group, h.topic, len(res.Records), res.TotalBytes)
+	p.offsets.notePull(h.ConsumerGroup, h.Topic, h.QueueID, res.NextBeginOffset)
+	p.stats.onGet(h.ConsumerGroup, h.Topic, len(res.Records), res.TotalBytes)
 	// The response's header is encoded before WriteWithBody returns; the
-	// records are released in pr.written.
-	if err := pr.c.WriteWithBody(&pr.resp, res.Records, pr.written); err != nil {
-		p.log.Debug("pull: write response", "remote", pr.c.RemoteAddr(), "err", err)
+	// records are released in pr.written, which frees pr and may run
+	// before WriteWithBody returns (on a failed write, always): from here
+	// on only c, copied before the hand-off, may be touched.
+	c := pr.c
+	if err := c.WriteWithBody(&pr.resp, res.Records, pr.written); err != nil {
+		p.log.Debug("pull: write response", "remote", c.RemoteAddr(), "err", err)
 	}
 }
 
@@ -268,23 +289,23 @@ func (p *pullProcessor) process(pr *pullRequest, allowSuspend bool) {
 // pull and sets its filter.
 func (p *pullProcessor) check(pr *pullRequest) *codec.Frame {
 	req, h := pr.req, &pr.h
-	sg, ok := p.groups.find(h.group)
+	sg, ok := p.groups.find(h.ConsumerGroup)
 	if !ok {
-		return pullErr(req, codec.RespSubscriptionGroupNotExist, fmt.Sprintf("subscription group [%s] does not exist, %s", h.group, faqSuffix))
+		return pullErr(req, codec.RespSubscriptionGroupNotExist, fmt.Sprintf("subscription group [%s] does not exist, %s", h.ConsumerGroup, faqSuffix))
 	}
 	if !sg.ConsumeEnable {
-		return pullErr(req, codec.RespNoPermission, "subscription group no permission, "+h.group)
+		return pullErr(req, codec.RespNoPermission, "subscription group no permission, "+h.ConsumerGroup)
 	}
-	tc, ok := p.topics.get(h.topic)
+	tc, ok := p.topics.get(h.Topic)
 	if !ok {
-		return pullErr(req, codec.RespTopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please! %s", h.topic, faqSuffix))
+		return pullErr(req, codec.RespTopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please! %s", h.Topic, faqSuffix))
 	}
 	if tc.Perm&body.PermRead == 0 {
-		return pullErr(req, codec.RespNoPermission, "the topic["+h.topic+"] pulling message is forbidden")
+		return pullErr(req, codec.RespNoPermission, "the topic["+h.Topic+"] pulling message is forbidden")
 	}
-	if h.queueID < 0 || h.queueID >= tc.ReadQueueNums {
+	if h.QueueID < 0 || h.QueueID >= tc.ReadQueueNums {
 		return pullErr(req, codec.RespInvalidParameter, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]",
-			h.queueID, h.topic, tc.ReadQueueNums, pr.c.RemoteAddr()))
+			h.QueueID, h.Topic, tc.ReadQueueNums, pr.c.RemoteAddr()))
 	}
 	return p.subscribe(pr)
 }
@@ -294,9 +315,9 @@ func (p *pullProcessor) check(pr *pullRequest) *codec.Frame {
 // must parse before the broker asks whether it filters by SQL92 at all.
 func (p *pullProcessor) subscribe(pr *pullRequest) *codec.Frame {
 	req, h := pr.req, &pr.h
-	typ := h.expressionType
-	if h.sysFlag&pullFlagSubscription != 0 {
-		sub, err := p.filters.Subscription(typ, h.subscription)
+	typ := h.ExpressionType
+	if h.SysFlag&pullFlagSubscription != 0 {
+		sub, err := p.filters.Subscription(typ, h.Subscription)
 		if err != nil && !errors.Is(err, filter.ErrUnsupportedType) {
 			// compat: Java only reaches this for TAG split errors and empty
 			// SQL92 text; for SQL92 that fails to compile it asserts
@@ -310,14 +331,14 @@ func (p *pullProcessor) subscribe(pr *pullRequest) *codec.Frame {
 		pr.sub = sub
 		return nil
 	}
-	hs, found, known := p.clients.pullSubscription(h.group, h.topic)
+	hs, found, known := p.clients.pullSubscription(h.ConsumerGroup, h.Topic)
 	if !known {
 		return pullErr(req, codec.RespSubscriptionNotExist, "the consumer's group info not exist"+faqSuffix)
 	}
 	if !found {
 		return pullErr(req, codec.RespSubscriptionNotExist, "the consumer's subscription not exist"+faqSuffix)
 	}
-	if hs.version < h.subVersion {
+	if hs.version < h.SubVersion {
 		return pullErr(req, codec.RespSubscriptionNotLatest, "the consumer's subscription not latest")
 	}
 	// The Go client pulls SQL92 subscriptions saying TAG: the heartbeat's

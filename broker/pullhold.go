@@ -33,6 +33,7 @@ type holdTable struct {
 	queues map[holdKey]*holdList
 	timers deadlineHeap // guarded by mu
 	count  int          // held pulls; guarded by mu
+	parks  uint64       // parkings so far, numbering each; guarded by mu
 
 	kick chan struct{} // a new earliest deadline was pushed
 	wake chan *pullRequest
@@ -77,11 +78,12 @@ func (t *holdTable) held() int {
 }
 
 // park holds pr, then checks the queue again so a message that arrived
-// between the pull's read and the park is not missed.
+// between the pull's read and the park is not missed. pr belongs to the
+// table from the moment it is listed (see pullRequest).
 func (t *holdTable) park(pr *pullRequest) {
 	// Once parked, pr may be woken, answered and recycled by another
 	// goroutine at any moment: read what the re-check needs first.
-	topic, queue, offset := pr.h.topic, pr.h.queueID, pr.h.queueOffset
+	topic, queue, offset := pr.h.Topic, pr.h.QueueID, pr.h.QueueOffset
 	// topic aliases the request, which an early answer would recycle:
 	// keep it alive until the re-check below is done.
 	lease := pr.lease
@@ -90,6 +92,9 @@ func (t *holdTable) park(pr *pullRequest) {
 	k := holdKey{topic, queue}
 	t.mu.Lock()
 	pr.claimed = false
+	t.parks++
+	pr.parkID = t.parks
+	id := pr.parkID
 	l := t.queues[k]
 	if l == nil {
 		l = &holdList{}
@@ -107,20 +112,21 @@ func (t *holdTable) park(pr *pullRequest) {
 		}
 	}
 	if t.store.MaxOffset(topic, queue) > offset {
-		// If pr was meanwhile answered and reused by another parked pull,
-		// this wakes that one early; it then answers at once, harmlessly.
-		if t.claim(pr) {
+		// pr may meanwhile have been answered, freed and parked again by
+		// another pull: claim it only if it is still this parking.
+		if t.claimParked(pr, id) {
 			t.dispatch(pr)
 		}
 	}
 }
 
-// claim takes pr out of the table; false when someone else already did.
-// Caller must not hold mu.
-func (t *holdTable) claim(pr *pullRequest) bool {
+// claimParked takes pr out of the table if it is still held as parking
+// id; false when someone else claimed it (it may since serve another
+// pull). Caller must not hold mu.
+func (t *holdTable) claimParked(pr *pullRequest, id uint64) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.claimLocked(pr)
+	return pr.parkID == id && t.claimLocked(pr)
 }
 
 func (t *holdTable) claimLocked(pr *pullRequest) bool {
@@ -128,7 +134,7 @@ func (t *holdTable) claimLocked(pr *pullRequest) bool {
 		return false
 	}
 	pr.claimed = true
-	k := holdKey{pr.h.topic, pr.h.queueID}
+	k := holdKey{pr.h.Topic, pr.h.QueueID}
 	if l := t.queues[k]; l != nil {
 		for i, x := range l.prs {
 			if x == pr {
@@ -158,7 +164,7 @@ func (t *holdTable) arrived(topic string, queue int32, maxOffset int64, tagsCode
 		held = l.prs
 	}
 	for _, pr := range held {
-		if pr.h.queueOffset < maxOffset && pr.sub.MatchCode(tagsCode) && pr.matchProps(props) {
+		if pr.h.QueueOffset < maxOffset && pr.sub.MatchCode(tagsCode) && pr.matchProps(props) {
 			ready = append(ready, pr)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/transport"
 )
 
@@ -20,12 +21,16 @@ type queryProcessor struct {
 }
 
 func (p *queryProcessor) queryMessage(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	topic, key := req.Value("topic"), req.Value("key")
-	maxNum := int(atoi32(req.Value("maxNum")))
+	var h header.QueryMessageRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	topic, key := h.Topic, h.Key
+	maxNum := int(h.MaxNum)
 	if req.Value("_UNIQUE_KEY_QUERY") == "true" || maxNum <= 0 {
 		maxNum = defaultQueryMaxNum
 	}
-	begin, end := atoi64(req.Value("beginTimestamp")), atoi64(req.Value("endTimestamp"))
+	begin, end := h.BeginTimestamp, h.EndTimestamp
 	if end <= 0 {
 		end = time.Now().UnixMilli()
 	}
@@ -54,7 +59,11 @@ func (p *queryProcessor) queryMessage(_ *transport.Conn, req *codec.Frame) *code
 }
 
 func (p *queryProcessor) viewMessageByID(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	off := atoi64(req.Value("offset"))
+	var h header.ViewMessageRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	off := h.Offset
 	rec, err := p.store.ReadRecord(off, 0)
 	if err != nil || len(rec) == 0 {
 		return codec.NewResponse(req, int32(codec.RespSystemError), "can not find message by the offset, "+strconv.FormatInt(off, 10))

@@ -26,28 +26,30 @@ type replyProcessor struct {
 
 func (p *replyProcessor) handle(c *transport.Conn, req *codec.Frame) *codec.Frame {
 	var h sendHeader
-	h.parse(req)
+	if r := h.decode(req); r != nil {
+		return r
+	}
 	tc, resp := p.send.check(c, req, &h)
 	if resp != nil {
 		return resp
 	}
-	queueID := h.queueID
+	queueID := h.QueueID
 	if queueID < 0 {
 		queueID = rand.Int32N(max(tc.WriteQueueNums, 1))
 	}
 	// Like Java: the broker's region and trace switch join the properties
 	// both pushed and stored.
-	h.properties = string(p.send.appendBrokerProps(nil, h.properties))
-	props := h.properties
+	h.Properties = string(p.send.appendBrokerProps(nil, h.Properties))
+	props := h.Properties
 	pushErr := p.push(c, &h, req.Body)
 	if pushErr != "" {
 		return p.withRegion(codec.NewResponse(req, int32(codec.RespSystemError), pushErr))
 	}
 	tags, _ := message.Property(props, message.PropertyTags)
 	m := &message.Message{
-		Topic: h.topic, QueueID: queueID, Flag: h.flag, Body: req.Body, Properties: props,
-		BornTimestamp: h.bornTimestamp, BornHost: parseAddrPort(c.RemoteAddr()), StoreHost: p.storeHost.get(),
-		SysFlag: h.sysFlag, ReconsumeTimes: h.reconsumeTimes, TagsCode: message.TagsHash(tags),
+		Topic: h.Topic, QueueID: queueID, Flag: h.Flag, Body: req.Body, Properties: props,
+		BornTimestamp: h.BornTimestamp, BornHost: parseAddrPort(c.RemoteAddr()), StoreHost: p.storeHost.get(),
+		SysFlag: h.SysFlag, ReconsumeTimes: h.ReconsumeTimes, TagsCode: message.TagsHash(tags),
 	}
 	done := make(chan store.PutResult, 1)
 	p.send.store.Put(m, func(r store.PutResult) { done <- r })
@@ -63,7 +65,7 @@ func (p *replyProcessor) withRegion(f *codec.Frame) *codec.Frame {
 // push hands the reply to the client named by REPLY_TO_CLIENT; it returns
 // Java's remark on failure, "" on success.
 func (p *replyProcessor) push(c *transport.Conn, h *sendHeader, payload []byte) string {
-	sender, ok := message.Property(h.properties, message.PropertyMessageReplyToClient)
+	sender, ok := message.Property(h.Properties, message.PropertyMessageReplyToClient)
 	if !ok || sender == "" {
 		return "reply message properties[" + message.PropertyMessageReplyToClient + "] is null"
 	}
@@ -71,23 +73,23 @@ func (p *replyProcessor) push(c *transport.Conn, h *sendHeader, payload []byte) 
 	if conn == nil {
 		return "push reply message fail, channel of <" + sender + "> not found."
 	}
-	props := message.SetProperty(h.properties, message.PropertyPushReplyTime, strconv.FormatInt(time.Now().UnixMilli(), 10))
+	props := message.SetProperty(h.Properties, message.PropertyPushReplyTime, strconv.FormatInt(time.Now().UnixMilli(), 10))
 	req := &codec.Frame{Code: int32(codec.ReqPushReplyMessageToClient), Language: codec.LangJava, Version: codec.ServerVersion, Body: payload}
 	req.Ext = []codec.KV{
 		{Key: "bornHost", Value: c.RemoteAddr()},
 		{Key: "storeHost", Value: p.storeHost.get().String()},
 		{Key: "storeTimestamp", Value: strconv.FormatInt(time.Now().UnixMilli(), 10)},
-		{Key: "producerGroup", Value: h.producerGroup},
-		{Key: "topic", Value: h.topic},
-		{Key: "defaultTopic", Value: h.defaultTopic},
-		{Key: "defaultTopicQueueNums", Value: strconv.Itoa(int(h.defaultTopicQueueNums))},
-		{Key: "queueId", Value: strconv.Itoa(int(h.queueID))},
-		{Key: "sysFlag", Value: strconv.Itoa(int(h.sysFlag))},
-		{Key: "bornTimestamp", Value: strconv.FormatInt(h.bornTimestamp, 10)},
-		{Key: "flag", Value: strconv.Itoa(int(h.flag))},
+		{Key: "producerGroup", Value: h.ProducerGroup},
+		{Key: "topic", Value: h.Topic},
+		{Key: "defaultTopic", Value: h.DefaultTopic},
+		{Key: "defaultTopicQueueNums", Value: strconv.Itoa(int(h.DefaultTopicQueueNums))},
+		{Key: "queueId", Value: strconv.Itoa(int(h.QueueID))},
+		{Key: "sysFlag", Value: strconv.Itoa(int(h.SysFlag))},
+		{Key: "bornTimestamp", Value: strconv.FormatInt(h.BornTimestamp, 10)},
+		{Key: "flag", Value: strconv.Itoa(int(h.Flag))},
 		{Key: "properties", Value: props},
-		{Key: "reconsumeTimes", Value: strconv.Itoa(int(h.reconsumeTimes))},
-		{Key: "unitMode", Value: strconv.FormatBool(h.unitMode)},
+		{Key: "reconsumeTimes", Value: strconv.Itoa(int(h.ReconsumeTimes))},
+		{Key: "unitMode", Value: strconv.FormatBool(h.UnitMode)},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), callClientTimeout)
 	defer cancel()

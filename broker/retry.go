@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/message"
 	"github.com/rocketgo/rocketgo/codec/transport"
@@ -28,7 +29,11 @@ type retryProcessor struct {
 }
 
 func (p *retryProcessor) sendBack(c *transport.Conn, req *codec.Frame) *codec.Frame {
-	group := req.Value("group")
+	var h header.ConsumerSendMsgBackRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	group := h.Group
 	sg, ok := p.groups.find(group)
 	if !ok {
 		return errResp(req, codec.RespSubscriptionGroupNotExist, "subscription group not exist, "+group+" "+faqSuffix)
@@ -44,12 +49,14 @@ func (p *retryProcessor) sendBack(c *transport.Conn, req *codec.Frame) *codec.Fr
 		sysFlag = 2
 	}
 	topic := RetryGroupPrefix + group
-	queueID := rand.Int32N(sg.RetryQueueNums)
 	tc := p.topics.createIfAbsent(topic, sg.RetryQueueNums, body.PermWrite|body.PermRead, sysFlag)
+	// Like Java, a random retry queue of the group's; within the topic's
+	// queues, which maxTopicQueueNums may have capped.
+	queueID := rand.Int32N(max(min(sg.RetryQueueNums, tc.WriteQueueNums), 1))
 	if tc.Perm&body.PermWrite == 0 {
 		return errResp(req, codec.RespNoPermission, "the topic["+topic+"] sending message is forbidden")
 	}
-	offset := atoi64(req.Value("offset"))
+	offset := h.Offset
 	rec, err := p.store.ReadRecord(offset, 0)
 	var e message.Ext
 	if err == nil {
@@ -64,10 +71,10 @@ func (p *retryProcessor) sendBack(c *transport.Conn, req *codec.Frame) *codec.Fr
 	}
 	props = message.SetProperty(props, message.PropertyWaitStoreMsgOK, "false")
 
-	delayLevel := atoi32(req.Value("delayLevel"))
+	delayLevel := h.DelayLevel
 	maxTimes := sg.RetryMaxTimes
-	if v, ok := req.Get("maxReconsumeTimes"); ok && req.Version >= versionV3_4_9 {
-		maxTimes = atoi32(v)
+	if _, ok := req.Get("maxReconsumeTimes"); ok && req.Version >= versionV3_4_9 {
+		maxTimes = h.MaxReconsumeTimes
 	}
 	if e.ReconsumeTimes >= maxTimes || delayLevel < 0 {
 		topic = DLQGroupPrefix + group

@@ -6,77 +6,67 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"strconv"
+	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/message"
 	"github.com/rocketgo/rocketgo/codec/transport"
 	"github.com/rocketgo/rocketgo/store"
 )
 
-// sendHeader is SendMessageRequestHeader in its V1 (long keys) or V2
-// (single letters) spelling.
+// sendHeader is SendMessageRequestHeader, decoded from whichever spelling
+// the request code uses.
 type sendHeader struct {
-	producerGroup, topic, defaultTopic, properties string
-	defaultTopicQueueNums, queueID, sysFlag, flag  int32
-	reconsumeTimes, maxReconsumeTimes              int32
-	hasMaxReconsume, batch, unitMode               bool
-	bornTimestamp                                  int64
+	header.SendMessageRequest
 }
 
-func atoi32(s string) int32 {
-	n, _ := strconv.ParseInt(s, 10, 32)
-	return int32(n)
-}
-
-func atoi64(s string) int64 {
-	n, _ := strconv.ParseInt(s, 10, 64)
-	return n
-}
-
-// parse reads either spelling in one pass over extFields; a number that
-// does not parse reads as 0, as an absent key does.
-func (h *sendHeader) parse(req *codec.Frame) {
-	*h = sendHeader{queueID: -1}
-	for _, kv := range req.Ext {
-		v := kv.Value
-		switch kv.Key {
-		case "a", "producerGroup":
-			h.producerGroup = v
-		case "b", "topic":
-			h.topic = v
-		case "c", "defaultTopic":
-			h.defaultTopic = v
-		case "d", "defaultTopicQueueNums":
-			h.defaultTopicQueueNums = atoi32(v)
-		case "e", "queueId":
-			if v != "" {
-				h.queueID = atoi32(v)
-			}
-		case "f", "sysFlag":
-			h.sysFlag = atoi32(v)
-		case "g", "bornTimestamp":
-			h.bornTimestamp = atoi64(v)
-		case "h", "flag":
-			h.flag = atoi32(v)
-		case "i", "properties":
-			h.properties = v
-		case "j", "reconsumeTimes":
-			h.reconsumeTimes = atoi32(v)
-		case "k", "unitMode":
-			h.unitMode = strings.EqualFold(v, "true")
-		case "l", "maxReconsumeTimes":
-			if v != "" {
-				h.maxReconsumeTimes, h.hasMaxReconsume = atoi32(v), true
-			}
-		case "m", "batch":
-			h.batch = strings.EqualFold(v, "true")
-		}
+// decode reads req's header as Java does: the one-letter V2 keys for
+// SEND_MESSAGE_V2, SEND_BATCH_MESSAGE and SEND_REPLY_MESSAGE_V2, the long
+// keys otherwise. It returns nil to go on, or the answer to a header that
+// does not decode (a malformed number: see headerFailure). An absent or
+// empty queueId reads as -1 (the broker picks a queue).
+func (h *sendHeader) decode(req *codec.Frame) *codec.Frame {
+	var err error
+	key := "queueId"
+	if isV2Send(req.Code) {
+		var v2 header.SendMessageRequestV2
+		err = v2.Decode(req)
+		v2.ToV1(&h.SendMessageRequest)
+		key = "e"
+	} else {
+		err = h.SendMessageRequest.Decode(req)
 	}
+	if r := headerFailure(req, err); r != nil {
+		return r
+	}
+	if h.QueueID == 0 && req.Value(key) == "" {
+		h.QueueID = -1
+	}
+	return nil
+}
+
+// maxReconsume is the header's maxReconsumeTimes, if the request has one.
+func (h *sendHeader) maxReconsume(req *codec.Frame) (int32, bool) {
+	key := "maxReconsumeTimes"
+	if isV2Send(req.Code) {
+		key = "l"
+	}
+	return h.MaxReconsumeTimes, req.Value(key) != ""
+}
+
+func isV2Send(code int32) bool {
+	switch codec.RequestCode(code) {
+	case codec.ReqSendMessageV2, codec.ReqSendBatchMessage, codec.ReqSendReplyMessageV2:
+		return true
+	}
+	return false
 }
 
 // sendTask is one queued send request. It holds a reference on the
@@ -110,6 +100,9 @@ type sendProcessor struct {
 	uniq   *message.UniqIDGen // guarded by uniqMu
 
 	ctxs sync.Pool // *sendCtx
+	// inflight counts sendCtxs between getCtx and putCtx (tests check
+	// that every send is answered and recycled exactly once).
+	inflight atomic.Int64
 }
 
 func newSendProcessor(cfg *Config, live *liveConfig, st MessageStore, topics *topicTable, groups *groupTable, locks *lockTable, stats *brokerStats, storeHost *hostBox, log *slog.Logger) *sendProcessor {
@@ -195,25 +188,27 @@ func errResp(req *codec.Frame, code codec.ResponseCode, remark string) *codec.Fr
 // completion releases l after replying.
 func (p *sendProcessor) process(c *transport.Conn, req *codec.Frame, l *transport.Lease) *codec.Frame {
 	var h sendHeader
-	h.parse(req)
+	if r := h.decode(req); r != nil {
+		return r
+	}
 	tc, resp := p.check(c, req, &h)
 	if resp != nil {
 		return resp
 	}
-	queueID := h.queueID
+	queueID := h.QueueID
 	if queueID < 0 {
 		queueID = rand.Int32N(max(tc.WriteQueueNums, 1))
 	}
 	bornHost := parseAddrPort(c.RemoteAddr())
-	if h.batch {
+	if h.Batch {
 		return p.sendBatch(c, req, l, &h, &tc, queueID, bornHost)
 	}
 
 	if len(req.Body) > p.cfg.MaxMessageSize {
 		return errResp(req, codec.RespMessageIllegal, illegalRemark(p.cfg.MaxMessageSize))
 	}
-	topic := h.topic
-	props := h.properties
+	topic := h.Topic
+	props := h.Properties
 	if isRetryTopic(topic) {
 		var dlq bool
 		var r *codec.Frame
@@ -255,7 +250,7 @@ func (p *sendProcessor) process(c *transport.Conn, req *codec.Frame, l *transpor
 		p.putCtx(sc)
 		return errResp(req, codec.RespMessageIllegal, illegalRemark(p.cfg.MaxMessageSize))
 	}
-	sysFlag := h.sysFlag
+	sysFlag := h.SysFlag
 	if tc.TopicFilterType == body.MultiTag {
 		sysFlag |= message.MultiTagsFlag
 	}
@@ -264,17 +259,17 @@ func (p *sendProcessor) process(c *transport.Conn, req *codec.Frame, l *transpor
 	*m = message.Message{
 		Topic:          topic,
 		QueueID:        queueID,
-		Flag:           h.flag,
+		Flag:           h.Flag,
 		Body:           req.Body,
 		Properties:     props,
-		BornTimestamp:  h.bornTimestamp,
+		BornTimestamp:  h.BornTimestamp,
 		BornHost:       bornHost,
 		StoreHost:      p.storeHost.get(),
 		SysFlag:        sysFlag,
-		ReconsumeTimes: h.reconsumeTimes,
+		ReconsumeTimes: h.ReconsumeTimes,
 		TagsCode:       message.TagsHash(tags),
 	}
-	if isPrepared(h.sysFlag, props) {
+	if isPrepared(h.SysFlag, props) {
 		toHalf(m)
 	} else {
 		if code, remark := scheduleTimer(p.cfg, m, time.Now().UnixMilli()); code != codec.RespSuccess {
@@ -285,7 +280,7 @@ func (p *sendProcessor) process(c *transport.Conn, req *codec.Frame, l *transpor
 			p.delays.schedule(m)
 		}
 	}
-	sc.topic = h.topic
+	sc.topic = h.Topic
 	sc.lease = l
 	p.store.Put(m, sc.done)
 	return nil
@@ -293,6 +288,12 @@ func (p *sendProcessor) process(c *transport.Conn, req *codec.Frame, l *transpor
 
 // sendCtx is the pooled state of one single-message send, from the store
 // call to the reply, so a send allocates nothing of its own.
+//
+// Ownership: process owns sc from getCtx until it either puts it back
+// (putCtx, on an early refusal) or hands it to the store with Put; sc.done
+// then owns it, may run before Put returns, and recycles it after the
+// reply is encoded (Conn.Write copies the frame before it returns). Nobody
+// touches sc after the hand-off; putCtx checks that it runs once.
 type sendCtx struct {
 	p       *sendProcessor
 	c       *transport.Conn
@@ -304,25 +305,40 @@ type sendCtx struct {
 	uniq    string // aliases props or the request
 	props   []byte
 	done    func(store.PutResult) // sc.onPut, bound once
+	owned   atomic.Bool           // between getCtx and putCtx
 	resp    codec.Frame
 	ext     [6]codec.KV
 	vals    []byte // backing store of the response's ext values
 }
 
 func (p *sendProcessor) getCtx() *sendCtx {
-	if v := p.ctxs.Get(); v != nil {
-		return v.(*sendCtx)
+	sc, _ := p.ctxs.Get().(*sendCtx)
+	if sc == nil {
+		sc = &sendCtx{p: p, props: make([]byte, 0, 512), vals: make([]byte, 0, 96)}
+		sc.done = sc.onPut
 	}
-	sc := &sendCtx{p: p, props: make([]byte, 0, 512), vals: make([]byte, 0, 96)}
-	sc.done = sc.onPut
+	sc.owned.Store(true)
+	p.inflight.Add(1)
 	return sc
 }
 
 func (p *sendProcessor) putCtx(sc *sendCtx) {
+	if !sc.owned.CompareAndSwap(true, false) {
+		// A second put would release someone else's lease reference.
+		if strictOwnership {
+			panic("broker: sendCtx recycled twice")
+		}
+		p.log.Error("broker: sendCtx recycled twice (ignored)", "stack", string(debug.Stack()))
+		return
+	}
+	p.inflight.Add(-1)
 	if sc.lease != nil {
 		sc.lease.Release()
 	}
 	sc.c, sc.req, sc.lease, sc.msg, sc.topic, sc.uniq = nil, nil, nil, message.Message{}, "", ""
+	if strictOwnership {
+		return // never reused in race-detector builds: see strictOwnership
+	}
 	p.ctxs.Put(sc)
 }
 
@@ -405,34 +421,34 @@ func (p *sendProcessor) check(c *transport.Conn, req *codec.Frame, h *sendHeader
 	if p.live.perm.Load()&body.PermWrite == 0 {
 		return body.TopicConfig{}, errResp(req, codec.RespNoPermission, "the broker["+p.cfg.BrokerIP1+"] sending message is forbidden")
 	}
-	if remark := validateTopic(h.topic); remark != "" {
+	if remark := validateTopic(h.Topic); remark != "" {
 		return body.TopicConfig{}, errResp(req, codec.RespInvalidParameter, remark)
 	}
-	if notAllowedSend[h.topic] {
-		return body.TopicConfig{}, errResp(req, codec.RespNoPermission, "Sending message to topic["+h.topic+"] is forbidden.")
+	if notAllowedSend[h.Topic] {
+		return body.TopicConfig{}, errResp(req, codec.RespNoPermission, "Sending message to topic["+h.Topic+"] is forbidden.")
 	}
-	tc, ok := p.topics.get(h.topic)
+	tc, ok := p.topics.get(h.Topic)
 	if !ok {
 		var sysFlag int32
-		if h.unitMode {
-			if isRetryTopic(h.topic) {
+		if h.UnitMode {
+			if isRetryTopic(h.Topic) {
 				sysFlag = 2
 			} else {
 				sysFlag = 1
 			}
 		}
-		p.log.Warn("send: topic not exist", "topic", h.topic, "producer", c.RemoteAddr())
-		tc, ok = p.topics.createInSend(h.topic, h.defaultTopic, h.defaultTopicQueueNums, sysFlag)
-		if !ok && isRetryTopic(h.topic) {
-			tc, ok = p.topics.createIfAbsent(h.topic, 1, body.PermWrite|body.PermRead, sysFlag), true
+		p.log.Warn("send: topic not exist", "topic", h.Topic, "producer", c.RemoteAddr())
+		tc, ok = p.topics.createInSend(h.Topic, h.DefaultTopic, h.DefaultTopicQueueNums, sysFlag)
+		if !ok && isRetryTopic(h.Topic) {
+			tc, ok = p.topics.createIfAbsent(h.Topic, 1, body.PermWrite|body.PermRead, sysFlag), true
 		}
 		if !ok {
-			return tc, errResp(req, codec.RespTopicNotExist, "topic["+h.topic+"] not exist, apply first please!"+faqSuffix)
+			return tc, errResp(req, codec.RespTopicNotExist, "topic["+h.Topic+"] not exist, apply first please!"+faqSuffix)
 		}
 	}
-	if h.queueID >= max(tc.WriteQueueNums, tc.ReadQueueNums) {
+	if h.QueueID >= max(tc.WriteQueueNums, tc.ReadQueueNums) {
 		return tc, errResp(req, codec.RespInvalidParameter, fmt.Sprintf("request queueId[%d] is illegal, %s Producer: %s",
-			h.queueID, topicConfigString(&tc), c.RemoteAddr()))
+			h.QueueID, topicConfigString(&tc), c.RemoteAddr()))
 	}
 	return tc, nil
 }
@@ -440,36 +456,40 @@ func (p *sendProcessor) check(c *transport.Conn, req *codec.Frame, h *sendHeader
 // retryTarget applies handleRetryAndDLQ to a send into %RETRY%<group>: the
 // group must exist, and past maxReconsumeTimes the message goes to the DLQ.
 func (p *sendProcessor) retryTarget(req *codec.Frame, h *sendHeader, queueID int32) (topic string, q int32, dlq bool, resp *codec.Frame) {
-	group := strings.TrimPrefix(h.topic, RetryGroupPrefix)
+	group := strings.TrimPrefix(h.Topic, RetryGroupPrefix)
 	sg, ok := p.groups.find(group)
 	if !ok {
 		return "", 0, false, errResp(req, codec.RespSubscriptionGroupNotExist, "subscription group not exist, "+group+" "+faqSuffix)
 	}
 	maxTimes := sg.RetryMaxTimes
-	if req.Version >= versionV3_4_9 && h.hasMaxReconsume {
-		maxTimes = h.maxReconsumeTimes
+	if n, ok := h.maxReconsume(req); ok && req.Version >= versionV3_4_9 {
+		maxTimes = n
 	}
-	if h.reconsumeTimes > maxTimes || (p.locks != nil && p.locks.groupHasLock(group)) {
+	if h.ReconsumeTimes > maxTimes || (p.locks != nil && p.locks.groupHasLock(group)) {
 		dlqTopic := DLQGroupPrefix + group
 		p.topics.createIfAbsent(dlqTopic, 1, body.PermWrite|body.PermRead, 0)
 		return dlqTopic, 0, true, nil
 	}
-	return h.topic, queueID, false, nil
+	return h.Topic, queueID, false, nil
 }
 
 func (p *sendProcessor) sendBatch(c *transport.Conn, req *codec.Frame, l *transport.Lease, h *sendHeader, tc *body.TopicConfig, queueID int32, bornHost netip.AddrPort) *codec.Frame {
-	if len(h.topic) > topicMaxLen || isRetryTopic(h.topic) {
-		// compat: Java rejects batches to long or retry topics with no remark.
-		return errResp(req, codec.RespMessageIllegal, "")
+	if len(h.Topic) > topicMaxLen {
+		// compat: Java's remark for a batch to a too long topic.
+		return errResp(req, codec.RespMessageIllegal, "message topic length too long "+strconv.Itoa(len(h.Topic)))
 	}
-	sysFlag := h.sysFlag
+	if isRetryTopic(h.Topic) {
+		// compat: Java 5.x refuses batches to retry topics with this remark.
+		return errResp(req, codec.RespMessageIllegal, "batch request does not support retry group "+h.Topic)
+	}
+	sysFlag := h.SysFlag
 	if tc.TopicFilterType == body.MultiTag {
 		sysFlag |= message.MultiTagsFlag
 	}
 	// Like Java's batch encoder: every message stores its own properties
 	// followed by the batch's (the header's, plus region, trace switch and
 	// cluster). One buffer holds them all; ends[i] closes message i's.
-	suffix := p.appendBrokerProps(nil, h.properties)
+	suffix := p.appendBrokerProps(nil, h.Properties)
 	suffix = message.AppendProperty(suffix, message.PropertyCluster, p.cfg.BrokerClusterName)
 	var msgs []message.Message
 	var all []byte
@@ -492,20 +512,20 @@ func (p *sendProcessor) sendBatch(c *transport.Conn, req *codec.Frame, l *transp
 		}
 		tags, _ := message.Property(e.Properties, message.PropertyTags)
 		msgs = append(msgs, message.Message{
-			Topic:          h.topic,
+			Topic:          h.Topic,
 			QueueID:        queueID,
 			Flag:           e.Flag,
 			Body:           e.Body,
-			BornTimestamp:  h.bornTimestamp,
+			BornTimestamp:  h.BornTimestamp,
 			BornHost:       bornHost,
 			StoreHost:      p.storeHost.get(),
 			SysFlag:        sysFlag,
-			ReconsumeTimes: h.reconsumeTimes,
+			ReconsumeTimes: h.ReconsumeTimes,
 			TagsCode:       message.TagsHash(tags),
 		})
 	}
 	if err := it.Err(); err != nil || len(msgs) == 0 {
-		p.log.Warn("send: bad batch body", "topic", h.topic, "remote", c.RemoteAddr(), "err", err)
+		p.log.Warn("send: bad batch body", "topic", h.Topic, "remote", c.RemoteAddr(), "err", err)
 		return errResp(req, codec.RespMessageIllegal, illegalRemark(p.cfg.MaxMessageSize))
 	}
 	allProps := string(all)
@@ -514,8 +534,8 @@ func (p *sendProcessor) sendBatch(c *transport.Conn, req *codec.Frame, l *transp
 		msgs[i].Properties = allProps[start:ends[i]]
 		start = ends[i]
 	}
-	uniq, _ := message.Property(h.properties, message.PropertyUniqKey)
-	topic := h.topic
+	uniq, _ := message.Property(h.Properties, message.PropertyUniqKey)
+	topic := h.Topic
 	p.store.PutBatch(msgs, func(r store.PutResult) {
 		p.stats.onPut(topic, r)
 		p.reply(c, req, p.putResponse(req, r, queueID, uniq, msgs))

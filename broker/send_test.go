@@ -97,9 +97,7 @@ func TestSendBadInput(t *testing.T) {
 		})
 	}
 	// Broken batch.
-	b := sendV1("T2", 0, "", []byte{0, 0, 0, 99, 1, 2})
-	b.Code = int32(codec.ReqSendBatchMessage)
-	b.Set("batch", "true")
+	b := batchV2("T2", 0, "", []byte{0, 0, 0, 99, 1, 2})
 	resp := tb.invoke(t, b)
 	require.Equal(t, int32(codec.RespMessageIllegal), resp.Code)
 	// Unknown code.
@@ -123,9 +121,7 @@ func TestSendBatch(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		body = message.AppendBatchEntry(body, int32(i), []byte{byte('a' + i)}, props("KEYS", "k"))
 	}
-	req := sendV1("Batch", 2, "", body)
-	req.Code = int32(codec.ReqSendBatchMessage)
-	req.Set("batch", "true")
+	req := batchV2("Batch", 2, "", body)
 	resp := tb.invoke(t, req)
 	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
 	ids := strings.Split(ext(t, resp, "msgId"), ",")

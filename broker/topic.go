@@ -71,10 +71,11 @@ func validateTopic(topic string) string {
 
 // topicTable is the broker's topic configuration (topics.json).
 type topicTable struct {
-	path     string
-	live     *liveConfig // autoCreateTopicEnable
-	log      *slog.Logger
-	onChange func() // called after a change that name servers must learn
+	path      string
+	live      *liveConfig // autoCreateTopicEnable
+	maxQueues int32       // maxTopicQueueNums
+	log       *slog.Logger
+	onChange  func() // called after a change that name servers must learn
 
 	pmu sync.Mutex // serializes writes of the file
 
@@ -86,11 +87,12 @@ type topicTable struct {
 
 func newTopicTable(cfg *Config, live *liveConfig, log *slog.Logger) *topicTable {
 	t := &topicTable{
-		live:   live,
-		path:   filepath.Join(cfg.StorePathRootDir, "config", "topics.json"),
-		log:    log,
-		topics: make(map[string]body.TopicConfig),
-		system: make(map[string]bool),
+		live:      live,
+		path:      filepath.Join(cfg.StorePathRootDir, "config", "topics.json"),
+		log:       log,
+		topics:    make(map[string]body.TopicConfig),
+		maxQueues: cfg.MaxTopicQueueNums,
+		system:    make(map[string]bool),
 	}
 	t.version = body.TopicVersion{Timestamp: time.Now().UnixMilli()}
 	t.initSystem(cfg)
@@ -163,6 +165,23 @@ func (t *topicTable) isSystem(name string) bool {
 	return t.system[name]
 }
 
+// queueNumsRemark checks the queue numbers a request asks for against
+// maxTopicQueueNums: "" when they are within it, else the remark of the
+// INVALID_PARAMETER answer. Each queue can cost a consume-queue file, so
+// a topic with 100,000 queues is a way to fill a disk.
+func (t *topicTable) queueNumsRemark(tc *body.TopicConfig) string {
+	if tc.ReadQueueNums <= t.maxQueues && tc.WriteQueueNums <= t.maxQueues {
+		return ""
+	}
+	// Worded like Java's other queue checks; Java itself has no cap.
+	return fmt.Sprintf("topic[%s] readQueueNums[%d] writeQueueNums[%d] is illegal, the broker allows at most %d queues per topic (maxTopicQueueNums)",
+		tc.TopicName, tc.ReadQueueNums, tc.WriteQueueNums, t.maxQueues)
+}
+
+// capQueues bounds a queue number a topic is created with by
+// maxTopicQueueNums.
+func (t *topicTable) capQueues(n int32) int32 { return min(n, t.maxQueues) }
+
 // bumpLocked advances the data version; caller holds mu.
 func (t *topicTable) bumpLocked() {
 	t.version.Counter++
@@ -228,7 +247,7 @@ func (t *topicTable) createInSend(topic, defaultTopic string, clientQueueNums in
 		t.log.Warn("auto-create topic refused", "topic", topic, "defaultTopic", defaultTopic, "exists", ok)
 		return body.TopicConfig{}, false
 	}
-	n := min(clientQueueNums, def.WriteQueueNums)
+	n := t.capQueues(min(clientQueueNums, def.WriteQueueNums))
 	if n < 0 {
 		n = 0
 	}
@@ -258,6 +277,7 @@ func (t *topicTable) createIfAbsent(topic string, queues int32, perm int32, sysF
 	}
 	topic = strings.Clone(topic)
 	tc := body.NewTopicConfig(topic)
+	queues = t.capQueues(queues)
 	tc.ReadQueueNums, tc.WriteQueueNums = queues, queues
 	tc.Perm = perm
 	tc.TopicSysFlag = sysFlag

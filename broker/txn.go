@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/message"
 	"github.com/rocketgo/rocketgo/codec/transport"
@@ -107,11 +108,15 @@ func (s *txnService) endTransaction(c *transport.Conn, req *codec.Frame) *codec.
 }
 
 func (s *txnService) end(c *transport.Conn, req *codec.Frame) *codec.Frame {
-	typ := atoi32(req.Value("commitOrRollback"))
+	var h header.EndTransactionRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	typ := h.CommitOrRollback
 	if typ != message.TransactionCommitType && typ != message.TransactionRollbackType {
 		return nil // unknown state: no answer, as Java
 	}
-	phy := atoi64(req.Value("commitLogOffset"))
+	phy := h.CommitLogOffset
 	rec, err := s.store.ReadRecord(phy, 0)
 	var e message.Ext
 	if err == nil {
@@ -120,10 +125,10 @@ func (s *txnService) end(c *transport.Conn, req *codec.Frame) *codec.Frame {
 	if err != nil || e.Topic != TopicTransHalf {
 		return codec.NewResponse(req, int32(codec.RespSystemError), "Find prepared transaction message failed")
 	}
-	if pg, _ := message.Property(e.Properties, message.PropertyProducerGroup); pg != req.Value("producerGroup") {
+	if pg, _ := message.Property(e.Properties, message.PropertyProducerGroup); pg != h.ProducerGroup {
 		return codec.NewResponse(req, int32(codec.RespSystemError), "The producer group wrong")
 	}
-	if e.QueueOffset != atoi64(req.Value("tranStateTableOffset")) {
+	if e.QueueOffset != h.TranStateTableOffset {
 		return codec.NewResponse(req, int32(codec.RespSystemError), "The transaction state table offset wrong")
 	}
 	if e.PhysicalOffset != phy {

@@ -114,7 +114,10 @@ func (l *Lease) Release() {
 func (l *Lease) recycle() {
 	l.f = codec.Frame{}
 	clear(l.ext[:])
-	if l.class < 0 {
+	if l.class < 0 || strictLeases {
+		// strictLeases (race-detector builds): a recycled lease is never
+		// reused, so a Hold or Release after the last one always panics
+		// instead of counting against another request's lease.
 		return
 	}
 	l.buf = l.buf[:0]

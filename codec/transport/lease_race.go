@@ -1,0 +1,6 @@
+//go:build race
+
+package transport
+
+// strictLeases: see Lease.recycle. On in race-detector builds.
+const strictLeases = true
