@@ -11,8 +11,8 @@ import (
 
 	"github.com/rocketgo/rocketgo/broker/filter"
 	"github.com/rocketgo/rocketgo/codec"
-	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/transport"
 	"github.com/rocketgo/rocketgo/compat/fastjson"
 )

@@ -8,8 +8,8 @@ import (
 
 	"github.com/rocketgo/rocketgo/broker/filter"
 	"github.com/rocketgo/rocketgo/codec"
-	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/message"
 )
 

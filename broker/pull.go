@@ -55,9 +55,9 @@ type pullRequest struct {
 	sub      filter.Subscription // read only: its slices are shared with the cache
 	sf       store.Filter        // sf.CQ = pr.sub.MatchCode, bound once
 	deadline time.Time
-	claimed  bool   // guarded by holdTable.mu: set by whoever takes it out
-	index    int    // position in the timer heap; guarded by holdTable.mu
-	parkID   uint64 // which parking this is; guarded by holdTable.mu
+	claimed  bool        // guarded by holdTable.mu: set by whoever takes it out
+	index    int         // position in the timer heap; guarded by holdTable.mu
+	parkID   uint64      // which parking this is; guarded by holdTable.mu
 	owned    atomic.Bool // between alloc and free
 
 	recordFn func([]byte) bool
