@@ -126,15 +126,15 @@ func (s *Store) markDiskFull(err error) bool {
 
 // cleanOnce is one retention round, after Java's CleanCommitLogService:
 // it sets or clears the disk-full state from the disk usage, then deletes
-// expired segments at DeleteWhen or when the disk is above
-// DiskMaxUsedSpaceRatio (any age above DiskSpaceCleanForciblyRatio or
-// after a failed allocation, with CleanFileForciblyEnable), then drops
+// expired segments at DeleteWhen, when the disk is above
+// DiskMaxUsedSpaceRatio or after a failed allocation (any age above
+// DiskSpaceCleanForciblyRatio, with CleanFileForciblyEnable), then drops
 // consume-queue and index files wholly below the new minimum.
 func (s *Store) cleanOnce() {
 	defer s.cleanRounds.Add(1)
 	used := s.diskUsed()
 	allocFailed := s.allocFailed.Swap(false)
-	cleanNow := allocFailed || used > float64(s.cfg.DiskSpaceCleanForciblyRatio)
+	cleanNow := used > float64(s.cfg.DiskSpaceCleanForciblyRatio)
 	switch {
 	case used > float64(s.cfg.DiskSpaceWarningLevelRatio):
 		s.markDiskFull(fmt.Errorf("%w: %.1f%% used, above diskSpaceWarningLevelRatio %d%%", ErrDiskFull, used, s.cfg.DiskSpaceWarningLevelRatio))
@@ -147,7 +147,10 @@ func (s *Store) cleanOnce() {
 		}
 	}
 	now := s.cfg.Now()
-	spaceLow := cleanNow || used < 0 || used > float64(s.cfg.DiskMaxUsedSpaceRatio)
+	// A failed allocation deletes expired segments now, whatever the hour;
+	// only the usage ratio deletes before fileReservedTime (as in Java: a
+	// full quota or a disk smaller than its segments loses no data early).
+	spaceLow := allocFailed || cleanNow || used < 0 || used > float64(s.cfg.DiskMaxUsedSpaceRatio)
 	if !s.isDeleteHour(now) && !spaceLow {
 		return
 	}

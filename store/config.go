@@ -56,8 +56,9 @@ type Config struct {
 	//   above DiskSpaceWarningLevelRatio (90, clamped to 35..90) puts are
 	//     refused with ErrDiskFull; at or below the forcible ratio they are
 	//     accepted again.
-	// A failed allocation (ENOSPC) refuses puts at once and counts as
-	// above the forcible ratio until the next check.
+	// A failed allocation (ENOSPC) refuses puts at once and deletes
+	// expired segments at the next check whatever the hour; the same
+	// check accepts puts again if usage is at or below the forcible ratio.
 	DiskMaxUsedSpaceRatio       int
 	DiskSpaceCleanForciblyRatio int
 	DiskSpaceWarningLevelRatio  int
