@@ -10,6 +10,7 @@ import (
 
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/message"
 )
 
@@ -161,4 +162,29 @@ func TestMaxTopicQueueNumsValidated(t *testing.T) {
 	err := cfg.Validate()
 	require.Error(t, err)
 	require.True(t, strings.Contains(err.Error(), "maxTopicQueueNums"), err.Error())
+}
+
+// The send and pull headers decode without allocating, as the hand
+// parsers they replaced did (compare with b.ReportAllocs output).
+func BenchmarkSendHeaderDecode(b *testing.B) {
+	v1 := sendV1("T", 1, props("TAGS", "a"), []byte("x"))
+	v2 := sendV2("T", "1", props("TAGS", "a"), []byte("x"))
+	var h sendHeader
+	b.ReportAllocs()
+	for b.Loop() {
+		if h.decode(v1) != nil || h.decode(v2) != nil {
+			b.Fatal("decode")
+		}
+	}
+}
+
+func BenchmarkPullHeaderDecode(b *testing.B) {
+	req := pullReq("g", "T", 0, 5, 6, 100, "a || b")
+	var h header.PullMessageRequest
+	b.ReportAllocs()
+	for b.Loop() {
+		if headerFailure(req, h.Decode(req)) != nil {
+			b.Fatal("decode")
+		}
+	}
 }
