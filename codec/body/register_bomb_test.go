@@ -163,3 +163,21 @@ func TestRegisterBodyPlainListGrowth(t *testing.T) {
 	t.Logf("%d topics from %d bytes: table %d MiB, allocated %d MiB", n, len(raw), table>>20, alloc>>20)
 	require.Less(t, alloc, 3*table)
 }
+
+func BenchmarkDecodeRegisterBrokerBodyCompressed10k(b *testing.B) {
+	body := RegisterBrokerBody{DataVersion: TopicVersion{Counter: 1, Timestamp: 1}, FilterServerList: []string{}}
+	for i := range 10000 {
+		tc := NewTopicConfig("BigTopic-" + strconv.Itoa(i))
+		tc.Attributes = map[string]string{}
+		body.Topics = append(body.Topics, tc)
+	}
+	raw, err := AppendRegisterBrokerBodyCompressed(nil, &body, 479)
+	require.NoError(b, err)
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DecodeRegisterBrokerBody(raw, true, 479); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
