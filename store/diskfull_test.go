@@ -261,6 +261,13 @@ func diskFullFiller(t *testing.T, dir string, cfg Config, onDelete func(DeletedS
 		}
 	}()
 	require.Eventually(t, func() bool { return s.MaxPhyOffset() > 2*cfg.MappedFileSizeCommitLog }, 30*time.Second, time.Millisecond)
+	// fallocate really allocates on tmpfs: the segments' blocks exist
+	// before the writer gets there.
+	for _, seg := range s.cl.list() {
+		n, err := falloc.Allocated(seg.f)
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, n, seg.size, "segment %s not allocated", seg.path)
+	}
 	filler := fillDisk(t, filepath.Join(dir, "filler"))
 	require.Eventually(t, func() bool { return p.refused.Load() > 0 }, 30*time.Second, time.Millisecond, "puts never refused on a full disk")
 	require.ErrorIs(t, *p.lastErr.Load(), ErrDiskFull)
