@@ -14,4 +14,11 @@
 // codes to routeTable/kvStore calls; everything runs on two worker pools
 // (route queries on their own, like Java's client request executor), never
 // on the event loop.
+//
+// UPDATE_NAMESRV_CONFIG refuses, with Java's NO_PERMISSION remark and
+// nothing changed, every key compat/blacklist names (paths, bindAddress,
+// configBlackList) and configBlackList's own entries; accepted updates are
+// written to configStorePath escaped, so no value can add a key there.
+// Like Java, the server listens on every interface unless bindAddress says
+// otherwise, and its start-up line says which.
 package namesrv
