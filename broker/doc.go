@@ -47,6 +47,22 @@
 // the -c file, and apply at the next start. Changing brokerPermission
 // re-registers at once with every topic's permission masked, as Java does.
 //
+// Pooled request state: a pull (pullRequest) and a single send (sendCtx)
+// live in pooled structs, with their request leased from the transport.
+// Each has one owner at a time and is handed on by exactly one call (a
+// write whose done callback frees it, the hold table, the store's
+// completion); nothing touches it after that call, which may free it
+// before returning. The struct comments list the hand-offs. Race-detector
+// builds (strictOwnership here, strictLeases in the transport) never reuse
+// a freed struct or lease, so a late touch or a second free fails in tests
+// where it happens; other builds log a second free and ignore it.
+//
+// Headers are decoded with codec/header's typed decoders, per request code
+// as Java does (one-letter keys for SEND_MESSAGE_V2, SEND_BATCH_MESSAGE and
+// SEND_REPLY_MESSAGE_V2). A number that does not parse is refused with
+// SYSTEM_ERROR and the NumberFormatException text Java answers; an absent
+// required field keeps its default, as Java only logs it.
+//
 // Request codes without a processor fall through to the transport's
 // default answer, REQUEST_CODE_NOT_SUPPORTED. The VIP port (listenPort-2)
 // serves the same table minus the pulls.
