@@ -24,22 +24,56 @@ func (s *Store) GetMessages(topic string, queueID int32, offset int64, maxMsgs, 
 		return
 	}
 	q.mu.RLock()
-	defer q.mu.RUnlock()
+	if !s.collect(q, offset, maxMsgs, maxBytes, filter, res) {
+		q.mu.RUnlock()
+		return
+	}
+	q.mu.RUnlock()
+	// Verify outside the queue lock (the dispatcher's appends wait for
+	// it): the segments are held by res, so the views stay valid.
+	n := 0
+	for i, v := range res.Records {
+		qo := res.QueueOffsets[i]
+		if err := s.verifyRead(v, res.phys[i]); err != nil {
+			// Never served. Dropped like a record a filter rejects
+			// (NO_MATCHED_MESSAGE when nothing else is left: the pull
+			// answers PULL_RETRY_IMMEDIATELY with NextBeginOffset past
+			// it), so neither a consumer nor the delay/transaction
+			// scanners stall on it; the ERROR log says what was lost.
+			res.TotalBytes -= len(v)
+			s.logCorrupt(q.topic, q.queueID, qo, res.phys[i], err)
+			continue
+		}
+		res.Records[n], res.QueueOffsets[n], res.phys[n] = v, qo, res.phys[i]
+		n++
+	}
+	if n < len(res.Records) {
+		clear(res.Records[n:])
+		res.Records, res.QueueOffsets, res.phys = res.Records[:n], res.QueueOffsets[:n], res.phys[:n]
+		if n == 0 {
+			res.Status = NoMatchedMessage
+		}
+	}
+}
+
+// collect fills res from the queue (q.mu held); false when the offset is
+// outside the queue (res has the status and correction).
+func (s *Store) collect(q *consumeQueue, offset int64, maxMsgs, maxBytes int, filter *Filter, res *GetResult) bool {
 	minO, maxO := q.minOffset.Load(), q.maxOffset.Load()
 	res.MinOffset, res.MaxOffset = minO, maxO
 	switch {
 	case maxO == 0:
 		res.Status = NoMessageInQueue
-		return
+		return false
 	case offset < minO:
 		res.Status, res.NextBeginOffset = OffsetTooSmall, minO
-		return
+		return false
 	case offset == maxO:
 		res.Status, res.NextBeginOffset = OffsetOverflowOne, offset
-		return
+		return false
 	case offset > maxO:
 		res.Status, res.NextBeginOffset = OffsetOverflowBadly, maxO
-		return
+		return false
 	}
 	if maxMsgs <= 0 {
 		maxMsgs = 1
@@ -74,16 +108,6 @@ func (s *Store) GetMessages(topic string, queueID int32, offset int64, maxMsgs, 
 			status = OffsetFoundNull
 			continue
 		}
-		if err := s.verifyRead(v, phy); err != nil {
-			// Never served. Skipped like a record a filter rejects
-			// (NO_MATCHED_MESSAGE when nothing else is found: the pull
-			// answers PULL_RETRY_IMMEDIATELY with NextBeginOffset past
-			// it), so neither a consumer nor the delay/transaction
-			// scanners stall on it; the ERROR log says what was lost.
-			seg.release()
-			s.logCorrupt(q.topic, q.queueID, n, phy, err)
-			continue
-		}
 		if filter != nil && filter.Record != nil && !filter.Record(v) {
 			seg.release()
 			continue
@@ -95,12 +119,14 @@ func (s *Store) GetMessages(topic string, queueID int32, offset int64, maxMsgs, 
 		seg.release()
 		res.Records = append(res.Records, v)
 		res.QueueOffsets = append(res.QueueOffsets, n)
+		res.phys = append(res.phys, phy)
 		res.TotalBytes += int(size)
 	}
 	if len(res.Records) > 0 {
 		status = Found
 	}
 	res.Status, res.NextBeginOffset = status, n
+	return true
 }
 
 // storeTimeAt reads the store time of the record behind unit n (q.mu held).

@@ -85,6 +85,7 @@ type GetResult struct {
 	SuggestSlave bool
 
 	segs []*segment // references held until Release
+	phys []int64    // commit-log offset of each record
 }
 
 // Release drops the segment references; Records become invalid.
@@ -97,12 +98,13 @@ func (r *GetResult) Release() {
 	clear(r.Records)
 	r.Records = r.Records[:0]
 	r.QueueOffsets = r.QueueOffsets[:0]
+	r.phys = r.phys[:0]
 	r.TotalBytes = 0
 }
 
 func (r *GetResult) reset() {
 	r.Release()
-	*r = GetResult{Records: r.Records, QueueOffsets: r.QueueOffsets, segs: r.segs}
+	*r = GetResult{Records: r.Records, QueueOffsets: r.QueueOffsets, segs: r.segs, phys: r.phys}
 }
 
 func (r *GetResult) hold(s *segment) {
