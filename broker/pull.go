@@ -101,7 +101,7 @@ type pullProcessor struct {
 
 	reqs sync.Pool // *pullRequest
 
-	// live counts pullRequests between alloc and free (tests check that
+	// inflight counts pullRequests between alloc and free (tests check that
 	// every pull is freed exactly once).
 	inflight atomic.Int64
 }
@@ -159,11 +159,9 @@ func (p *pullProcessor) free(pr *pullRequest) {
 // stays leased until pr is freed.
 func (p *pullProcessor) handle(c *transport.Conn, req *codec.Frame, l *transport.Lease) *codec.Frame {
 	pr := p.alloc(c, req, l)
-	if err := pr.h.Decode(req); err != nil {
-		if r := headerFailure(req, err); r != nil {
-			p.reply(pr, r)
-			return nil
-		}
+	if r := headerFailure(req, pr.h.Decode(req)); r != nil {
+		p.reply(pr, r)
+		return nil
 	}
 	p.process(pr, true)
 	return nil
