@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rocketgo/rocketgo/store/internal/falloc"
 )
 
 // deleteFilesBatchMax bounds commit-log segments deleted per round (Java).
@@ -61,35 +63,37 @@ func (s *Store) startCleaner() {
 	}()
 }
 
-// diskUsedPercent returns how full the file system holding dir is.
-func diskUsedPercent(dir string) (float64, error) {
+// diskUsage returns how full the file system holding dir is and how many
+// bytes are free for us.
+func diskUsage(dir string) (usedPercent float64, free int64, err error) {
 	var st unix.Statfs_t
 	if err := unix.Statfs(dir, &st); err != nil {
-		return -1, err
+		return -1, 0, err
 	}
 	total := st.Blocks * uint64(st.Bsize)
+	avail := st.Bavail * uint64(st.Bsize)
 	if total == 0 {
-		return 0, nil
+		return 0, int64(avail), nil
 	}
-	free := st.Bavail * uint64(st.Bsize)
-	return float64(total-free) * 100 / float64(total), nil
+	return float64(total-avail) * 100 / float64(total), int64(avail), nil
 }
 
-// diskUsed is the fuller of the commit-log and store-root file systems.
-func (s *Store) diskUsed() float64 {
+// diskUsed is the fuller of the commit-log and store-root file systems,
+// and the free bytes of the one with less room.
+func (s *Store) diskUsed() (float64, int64) {
 	if s.usage != nil {
 		return s.usage()
 	}
-	used, err := diskUsedPercent(s.cfg.CommitLogDir)
+	used, free, err := diskUsage(s.cfg.CommitLogDir)
 	if err != nil {
 		s.log.Warn("store: statfs failed", "dir", s.cfg.CommitLogDir, "err", err)
 	}
 	if s.cfg.RootDir != s.cfg.CommitLogDir {
-		if u, err := diskUsedPercent(s.cfg.RootDir); err == nil {
-			used = max(used, u)
+		if u, f, err := diskUsage(s.cfg.RootDir); err == nil {
+			used, free = max(used, u), min(free, f)
 		}
 	}
-	return used
+	return used, free
 }
 
 func (s *Store) isDeleteHour(now time.Time) bool {
@@ -107,6 +111,14 @@ func (s *Store) isDeleteHour(now time.Time) bool {
 // at or below DiskSpaceCleanForciblyRatio.
 func (s *Store) noSpace(err error) {
 	s.allocFailed.Store(true)
+	if ns := (*falloc.NoSpaceError)(nil); errors.As(err, &ns) {
+		for {
+			old := s.allocNeed.Load()
+			if ns.Bytes <= old || s.allocNeed.CompareAndSwap(old, ns.Bytes) {
+				break
+			}
+		}
+	}
 	if s.markDiskFull(fmt.Errorf("%w: %w", ErrDiskFull, err)) {
 		select {
 		case s.cleanWake <- struct{}{}:
@@ -132,8 +144,9 @@ func (s *Store) markDiskFull(err error) bool {
 // consume-queue and index files wholly below the new minimum.
 func (s *Store) cleanOnce() {
 	defer s.cleanRounds.Add(1)
-	used := s.diskUsed()
+	used, free := s.diskUsed()
 	allocFailed := s.allocFailed.Swap(false)
+	need := s.allocNeed.Load()
 	cleanNow := used > float64(s.cfg.DiskSpaceCleanForciblyRatio)
 	switch {
 	case used > float64(s.cfg.DiskSpaceWarningLevelRatio):
@@ -141,9 +154,13 @@ func (s *Store) cleanOnce() {
 	case cleanNow:
 		// Between the forcible and the warning ratio: Java leaves the
 		// flag as it is.
+	case free < need:
+		// The allocation that failed would fail again (a disk smaller
+		// than a few segments can be full below the ratios).
 	default:
+		s.allocNeed.Store(0)
 		if s.diskFull.Swap(nil) != nil {
-			s.log.Info("store: disk space available again, accepting writes", "usedPercent", math.Round(used*10)/10)
+			s.log.Info("store: disk space available again, accepting writes", "usedPercent", math.Round(used*10)/10, "freeBytes", free)
 		}
 	}
 	now := s.cfg.Now()

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/rocketgo/rocketgo/store/internal/falloc"
 )
 
 func TestRetentionDeletesOldSegments(t *testing.T) {
@@ -65,7 +68,7 @@ func TestDiskFullRefusesWritesKeepsReads(t *testing.T) {
 	cfg.CleanResourceInterval = 10 * time.Millisecond
 	var used atomic.Int64
 	used.Store(95) // above diskSpaceWarningLevelRatio (90)
-	cfg.usage = func() float64 { return float64(used.Load()) }
+	cfg.usage = func() (float64, int64) { return float64(used.Load()), math.MaxInt64 }
 	s := openT(t, cfg)
 	defer s.Close()
 	require.Eventually(t, func() bool { return s.Writable() != nil }, 5*time.Second, time.Millisecond)
@@ -125,7 +128,7 @@ func TestENOSPC(t *testing.T) {
 	t.Cleanup(func() { exec.Command("umount", dir).Run() })
 	cfg := testConfig(t, dir)
 	cfg.CleanResourceInterval = time.Hour
-	cfg.usage = func() float64 { return 0 } // let the OS say ENOSPC
+	cfg.usage = func() (float64, int64) { return 0, math.MaxInt64 } // let the OS say ENOSPC
 	s := openT(t, cfg)
 	defer s.Close()
 	var ok int
@@ -147,4 +150,26 @@ func TestENOSPC(t *testing.T) {
 	require.Len(t, res.Records, ok)
 	res.Release()
 	require.NoError(t, s.Check())
+}
+
+// TestDiskFullBelowRatios: a disk can be full while its usage is below the
+// ratios (a segment larger than what the ratios leave free, a quota).
+// After a failed allocation puts stay refused, without flapping, until
+// the free space would hold it, and then are accepted again.
+func TestDiskFullBelowRatios(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	cfg.CleanResourceInterval = 5 * time.Millisecond
+	var free atomic.Int64
+	free.Store(1 << 20)
+	cfg.usage = func() (float64, int64) { return 50, free.Load() }
+	s := openT(t, cfg)
+	defer s.Close()
+	s.noSpace(&falloc.NoSpaceError{Bytes: 4 << 20, Err: unix.ENOSPC})
+	require.ErrorIs(t, s.Writable(), ErrDiskFull)
+	rounds := s.cleanRounds.Load()
+	require.Eventually(t, func() bool { return s.cleanRounds.Load() >= rounds+5 }, 5*time.Second, time.Millisecond)
+	require.ErrorIs(t, s.Writable(), ErrDiskFull, "accepted puts although the failed allocation cannot succeed")
+	free.Store(8 << 20)
+	require.Eventually(t, func() bool { return s.Writable() == nil }, 5*time.Second, time.Millisecond)
+	require.Equal(t, PutOK, putSync(t, s, testMsg("Full", 0, 0, 10)).Status)
 }

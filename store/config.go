@@ -64,8 +64,9 @@ type Config struct {
 	DiskSpaceWarningLevelRatio  int
 	CleanFileForciblyEnable     bool
 	CleanResourceInterval       time.Duration // 10s
-	// usage replaces the statfs reading of the disk usage (tests).
-	usage func() float64
+	// usage replaces the statfs reading of the disk usage: percent used
+	// and free bytes (tests).
+	usage func() (float64, int64)
 
 	MaxHashSlotNum     int // 5,000,000
 	MaxIndexNum        int // 20,000,000

@@ -11,8 +11,24 @@ import (
 )
 
 // ErrNoSpace is what errors.Is matches when the file system has no room
-// for the blocks (ENOSPC; a quota's EDQUOT is reported as it too).
+// for the blocks (ENOSPC; a quota's EDQUOT is reported as it too). The
+// error is a *NoSpaceError, which says how much was asked for.
 var ErrNoSpace error = unix.ENOSPC
+
+// NoSpaceError is an allocation the file system had no room for.
+type NoSpaceError struct {
+	Bytes int64 // the size of the range that could not be allocated
+	Err   error // the system error (ENOSPC or EDQUOT)
+}
+
+func (e *NoSpaceError) Error() string {
+	return fmt.Sprintf("allocate %d bytes: %v", e.Bytes, e.Err)
+}
+
+// Is makes errors.Is(err, ErrNoSpace) hold for quotas too.
+func (e *NoSpaceError) Is(target error) bool { return target == ErrNoSpace }
+
+func (e *NoSpaceError) Unwrap() error { return e.Err }
 
 // zeroChunk is the largest write of the zero-filling fallback.
 const zeroChunk = 1 << 20
@@ -36,8 +52,8 @@ func Allocate(f *os.File, off, n int64) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, unix.EDQUOT) {
-		return fmt.Errorf("allocate %d bytes at %d: %w (%w)", n, off, ErrNoSpace, err)
+	if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
+		return &NoSpaceError{Bytes: n, Err: err}
 	}
 	return fmt.Errorf("allocate %d bytes at %d: %w", n, off, err)
 }
