@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -274,3 +275,21 @@ func (s *Store) deleteLogicsBelow(minPhy int64) {
 
 // isNoSpace reports whether err is an allocation failure on a full disk.
 func isNoSpace(err error) bool { return errors.Is(err, errNoSpace) }
+
+// DiskUsedRatios reports how full the file systems holding the commit log,
+// the consume queues and the index are, as fractions (Java's diskUtil in
+// the SERVICE_NOT_AVAILABLE remark: "CL: %5.2f CQ: %5.2f INDEX: %5.2f");
+// -1 where statfs fails.
+func (s *Store) DiskUsedRatios() (commitLog, consumeQueue, index float64) {
+	ratio := func(dir string) float64 {
+		u, _, err := diskUsage(dir)
+		if err != nil {
+			// Not created yet (no queue, index off): its parent's disk.
+			if u, _, err = diskUsage(s.cfg.RootDir); err != nil {
+				return -1
+			}
+		}
+		return u / 100
+	}
+	return ratio(s.cfg.CommitLogDir), ratio(s.cqRoot()), ratio(filepath.Join(s.cfg.RootDir, "index"))
+}

@@ -173,3 +173,12 @@ func TestDiskFullBelowRatios(t *testing.T) {
 	require.Eventually(t, func() bool { return s.Writable() == nil }, 5*time.Second, time.Millisecond)
 	require.Equal(t, PutOK, putSync(t, s, testMsg("Full", 0, 0, 10)).Status)
 }
+
+func TestDiskUsedRatios(t *testing.T) {
+	s := openT(t, testConfig(t, t.TempDir()))
+	defer s.Close()
+	cl, cq, idx := s.DiskUsedRatios()
+	for _, r := range []float64{cl, cq, idx} {
+		require.True(t, r > 0 && r < 1, "ratio %v", r)
+	}
+}
