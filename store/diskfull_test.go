@@ -73,6 +73,7 @@ type diskAck struct{ i, qo int64 }
 // acknowledgement and the refusals they meet.
 type producers struct {
 	s       *Store
+	maxPuts int
 	stop    chan struct{}
 	wg      sync.WaitGroup
 	mu      sync.Mutex
@@ -83,13 +84,33 @@ type producers struct {
 }
 
 func startProducers(s *Store, maxPuts int) *producers {
-	p := &producers{s: s, stop: make(chan struct{})}
+	p := &producers{s: s, stop: make(chan struct{}), maxPuts: maxPuts}
+	p.run([4]int{})
+	return p
+}
+
+// resume starts the writers again on s (a reopened store), keeping the
+// acknowledgements and continuing each writer's numbering.
+func (p *producers) resume(s *Store) *producers {
+	q := &producers{s: s, stop: make(chan struct{}), maxPuts: p.maxPuts, acks: p.acks}
+	var from [4]int
+	for w, a := range p.acks {
+		if len(a) > 0 {
+			from[w] = int(a[len(a)-1].i) + 1
+		}
+	}
+	q.run(from)
+	return q
+}
+
+func (p *producers) run(from [4]int) {
+	s := p.s
 	for w := 0; w < 4; w++ {
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
 			ch := make(chan PutResult, 1)
-			for i := 0; i < maxPuts; i++ {
+			for i := from[w]; i < from[w]+p.maxPuts; i++ {
 				select {
 				case <-p.stop:
 					return
@@ -116,7 +137,6 @@ func startProducers(s *Store, maxPuts int) *producers {
 			}
 		}()
 	}
-	return p
 }
 
 func (p *producers) acked() int {
@@ -260,6 +280,8 @@ func diskFullFiller(t *testing.T, dir string, cfg Config, onDelete func(DeletedS
 			p.halt()
 		}
 	}()
+	// (p is replaced after the restart below; the deferred halt sees the
+	// current one.)
 	require.Eventually(t, func() bool { return s.MaxPhyOffset() > 2*cfg.MappedFileSizeCommitLog }, 30*time.Second, time.Millisecond)
 	// fallocate really allocates on tmpfs: the segments' blocks exist
 	// before the writer gets there.
@@ -288,13 +310,31 @@ func diskFullFiller(t *testing.T, dir string, cfg Config, onDelete func(DeletedS
 		"still refusing %v after the space was freed", time.Since(freed))
 	t.Logf("writable again %v after the space was freed (re-check interval %v)", time.Since(freed).Round(time.Millisecond), diskFullRecheck)
 	require.Eventually(t, func() bool { return p.acked() > before+2000 }, 30*time.Second, time.Millisecond)
+
+	// Full again, then a restart while the disk is full: the store opens,
+	// serves reads, refuses puts, and accepts them once space is freed.
+	filler = fillDisk(t, filepath.Join(dir, "filler"))
+	refused := p.refused.Load()
+	require.Eventually(t, func() bool { return p.refused.Load() > refused }, 30*time.Second, time.Millisecond)
+	p.halt()
+	require.Nil(t, p.other.Load())
+	require.NoError(t, s.Close())
+	s = openT(t, cfg)
+	require.Eventually(t, func() bool { return s.Writable() != nil }, 5*time.Second, time.Millisecond)
+	require.ErrorIs(t, s.Writable(), ErrDiskFull)
+	require.Positive(t, verifyAcks(t, s, p, nil, false))
+	require.NoError(t, filler.Close())
+	require.NoError(t, os.Remove(filler.Name()))
+	require.Eventually(t, func() bool { return s.Writable() == nil }, 2*diskFullRecheck+time.Second, time.Millisecond)
+	p = p.resume(s)
+	require.Eventually(t, func() bool { return p.acked() > before+4000 }, 30*time.Second, time.Millisecond)
 	p.halt()
 	require.Nil(t, p.other.Load())
 	waitDispatched(t, s)
 	verifyAcks(t, s, p, nil, true)
 	require.NoError(t, s.Check())
 	require.NoError(t, s.Close())
-	// And after a restart.
+	// And after a clean restart.
 	s = openT(t, cfg)
 	defer s.Close()
 	verifyAcks(t, s, p, nil, true)

@@ -42,6 +42,9 @@ func mapFile(path string, start, size int64, create bool) (*mfile, error) {
 	// would fault on a full disk (SIGBUS) instead of failing here.
 	if err := falloc.Allocate(f, 0, size); err != nil {
 		f.Close()
+		if create && st.Size() == 0 {
+			os.Remove(path) // ours, never used: leave no short file behind
+		}
 		return nil, fmt.Errorf("timer: allocate %s: %w", path, err)
 	}
 	data, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
