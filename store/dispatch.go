@@ -66,8 +66,9 @@ func (s *Store) dispatchUpTo(wm int64) {
 }
 
 // dispatchRecord writes the record's consume-queue unit and index entries.
-// It returns an error only when a consume-queue file cannot be allocated
-// (disk full): the caller retries the record later.
+// It returns an error only when a consume-queue or index file cannot be
+// allocated (disk full): the caller retries the record later (both writes
+// are idempotent).
 func (s *Store) dispatchRecord(e *message.Ext, phy int64) error {
 	tt := message.TransactionValue(e.SysFlag)
 	if len(s.quarantine) > 0 && s.isQuarantined(phy) {
@@ -100,12 +101,12 @@ func (s *Store) dispatchRecord(e *message.Ext, phy int64) error {
 		uniq, _ := message.Property(e.Properties, message.PropertyUniqKey)
 		if keys != "" || uniq != "" {
 			if err := s.idx.Put(e.Topic, keys, uniq, phy, e.StoreTimestamp); err != nil {
-				// The record stays readable by pull and by offset id; only
-				// key lookups miss it. A full disk refuses further puts.
-				s.log.Warn("store: index entry skipped", "offset", phy, "err", err)
 				if isNoSpace(err) {
-					s.noSpace(err)
+					// Nothing of the record was indexed: retried with the
+					// record (its consume-queue unit is already there).
+					return err
 				}
+				s.log.Warn("store: index entry skipped", "offset", phy, "err", err)
 			}
 		}
 	}

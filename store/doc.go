@@ -35,7 +35,8 @@
 // blocks allocated first (store/internal/falloc; the index 1 MiB ahead), so
 // a full disk surfaces as ENOSPC, never as SIGBUS. ENOSPC refuses puts with
 // ErrDiskFull (ServiceNotAvailable) and the dispatcher waits at the record
-// whose consume-queue file it could not allocate; the cleaner's check every
+// whose consume-queue or index entries it could not allocate (consumers see
+// it once there is room); the cleaner's check every
 // CleanResourceInterval (Java's ratios and keys) accepts puts again once
 // usage is at or below DiskSpaceCleanForciblyRatio. Other I/O errors turn
 // the store read-only for good (ErrReadOnly).

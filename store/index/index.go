@@ -96,6 +96,11 @@ func (s *Service) Put(topic, keys, uniq string, phy, storeTS int64) error {
 	if n := len(s.files); n > 0 && s.files[n-1].header.indexCount > 1 && phy <= s.files[n-1].header.endPhy {
 		return nil
 	}
+	// Allocate room for every entry of the record first: a full disk then
+	// fails the record whole, and a retry indexes all of it.
+	if err := s.reserveLocked(entriesOf(keys, uniq)); err != nil {
+		return err
+	}
 	th := message.JavaStringHashFrom(message.JavaStringHash(topic), "#")
 	if uniq != "" {
 		if err := s.putLocked(message.JavaStringHashFrom(th, uniq), phy, storeTS); err != nil {
@@ -117,6 +122,37 @@ func (s *Service) Put(topic, keys, uniq string, phy, storeTS int64) error {
 		}
 	}
 	return nil
+}
+
+// entriesOf counts the index entries Put writes for a record.
+func entriesOf(keys, uniq string) int {
+	n := 0
+	if uniq != "" {
+		n++
+	}
+	for _, k := range strings.Split(keys, " ") {
+		if k != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// reserveLocked makes sure the file taking writes has k entries free and
+// allocated, rolling to a new file when it has fewer left.
+func (s *Service) reserveLocked(k int) error {
+	if k == 0 {
+		return nil
+	}
+	n := len(s.files)
+	if n == 0 || int(s.files[n-1].header.indexCount)+k > s.files[n-1].max {
+		if _, err := s.newFile(); err != nil {
+			return err
+		}
+		n = len(s.files)
+	}
+	x := s.files[n-1]
+	return x.ensure(x.entryPos(x.header.indexCount + int32(k)))
 }
 
 func (s *Service) putLocked(hash int32, phy, ts int64) error {
