@@ -544,6 +544,22 @@ func (p *sendProcessor) sendBatch(c *transport.Conn, req *codec.Frame, l *transp
 	return nil
 }
 
+// diskRatios is implemented by stores that can say how full their disks are.
+type diskRatios interface {
+	DiskUsedRatios() (commitLog, consumeQueue, index float64)
+}
+
+// diskUtil is the bracketed part of Java's SERVICE_NOT_AVAILABLE remark:
+// the used fractions of the disks holding the commit log, consume queues
+// and index (Java's SendMessageProcessor.diskUtil). Error path only.
+func (p *sendProcessor) diskUtil() string {
+	cl, cq, idx := -1.0, -1.0, -1.0
+	if d, ok := p.store.(diskRatios); ok {
+		cl, cq, idx = d.DiskUsedRatios()
+	}
+	return fmt.Sprintf("CL: %5.2f CQ: %5.2f INDEX: %5.2f", cl, cq, idx)
+}
+
 // putResponse maps a store result to the send response (Java
 // handlePutMessageResult). batch, when not nil, lists the stored messages
 // so each gets its own offset id.
@@ -558,7 +574,7 @@ func (p *sendProcessor) putResponse(req *codec.Frame, r store.PutResult, queueID
 	case store.MessageIllegal, store.PropertiesSizeExceeded:
 		return errResp(req, codec.RespMessageIllegal, illegalRemark(p.cfg.MaxMessageSize))
 	case store.ServiceNotAvailable:
-		return errResp(req, codec.RespServiceNotAvailable, "service not available now. It may be caused by one of the following reasons: the broker's disk is full, messages are put to the slave, message store has been shut down, etc.")
+		return errResp(req, codec.RespServiceNotAvailable, "service not available now. It may be caused by one of the following reasons: the broker's disk is full ["+p.diskUtil()+"], messages are put to the slave, message store has been shut down, etc.")
 	case store.OSPageCacheBusy:
 		return errResp(req, codec.RespSystemBusy, "[PC_SYNCHRONIZED]broker busy, start flow control for a while")
 	default:
