@@ -71,7 +71,8 @@ type Conn struct {
 	maxInflight int32  // the server's MaxInflightPerConn
 
 	// Event-loop state of a server connection, touched only by its loop.
-	need int // bytes the next frame needs before it is worth parsing
+	need       int  // bytes the next frame needs before it is worth parsing
+	hdrChecked bool // its header length passed MaxHeaderLength
 }
 
 // taskDone notes that a pool handler of this connection returned, and

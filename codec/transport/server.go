@@ -156,6 +156,7 @@ type Server struct {
 	// moments connections began holding them.
 	unsent, unread atomic.Int64
 	seq            atomic.Uint64
+	pauses         atomic.Uint64 // times a connection stopped being read
 	watch          *watcher      // writability of full sockets
 	bigHeaders     chan struct{} // semaphore of off-loop header decodes
 	bg             sync.WaitGroup
@@ -424,26 +425,7 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 		c.paused.Store(false)
 	}
 	var out *outBuf
-	action := gnet.None
-	frames := false
-	if c.need > 0 && gc.InboundBuffered() >= c.need && !e.pause(c, o) {
-		// The frame that spanned reads is complete: copy it once, straight
-		// from gnet's buffers into a pooled payload.
-		var prefix [4]byte
-		_, _ = gc.Read(prefix[:])
-		l := getLease(c.need - 4)
-		_, _ = gc.Read(l.buf)
-		c.need = 0
-		frames = true
-		if !e.take(c, l, &out) {
-			action = gnet.Close
-		}
-	}
-	if action == gnet.None && c.need == 0 && !c.paused.Load() && gc.InboundBuffered() > 0 {
-		var n bool
-		action, n = e.drain(gc, c, o, &out)
-		frames = frames || n
-	}
+	action, frames := e.drain(gc, c, o, &out)
 	if out != nil {
 		// The replies of inline handlers, batched per read.
 		if err := o.send(pendingWrite{buf: out}, true); err != nil && !errors.Is(err, ErrConnClosed) {
@@ -479,6 +461,7 @@ func (e *events) pause(c *Conn, o *serverOutlet) bool {
 		c.paused.Store(false)
 		return false
 	}
+	e.s.pauses.Add(1)
 	return true
 }
 
@@ -554,48 +537,94 @@ func (s *Server) evictOldest() bool {
 	return true
 }
 
-// drain handles every complete frame buffered on gc, up to a pause, and
+// Framing windows: frames up to bigFrame are cut out of a Peek of at
+// most peekWindow bytes (no copy while gnet's ring is empty, a bounded one
+// otherwise, however much a paused connection has queued); a bigger frame
+// is read straight into its lease once complete (one copy).
+const (
+	bigFrame   = 64 << 10
+	peekWindow = 256 << 10
+)
+
+// drain handles the complete frames buffered on gc, up to a pause, and
 // notes the size of a trailing partial one in c.need. frames reports that
 // at least one frame was taken.
 func (e *events) drain(gc gnet.Conn, c *Conn, o *serverOutlet, out **outBuf) (action gnet.Action, frames bool) {
 	s := e.s
-	buf, _ := gc.Peek(-1)
-	consumed := 0
-	for {
-		rest := buf[consumed:]
-		payload, n, err := codec.NextFrame(rest, s.cfg.MaxFrameLength)
-		if err != nil {
-			s.log.Warn("transport: bad frame, closing connection", "remote", c.remote, "err", err)
-			action = gnet.Close
-			break
-		}
-		if n == 0 {
-			if len(rest) >= 4 {
-				l, _ := codec.FrameLength(rest, s.cfg.MaxFrameLength)
-				c.need = 4 + l
+	for action == gnet.None {
+		avail := gc.InboundBuffered()
+		if c.need > 0 {
+			if !c.hdrChecked && avail >= 8 {
+				// Refuse an oversized header before its bytes arrive.
+				w, _ := gc.Peek(8)
+				if !e.headerFits(c, int(binary.BigEndian.Uint32(w[4:])&0xFFFFFF)) {
+					return gnet.Close, frames
+				}
+				c.hdrChecked = true
 			}
-			if len(rest) >= 8 && !e.headerFits(c, int(binary.BigEndian.Uint32(rest[4:])&0xFFFFFF)) {
-				action = gnet.Close // refused before the rest arrives
+			if avail < c.need || e.pause(c, o) {
+				break
 			}
+			var prefix [4]byte
+			_, _ = gc.Read(prefix[:])
+			l := getLease(c.need - 4)
+			_, _ = gc.Read(l.buf)
+			c.need, c.hdrChecked = 0, false
+			frames = true
+			if !e.take(c, l, out) {
+				action = gnet.Close
+			} else if c.decoding.Load() {
+				break // paused until its big header is decoded
+			}
+			continue
+		}
+		if avail == 0 {
 			break
 		}
-		if e.pause(c, o) {
+		window := min(avail, peekWindow)
+		buf, _ := gc.Peek(window)
+		consumed, stop := 0, false
+		for {
+			rest := buf[consumed:]
+			if len(rest) < 4 {
+				stop = window == avail // else: more beyond the window
+				break
+			}
+			l, err := codec.FrameLength(rest, s.cfg.MaxFrameLength)
+			if err != nil {
+				s.log.Warn("transport: bad frame, closing connection", "remote", c.remote, "err", err)
+				action = gnet.Close
+				break
+			}
+			if n := 4 + l; n > bigFrame || n > len(rest) {
+				c.need = n // read it whole once it is complete, above
+				break
+			}
+			if e.pause(c, o) {
+				stop = true
+				break
+			}
+			l4 := 4 + l
+			payload := rest[4:l4]
+			consumed += l4
+			frames = true
+			lease := getLease(len(payload))
+			copy(lease.buf, payload)
+			if !e.take(c, lease, out) {
+				action = gnet.Close
+				break
+			}
+			if c.decoding.Load() {
+				stop = true
+				break
+			}
+		}
+		if consumed > 0 { // gnet's Discard(0) would drop everything buffered
+			_, _ = gc.Discard(consumed)
+		}
+		if stop {
 			break
 		}
-		consumed += n
-		frames = true
-		l := getLease(len(payload))
-		copy(l.buf, payload)
-		if !e.take(c, l, out) {
-			action = gnet.Close
-			break
-		}
-		if c.decoding.Load() {
-			break // paused until its big header is decoded
-		}
-	}
-	if consumed > 0 { // gnet's Discard(0) would drop everything buffered
-		_, _ = gc.Discard(consumed)
 	}
 	return action, frames
 }
@@ -635,6 +664,7 @@ func (e *events) offload(c *Conn, l *Lease) {
 	s := e.s
 	c.decoding.Store(true)
 	c.paused.Store(true)
+	s.pauses.Add(1)
 	c.since.Store(s.clock.Load())
 	c.sinceSeq.Store(s.seq.Add(1))
 	s.bg.Add(1)
