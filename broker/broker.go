@@ -174,10 +174,10 @@ func (b *Broker) Start() error {
 	mainRouter, fastRouter := b.routers()
 	listenIP := b.cfg.ListenIP
 	onClose := func(c *transport.Conn) { b.clients.notifyChanged(b.clients.connClosed(c)...) }
-	main := transport.NewServer(transport.ServerConfig{
+	main := transport.NewServer(b.cfg.transportLimits().Apply(transport.ServerConfig{
 		Addr: net.JoinHostPort(listenIP, strconv.Itoa(b.cfg.ListenPort)), Logger: b.log,
 		IdleTimeout: 120 * time.Second, OnClose: onClose,
-	}, mainRouter)
+	}), mainRouter)
 	if err := main.Start(); err != nil {
 		b.pull.holds.stop()
 		for _, p := range b.pools {
@@ -200,10 +200,10 @@ func (b *Broker) Start() error {
 		if b.cfg.ListenPort < 3 {
 			port = 0
 		}
-		b.fast = transport.NewServer(transport.ServerConfig{
+		b.fast = transport.NewServer(b.cfg.transportLimits().Apply(transport.ServerConfig{
 			Addr: net.JoinHostPort(listenIP, strconv.Itoa(port)), Logger: b.log,
 			IdleTimeout: 120 * time.Second, OnClose: onClose,
-		}, fastRouter)
+		}), fastRouter)
 		if err := b.fast.Start(); err != nil {
 			b.log.Warn("fast (VIP) port not available", "port", port, "err", err)
 			b.fast = nil

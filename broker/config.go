@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rocketgo/rocketgo/codec/transport"
 	"github.com/rocketgo/rocketgo/compat/javaprops"
 )
 
@@ -108,6 +109,19 @@ type Config struct {
 	DiskSpaceCleanForciblyRatio int   `conf:"diskSpaceCleanForciblyRatio"` // percent
 	CleanFileForciblyEnable     bool  `conf:"cleanFileForciblyEnable"`
 	CleanResourceInterval       int64 `conf:"cleanResourceInterval"` // ms
+
+	// Network bounds of both listening ports (restart-only; see
+	// transport.Limits and transport.ServerConfig). The first two are
+	// Java's NettyServerConfig keys; the others are ours.
+	WriteBufferHighWaterMark         int64 `conf:"writeBufferHighWaterMark"`
+	WriteBufferLowWaterMark          int64 `conf:"writeBufferLowWaterMark"`
+	MaxUnsentBytesPerConnection      int64 `conf:"maxUnsentBytesPerConnection"`
+	MaxUnsentBytesTotal              int64 `conf:"maxUnsentBytesTotal"`
+	MaxInflightRequestsPerConnection int   `conf:"maxInflightRequestsPerConnection"`
+	MaxUnreadBytesPerConnection      int64 `conf:"maxUnreadBytesPerConnection"`
+	MaxUnreadBytesTotal              int64 `conf:"maxUnreadBytesTotal"`
+	FrameReadTimeoutMillis           int64 `conf:"frameReadTimeoutMillis"` // ms; negative disables
+	MaxHeaderLength                  int   `conf:"maxHeaderLength"`
 }
 
 // DefaultConfig returns the Java broker's defaults.
@@ -171,6 +185,31 @@ func DefaultConfig() Config {
 		DiskSpaceCleanForciblyRatio: 85,
 		CleanFileForciblyEnable:     true,
 		CleanResourceInterval:       10000,
+
+		WriteBufferHighWaterMark:         transport.DefaultWriteHighWater,
+		WriteBufferLowWaterMark:          transport.DefaultWriteLowWater,
+		MaxUnsentBytesPerConnection:      transport.DefaultMaxUnsentPerConn,
+		MaxUnsentBytesTotal:              transport.DefaultMaxUnsentTotal,
+		MaxInflightRequestsPerConnection: transport.DefaultMaxInflightPerConn,
+		MaxUnreadBytesPerConnection:      transport.DefaultMaxUnreadPerConn,
+		MaxUnreadBytesTotal:              transport.DefaultMaxUnreadTotal,
+		FrameReadTimeoutMillis:           transport.DefaultFrameReadTimeout.Milliseconds(),
+		MaxHeaderLength:                  transport.DefaultMaxHeaderLength,
+	}
+}
+
+// transportLimits are the network bounds of the broker's servers.
+func (c *Config) transportLimits() transport.Limits {
+	return transport.Limits{
+		WriteBufferHighWaterMark:         c.WriteBufferHighWaterMark,
+		WriteBufferLowWaterMark:          c.WriteBufferLowWaterMark,
+		MaxUnsentBytesPerConnection:      c.MaxUnsentBytesPerConnection,
+		MaxUnsentBytesTotal:              c.MaxUnsentBytesTotal,
+		MaxInflightRequestsPerConnection: c.MaxInflightRequestsPerConnection,
+		MaxUnreadBytesPerConnection:      c.MaxUnreadBytesPerConnection,
+		MaxUnreadBytesTotal:              c.MaxUnreadBytesTotal,
+		FrameReadTimeoutMillis:           c.FrameReadTimeoutMillis,
+		MaxHeaderLength:                  c.MaxHeaderLength,
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rocketgo/rocketgo/codec/transport"
 	"github.com/rocketgo/rocketgo/compat/blacklist"
 	"github.com/rocketgo/rocketgo/compat/javaprops"
 )
@@ -42,6 +43,9 @@ type Config struct {
 	BindAddress                     string
 	ListenPort                      int
 	ServerChannelMaxIdleTimeSeconds int
+
+	// Network bounds (restart-only): transport.Limits, under its keys.
+	Limits transport.Limits
 }
 
 // Default returns Java's defaults, with paths under the user's home.
@@ -66,6 +70,7 @@ func Default() Config {
 		BindAddress:                          "0.0.0.0",
 		ListenPort:                           9876,
 		ServerChannelMaxIdleTimeSeconds:      120,
+		Limits:                               transport.DefaultLimits(),
 	}
 }
 
@@ -163,6 +168,26 @@ var props = []prop{
 	strProp("bindAddress", func(c *Config) *string { return &c.BindAddress }),
 	intProp("listenPort", func(c *Config) *int { return &c.ListenPort }),
 	intProp("serverChannelMaxIdleTimeSeconds", func(c *Config) *int { return &c.ServerChannelMaxIdleTimeSeconds }),
+	int64Prop("writeBufferHighWaterMark", func(c *Config) *int64 { return &c.Limits.WriteBufferHighWaterMark }),
+	int64Prop("writeBufferLowWaterMark", func(c *Config) *int64 { return &c.Limits.WriteBufferLowWaterMark }),
+	int64Prop("maxUnsentBytesPerConnection", func(c *Config) *int64 { return &c.Limits.MaxUnsentBytesPerConnection }),
+	int64Prop("maxUnsentBytesTotal", func(c *Config) *int64 { return &c.Limits.MaxUnsentBytesTotal }),
+	intProp("maxInflightRequestsPerConnection", func(c *Config) *int { return &c.Limits.MaxInflightRequestsPerConnection }),
+	int64Prop("maxUnreadBytesPerConnection", func(c *Config) *int64 { return &c.Limits.MaxUnreadBytesPerConnection }),
+	int64Prop("maxUnreadBytesTotal", func(c *Config) *int64 { return &c.Limits.MaxUnreadBytesTotal }),
+	int64Prop("frameReadTimeoutMillis", func(c *Config) *int64 { return &c.Limits.FrameReadTimeoutMillis }),
+	intProp("maxHeaderLength", func(c *Config) *int { return &c.Limits.MaxHeaderLength }),
+}
+
+func int64Prop(name string, f func(*Config) *int64) prop {
+	return prop{name, func(c *Config) string { return strconv.FormatInt(*f(c), 10) }, func(c *Config, v string) error {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		*f(c) = n
+		return nil
+	}}
 }
 
 // Apply sets the properties p names. Unknown keys are returned (Java

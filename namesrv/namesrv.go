@@ -62,7 +62,7 @@ func (s *Server) Start() error {
 	cfg := s.Config()
 	s.general = transport.NewPool("namesrv-default", cfg.DefaultThreadPoolNums, cfg.DefaultThreadPoolQueueCapacity)
 	s.client = transport.NewPool("namesrv-client", cfg.ClientRequestThreadPoolNums, cfg.ClientRequestThreadPoolQueueCapacity)
-	s.srv = transport.NewServer(transport.ServerConfig{
+	s.srv = transport.NewServer(cfg.Limits.Apply(transport.ServerConfig{
 		Addr:        cfg.ListenAddr(),
 		Logger:      s.log,
 		IdleTimeout: time.Duration(cfg.ServerChannelMaxIdleTimeSeconds) * time.Second,
@@ -74,7 +74,7 @@ func (s *Server) Start() error {
 				s.routes.connClosed(c)
 			}()
 		},
-	}, s.router())
+	}), s.router())
 	s.start = time.Now()
 	if err := s.srv.Start(); err != nil {
 		s.general.Close()

@@ -423,6 +423,9 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 			return e.account(gc, c, false)
 		}
 		c.paused.Store(false)
+		if c.since.Load() != 0 {
+			c.since.Store(s.clock.Load()) // the frame deadline starts now, not when the pause began
+		}
 	}
 	var out *outBuf
 	action, frames := e.drain(gc, c, o, &out)
