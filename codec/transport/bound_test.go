@@ -199,6 +199,99 @@ func TestNonReadingClientIsBounded(t *testing.T) {
 	}
 }
 
+// Together, non-reading clients stay within MaxUnsentTotal (plus the
+// replies of what each had dispatched), far below what their per-
+// connection high water marks allow; each still gets all its replies.
+func TestNonReadingClientsShareUnsentBudget(t *testing.T) {
+	const (
+		clients  = 4
+		n        = 500
+		reply    = 64 << 10
+		total    = 2 << 20
+		inflight = 8
+	)
+	body := make([]byte, reply)
+	pool := newPool(t, "big", 4, clients*n)
+	r := NewRouter()
+	r.Handle(codeOther, pool, func(c *Conn, req *codec.Frame) *codec.Frame {
+		resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
+		resp.Body = body
+		return resp
+	})
+	s := startServer(t, ServerConfig{MaxUnsentTotal: total, MaxInflightPerConn: inflight}, r)
+	var ncs []net.Conn
+	for range clients {
+		nc, err := net.DialTimeout("tcp", s.Addr(), time.Second)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = nc.Close() })
+		require.NoError(t, nc.(*net.TCPConn).SetReadBuffer(16<<10))
+		ncs = append(ncs, nc)
+	}
+	w := watchHeap(t, 64<<20, func() {
+		for _, nc := range ncs {
+			_ = nc.Close()
+		}
+	})
+	var wire []byte
+	for i := range n {
+		wire = request(codeOther, int32(i+1)).AppendTo(wire)
+	}
+	for _, nc := range ncs {
+		_, err := nc.Write(wire)
+		require.NoError(t, err)
+	}
+	var last int64 = -1
+	require.Eventually(t, func() bool {
+		u, _ := s.Buffered()
+		steady := u == last && u > 0
+		last = u
+		return steady && pool.Pending() == 0
+	}, 10*time.Second, 100*time.Millisecond)
+	unsent, _ := s.Buffered()
+	bound := int64(total + clients*(inflight+1)*(reply+256))
+	t.Logf("%d non-reading clients hold %d KiB unsent (bound %d KiB; per-connection high water alone would allow %d KiB)",
+		clients, unsent>>10, bound>>10, clients*DefaultWriteHighWater>>10)
+	require.LessOrEqual(t, unsent, bound)
+
+	for _, nc := range ncs {
+		fr := newFrameReader(nc)
+		for i := range n {
+			f, err := fr.next(10 * time.Second)
+			require.NoError(t, err, "reply %d", i)
+			require.Len(t, f.Body, reply)
+		}
+	}
+	w.close()
+	waitFor(t, func() bool { u, _ := s.Buffered(); return u == 0 })
+}
+
+// Output the pause cannot hold back (server-initiated requests, replies
+// that come later) is still bounded: past MaxUnsentPerConn the connection
+// is closed with a WARN naming the key.
+func TestUnsentLimitClosesConnection(t *testing.T) {
+	log, sink := captureLog()
+	var srv atomic.Pointer[Conn]
+	s := startServer(t, ServerConfig{Logger: log, MaxUnsentPerConn: 1 << 20, OnConnect: func(c *Conn) { srv.Store(c) }}, NewRouter())
+	nc, err := net.DialTimeout("tcp", s.Addr(), time.Second)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = nc.Close() })
+	require.NoError(t, nc.(*net.TCPConn).SetReadBuffer(16<<10))
+	waitFor(t, func() bool { return srv.Load() != nil })
+	c := srv.Load()
+	w := watchHeap(t, 64<<20, func() { _ = nc.Close() })
+	f := request(codeEcho, 1)
+	f.Body = make([]byte, 64<<10)
+	var werr error
+	for i := 0; i < 1000 && werr == nil; i++ { // 64 MiB at most
+		werr = c.Write(f)
+	}
+	require.ErrorIs(t, werr, ErrConnClosed)
+	waitFor(t, func() bool { return c.Closed() })
+	require.Contains(t, sink.String(), "maxUnsentBytesPerConnection")
+	w.close()
+	waitFor(t, func() bool { u, _ := s.Buffered(); return u == 0 })
+}
+
 // frameReader reads frames off a plain socket.
 type frameReader struct {
 	nc net.Conn

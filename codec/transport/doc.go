@@ -5,8 +5,12 @@
 // client with opaque correlation and one reused connection per address.
 //
 //	socket ─► OnTraffic (event loop)
-//	            NextFrame: bad length ─► close this connection
-//	            copy payload into a pooled Lease, Decode: error ─► close
+//	            paused? ─► leave the bytes in gnet's inbound buffer (see Bounds)
+//	            NextFrame: bad length, header > MaxHeaderLength ─► close
+//	            copy payload into a pooled Lease (frames > 64 KiB are read
+//	            straight into it once complete), Decode: error ─► close
+//	            header > 64 KiB? ─► decode and route on a goroutine, the
+//	                                connection paused until it is done
 //	            response flag, or a route that is not leased?
 //	                └► detach: private copy of the frame, lease back to its pool
 //	            response flag? ─► complete the Conn.Invoke waiting on its opaque
@@ -18,8 +22,36 @@
 //	    direct mode: pending ─► the server's writer goroutine for this
 //	                 connection ─► one writev per burst, straight to the
 //	                 socket (the event loop writes its inline replies itself)
-//	    socket full: the rest queues ─► one loop task per burst ─► gnet's
-//	                 outbound buffer ─► direct mode again once it is empty
+//	    socket full: the rest stays in pending, uncopied (pull replies are
+//	                 views of mapped segments) ─► the server's watcher
+//	                 (its own epoll, EPOLLOUT one-shot) ─► writer again.
+//	                 gnet's outbound buffer is never used.
+//
+// Bounds: memory is bounded whatever a peer sends or fails to read.
+//   - A connection is paused (its requests are not decoded, so no new
+//     replies are produced for it) while its unsent bytes exceed
+//     WriteHighWater, until they fall to WriteLowWater; while it has
+//     MaxInflightPerConn requests on pools whose handlers have not
+//     returned (until half have: this bounds the replies still coming);
+//     while the server's unsent total exceeds MaxUnsentTotal and it has
+//     unsent bytes of its own; and while a big header of it is decoded off
+//     the loop. Whoever lowers a reason (writer, pool worker, decoder)
+//     wakes the loop with gnet's Wake; the loop sets paused before it
+//     checks the reasons again, so no wake-up is lost. Normal clients
+//     (hundreds of requests in flight, replies read) never meet a pause.
+//   - Past MaxUnsentPerConn (output a pause cannot hold back:
+//     server-initiated requests, deferred replies) the connection closes.
+//   - gnet keeps reading a paused socket (it has no way not to); the bytes
+//     a connection holds undecoded (a paused backlog, an incomplete frame)
+//     are bounded by MaxUnreadPerConn, and by MaxUnreadTotal over all
+//     connections, which closes the one that has held bytes longest.
+//   - A frame not complete FrameReadTimeout after its first bytes closes
+//     the connection; bytes of an incomplete frame are not activity for
+//     IdleTimeout. Every close for a bound logs a WARN with the remote and
+//     the config key.
+//   - Contract with a peer that stops reading: nothing it sent is dropped
+//     while the connection is open; once it reads, every request it sent
+//     is answered, unless a bound above closed the connection (logged).
 //
 // Ownership: a request routed with Router.Handle belongs to its handler and
 // may be kept. A request routed with Router.HandleLeased is lent: it lives
@@ -38,7 +70,8 @@
 // connections and waits for their reader goroutines.
 //
 // Responses are JSON unless the handler sets Serialize. Idle connections
-// (no traffic either way for ServerConfig.IdleTimeout) are closed; a pool
+// (no complete frame in and no byte out for ServerConfig.IdleTimeout) are
+// closed; a pool
 // with SetMaxQueueWait refuses requests that waited too long, as the Java
 // broker's fast failure does.
 //

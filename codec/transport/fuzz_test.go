@@ -30,6 +30,14 @@ func FuzzServerStream(f *testing.F) {
 	f.Add(binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(nil, 4), 0))
 	f.Add(append(binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(nil, 6), 2), '{', '}'))
 	f.Add(append(binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(nil, 30), 1<<24|26), make([]byte, 26)...))
+	// The bounded paths: a header decoded off the loop (> 64 KiB), one
+	// over MaxHeaderLength announced by its first 8 bytes, a frame over
+	// 64 KiB read straight into its lease, followed by a small one.
+	f.Add(append(bigHeaderFrame(3, 9000), one...))
+	f.Add(bigHeaderFrame(4, 140000)[:8])
+	large := *valid
+	large.Body = make([]byte, 100<<10)
+	f.Add(append(large.AppendTo(nil), one...))
 
 	pool := NewPool("fuzz", 2, 64)
 	r := NewRouter()

@@ -201,7 +201,9 @@ func (o *serverOutlet) drainLocked(onLoop bool) (handoff bool) {
 		o.mu.Unlock()
 
 		n, err := o.writeBatch(batch)
-		o.conn.lastActive.Store(o.srv.clock.Load()) // writes count as activity, as in Java's all-idle check
+		if n > 0 {
+			o.conn.lastActive.Store(o.srv.clock.Load()) // writes count as activity, as in Java's all-idle check
+		}
 		o.addUnsent(-int64(n))
 		i := 0
 		for ; i < len(batch); i++ { // release what the socket took whole
