@@ -172,8 +172,11 @@ func (b *Broker) Start() error {
 	b.pull.holds.start()
 
 	mainRouter, fastRouter := b.routers()
-	listenIP := b.cfg.ListenIP
-	onClose := func(c *transport.Conn) { b.clients.notifyChanged(b.clients.connClosed(c)...) }
+	listenIP := b.cfg.BindIP()
+	onClose := func(c *transport.Conn) {
+		b.pull.holds.connClosed(c)
+		b.clients.notifyChanged(b.clients.connClosed(c)...)
+	}
 	main := transport.NewServer(b.cfg.transportLimits().Apply(transport.ServerConfig{
 		Addr: net.JoinHostPort(listenIP, strconv.Itoa(b.cfg.ListenPort)), Logger: b.log,
 		IdleTimeout: 120 * time.Second, OnClose: onClose,
@@ -351,7 +354,7 @@ func (b *Broker) routers() (mainR, fastR *transport.Router) {
 	off := newOffsetProcessor(b.store, b.offsets)
 	cp := &clientProcessor{live: b.live, clients: b.clients, groups: b.groups, topics: b.topics, filters: b.filters, log: b.log}
 	lp := &lockProcessor{locks: b.locks}
-	qp := &queryProcessor{store: b.store, log: b.log}
+	qp := &queryProcessor{store: b.store, log: b.log, maxBatch: b.cfg.MaxMsgsNumBatch}
 	ap := &adminProcessor{b: b}
 
 	build := func(withPull bool) *transport.Router {

@@ -122,6 +122,26 @@ type Config struct {
 	MaxUnreadBytesTotal              int64 `conf:"maxUnreadBytesTotal"`
 	FrameReadTimeoutMillis           int64 `conf:"frameReadTimeoutMillis"` // ms; negative disables
 	MaxHeaderLength                  int   `conf:"maxHeaderLength"`
+
+	// Held long-polling pulls (ours; Java holds any number, restart-only):
+	// a pull that would be held past either bound is answered SYSTEM_BUSY
+	// at once, which Java and Go push consumers retry after 3 s.
+	MaxHeldPullsPerConnection int   `conf:"maxHeldPullsPerConnection"`
+	MaxHeldPullBytes          int64 `conf:"maxHeldPullBytes"` // estimated, all connections
+	// MaxMsgsNumBatch caps QUERY_MESSAGE's maxNum (Java MessageStoreConfig).
+	MaxMsgsNumBatch int `conf:"maxMsgsNumBatch"`
+	// BindAddress is Java's NettyServerConfig key for the interface both
+	// ports bind ("" = all); when set it wins over listenIP (see BindIP).
+	BindAddress string `conf:"bindAddress"`
+}
+
+// BindIP is the interface to bind: bindAddress when set, else listenIP
+// ("" = every interface).
+func (c *Config) BindIP() string {
+	if c.BindAddress != "" {
+		return c.BindAddress
+	}
+	return c.ListenIP
 }
 
 // DefaultConfig returns the Java broker's defaults.
@@ -195,6 +215,10 @@ func DefaultConfig() Config {
 		MaxUnreadBytesTotal:              transport.DefaultMaxUnreadTotal,
 		FrameReadTimeoutMillis:           transport.DefaultFrameReadTimeout.Milliseconds(),
 		MaxHeaderLength:                  transport.DefaultMaxHeaderLength,
+
+		MaxHeldPullsPerConnection: DefaultMaxHeldPullsPerConnection,
+		MaxHeldPullBytes:          DefaultMaxHeldPullBytes,
+		MaxMsgsNumBatch:           64,
 	}
 }
 

@@ -60,6 +60,11 @@ type pullRequest struct {
 	parkID   uint64      // which parking this is; guarded by holdTable.mu
 	owned    atomic.Bool // between alloc and free
 
+	// Position in its queue's and its connection's hold lists, and the
+	// memory it was counted as pinning; guarded by holdTable.mu.
+	queueIndex, connIndex int
+	cost                  int64
+
 	recordFn func([]byte) bool
 
 	res     store.GetResult
@@ -101,6 +106,13 @@ type pullProcessor struct {
 
 	reqs sync.Pool // *pullRequest
 
+	// Remarks of a pull refused a hold (built once). compat: SYSTEM_BUSY,
+	// not PULL_NOT_FOUND: on "no new message" the Java and Go push
+	// consumers pull again at once, which past a cap would spin; on
+	// SYSTEM_BUSY both wait (Java pullTimeDelayMillsWhenException, Go
+	// _PullDelayTimeWhenError: 3 s) and pull again.
+	connFullRemark, tableFullRemark string
+
 	// inflight counts pullRequests between alloc and free (tests check that
 	// every pull is freed exactly once).
 	inflight atomic.Int64
@@ -110,6 +122,15 @@ func newPullProcessor(cfg *Config, live *liveConfig, st MessageStore, topics *to
 	p := &pullProcessor{cfg: cfg, live: live, store: st, topics: topics, groups: groups, clients: clients, offsets: offsets, stats: stats, log: log,
 		filters: filters}
 	p.holds = newHoldTable(p.repull, st, log)
+	p.holds.drop = p.free
+	if cfg.MaxHeldPullsPerConnection > 0 {
+		p.holds.maxPerConn = cfg.MaxHeldPullsPerConnection
+	}
+	if cfg.MaxHeldPullBytes > 0 {
+		p.holds.maxBytes = cfg.MaxHeldPullBytes
+	}
+	p.connFullRemark = fmt.Sprintf("[OVERLOAD]this connection already holds %d long-polling pulls (maxHeldPullsPerConnection), pull again later", p.holds.maxPerConn)
+	p.tableFullRemark = fmt.Sprintf("[OVERLOAD]held long-polling pulls pin %d bytes (maxHeldPullBytes), pull again later", p.holds.maxBytes)
 	return p
 }
 
@@ -245,7 +266,14 @@ func (p *pullProcessor) process(pr *pullRequest, allowSuspend bool) {
 		if hold > 0 {
 			res.Release()
 			pr.deadline = time.Now().Add(hold)
-			p.holds.park(pr)
+			switch p.holds.park(pr) {
+			case holdParked:
+				return
+			case holdConnFull:
+				p.reply(pr, pullErr(req, codec.RespSystemBusy, p.connFullRemark))
+			default:
+				p.reply(pr, pullErr(req, codec.RespSystemBusy, p.tableFullRemark))
+			}
 			return
 		}
 	}

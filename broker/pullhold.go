@@ -6,10 +6,41 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/transport"
 )
 
-// holdList is the pulls held on one queue.
+// holdList is the pulls held on one queue, or on one connection.
 type holdList struct{ prs []*pullRequest }
+
+// Defaults of the held-pull bounds (maxHeldPullsPerConnection,
+// maxHeldPullBytes). A push consumer holds one pull per assigned queue
+// per connection, so even a client with thousands of queues stays under
+// the first; the second bounds what all connections together can pin.
+const (
+	DefaultMaxHeldPullsPerConnection = 4096
+	DefaultMaxHeldPullBytes          = 128 << 20
+)
+
+// holdBaseCost is what a held pull pins besides its request's bytes: the
+// pullRequest, its lease and the lease's decoded frame (about 2 KiB).
+const holdBaseCost = 2 << 10
+
+// holdCost estimates the memory a held pull pins: holdBaseCost plus its
+// request's payload rounded up to the transport's lease classes (1 KiB,
+// then ×4 up to 1 MiB; larger payloads get a buffer of their own).
+func holdCost(req *codec.Frame) int64 {
+	n := len(req.Remark) + len(req.Body) + 64 // 64: the fixed header fields
+	for _, kv := range req.Ext {
+		n += len(kv.Key) + len(kv.Value) + 6 // quotes, colon, comma
+	}
+	c := 1 << 10
+	for c < n && c < 1<<20 {
+		c <<= 2
+	}
+	return holdBaseCost + int64(max(c, n))
+}
 
 // holdKey names one queue.
 type holdKey struct {
@@ -23,8 +54,14 @@ type holdKey struct {
 // dispatcher. Re-runs execute on a few wake workers.
 type holdTable struct {
 	run   func(*pullRequest)
+	drop  func(*pullRequest) // frees a pull whose connection closed
 	store MessageStore
 	log   *slog.Logger
+
+	// Bounds: held pulls per connection, and the estimated bytes
+	// (holdCost) all held pulls pin. Past either, park refuses.
+	maxPerConn int
+	maxBytes   int64
 
 	mu sync.Mutex
 	// queues lists the pulls held per queue. A key's topic is a private
@@ -32,8 +69,13 @@ type holdTable struct {
 	// so parking on a known queue allocates nothing; guarded by mu.
 	queues map[holdKey]*holdList
 	timers deadlineHeap // guarded by mu
-	count  int          // held pulls; guarded by mu
-	parks  uint64       // parkings so far, numbering each; guarded by mu
+	// conns lists the pulls held per connection, so a closed connection's
+	// are freed at once rather than at their deadlines. An entry lives
+	// until its connection closes; guarded by mu.
+	conns map[*transport.Conn]*holdList
+	count int    // held pulls; guarded by mu
+	bytes int64  // sum of the held pulls' cost; guarded by mu
+	parks uint64 // parkings so far, numbering each; guarded by mu
 
 	kick chan struct{} // a new earliest deadline was pushed
 	wake chan *pullRequest
@@ -43,15 +85,21 @@ type holdTable struct {
 
 const holdWakeWorkers = 4
 
+// newHoldTable makes a table with the default bounds; the broker's sets
+// drop and its configured bounds before start.
 func newHoldTable(run func(*pullRequest), st MessageStore, log *slog.Logger) *holdTable {
 	return &holdTable{
-		run:    run,
-		store:  st,
-		log:    log,
-		queues: make(map[holdKey]*holdList),
-		kick:   make(chan struct{}, 1),
-		wake:   make(chan *pullRequest, 4096),
-		quit:   make(chan struct{}),
+		run:        run,
+		drop:       func(*pullRequest) {},
+		store:      st,
+		log:        log,
+		maxPerConn: DefaultMaxHeldPullsPerConnection,
+		maxBytes:   DefaultMaxHeldPullBytes,
+		queues:     make(map[holdKey]*holdList),
+		conns:      make(map[*transport.Conn]*holdList),
+		kick:       make(chan struct{}, 1),
+		wake:       make(chan *pullRequest, 4096),
+		quit:       make(chan struct{}),
 	}
 }
 
@@ -77,20 +125,60 @@ func (t *holdTable) held() int {
 	return t.count
 }
 
+// holdOutcome is park's answer.
+type holdOutcome int
+
+const (
+	holdParked    holdOutcome = iota // the table owns the pull
+	holdConnFull                     // its connection holds maxPerConn pulls
+	holdTableFull                    // the held pulls pin maxBytes
+)
+
+// heldBytes reports the estimated bytes the held pulls pin.
+func (t *holdTable) heldBytes() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.bytes
+}
+
 // park holds pr, then checks the queue again so a message that arrived
 // between the pull's read and the park is not missed. pr belongs to the
-// table from the moment it is listed (see pullRequest).
-func (t *holdTable) park(pr *pullRequest) {
+// table from the moment it is listed (see pullRequest). park refuses
+// (holdConnFull or holdTableFull: pr stays the caller's) when pr's
+// connection already holds maxPerConn pulls or pr's cost would take the
+// table past maxBytes.
+func (t *holdTable) park(pr *pullRequest) holdOutcome {
 	// Once parked, pr may be woken, answered and recycled by another
 	// goroutine at any moment: read what the re-check needs first.
-	topic, queue, offset := pr.h.Topic, pr.h.QueueID, pr.h.QueueOffset
+	topic, queue, offset, c := pr.h.Topic, pr.h.QueueID, pr.h.QueueOffset, pr.c
+	var cost int64 = holdBaseCost
+	if pr.req != nil {
+		cost = holdCost(pr.req)
+	}
+	k := holdKey{topic, queue}
+	t.mu.Lock()
+	cl := t.conns[c]
+	if cl != nil && len(cl.prs) >= t.maxPerConn {
+		t.mu.Unlock()
+		return holdConnFull
+	}
+	if t.bytes+cost > t.maxBytes {
+		t.mu.Unlock()
+		return holdTableFull
+	}
+	if cl == nil {
+		cl = &holdList{}
+		t.conns[c] = cl
+	}
 	// topic aliases the request, which an early answer would recycle:
 	// keep it alive until the re-check below is done.
 	lease := pr.lease
 	lease.Hold()
 	defer lease.Release()
-	k := holdKey{topic, queue}
-	t.mu.Lock()
+	pr.cost = cost
+	pr.connIndex = len(cl.prs)
+	cl.prs = append(cl.prs, pr)
+	t.bytes += cost
 	pr.claimed = false
 	t.parks++
 	pr.parkID = t.parks
@@ -100,6 +188,7 @@ func (t *holdTable) park(pr *pullRequest) {
 		l = &holdList{}
 		t.queues[holdKey{strings.Clone(topic), queue}] = l
 	}
+	pr.queueIndex = len(l.prs)
 	l.prs = append(l.prs, pr)
 	heap.Push(&t.timers, pr)
 	t.count++
@@ -111,12 +200,41 @@ func (t *holdTable) park(pr *pullRequest) {
 		default:
 		}
 	}
+	if c != nil && c.Closed() {
+		// The connection closed before pr was listed, so its OnClose
+		// (which runs after Closed turns true) may have missed pr.
+		t.connClosed(c)
+		return holdParked
+	}
 	if t.store.MaxOffset(topic, queue) > offset {
 		// pr may meanwhile have been answered, freed and parked again by
 		// another pull: claim it only if it is still this parking.
 		if t.claimParked(pr, id) {
 			t.dispatch(pr)
 		}
+	}
+	return holdParked
+}
+
+// connClosed frees every pull held for c at once (the broker's OnClose
+// hook; it runs on c's event loop, so it only unlinks and releases) and
+// forgets c.
+func (t *holdTable) connClosed(c *transport.Conn) {
+	t.mu.Lock()
+	cl := t.conns[c]
+	if cl == nil {
+		t.mu.Unlock()
+		return
+	}
+	delete(t.conns, c)
+	prs := cl.prs
+	cl.prs = nil // claimLocked below finds pr.connIndex out of range
+	for _, pr := range prs {
+		t.claimLocked(pr)
+	}
+	t.mu.Unlock()
+	for _, pr := range prs {
+		t.drop(pr)
 	}
 }
 
@@ -134,23 +252,35 @@ func (t *holdTable) claimLocked(pr *pullRequest) bool {
 		return false
 	}
 	pr.claimed = true
-	k := holdKey{pr.h.Topic, pr.h.QueueID}
-	if l := t.queues[k]; l != nil {
-		for i, x := range l.prs {
-			if x == pr {
-				last := len(l.prs) - 1
-				l.prs[i] = l.prs[last]
-				l.prs[last] = nil
-				l.prs = l.prs[:last]
-				break
-			}
-		}
+	if l := t.queues[holdKey{pr.h.Topic, pr.h.QueueID}]; l != nil {
+		unlink(l, pr, &pr.queueIndex, func(x *pullRequest) *int { return &x.queueIndex })
 	}
+	if l := t.conns[pr.c]; l != nil {
+		unlink(l, pr, &pr.connIndex, func(x *pullRequest) *int { return &x.connIndex })
+	}
+	t.bytes -= pr.cost
+	pr.cost = 0
 	if pr.index >= 0 && pr.index < len(t.timers) && t.timers[pr.index] == pr {
 		heap.Remove(&t.timers, pr.index)
 	}
 	t.count--
 	return true
+}
+
+// unlink removes pr from l in O(1): *at is pr's position in l, and idx
+// gives the position field of the pull moved into its place.
+func unlink(l *holdList, pr *pullRequest, at *int, idx func(*pullRequest) *int) {
+	i := *at
+	if i < 0 || i >= len(l.prs) || l.prs[i] != pr {
+		return
+	}
+	last := len(l.prs) - 1
+	moved := l.prs[last]
+	l.prs[i] = moved
+	*idx(moved) = i
+	l.prs[last] = nil
+	l.prs = l.prs[:last]
+	*at = -1
 }
 
 // arrived wakes the pulls held on (topic, queue) that can now find

@@ -14,10 +14,19 @@ import (
 // queries.
 const defaultQueryMaxNum = 32
 
+// maxQueryReplyBody bounds a QUERY_MESSAGE reply's body: the records
+// that fit in one frame a client accepts (Java's frameMaxLength, less
+// room for the header). compat: Java has no byte bound; its reply past
+// the frame limit is refused by the client's decoder anyway.
+const maxQueryReplyBody = codec.DefaultMaxFrameLength - 64<<10
+
 // queryProcessor serves QUERY_MESSAGE and VIEW_MESSAGE_BY_ID.
 type queryProcessor struct {
 	store MessageStore
 	log   *slog.Logger
+	// maxBatch caps a query's maxNum (maxMsgsNumBatch; Java
+	// IndexService.queryOffset); <= 0 means Java's 64.
+	maxBatch int
 }
 
 func (p *queryProcessor) queryMessage(_ *transport.Conn, req *codec.Frame) *codec.Frame {
@@ -30,6 +39,11 @@ func (p *queryProcessor) queryMessage(_ *transport.Conn, req *codec.Frame) *code
 	if req.Value("_UNIQUE_KEY_QUERY") == "true" || maxNum <= 0 {
 		maxNum = defaultQueryMaxNum
 	}
+	limit := p.maxBatch
+	if limit <= 0 {
+		limit = 64
+	}
+	maxNum = min(maxNum, limit)
 	begin, end := h.BeginTimestamp, h.EndTimestamp
 	if end <= 0 {
 		end = time.Now().UnixMilli()
@@ -43,6 +57,9 @@ func (p *queryProcessor) queryMessage(_ *transport.Conn, req *codec.Frame) *code
 		rec, err := p.store.ReadRecord(off, 0)
 		if err != nil {
 			continue
+		}
+		if len(out) > 0 && len(out)+len(rec) > maxQueryReplyBody {
+			break // the first record always goes; the rest while they fit
 		}
 		out = append(out, rec...)
 	}
