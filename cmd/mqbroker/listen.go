@@ -7,7 +7,7 @@ import (
 
 // listenNotice is the start-up line about the broker's bound addresses: a
 // warning when any of them is every interface (Java's default, kept: an
-// empty listenIP) with how to restrict it, else the addresses.
+// empty bindAddress and listenIP) with how to restrict it, else the addresses.
 func listenNotice(addrs ...string) (slog.Level, string) {
 	for _, a := range addrs {
 		host, _, err := net.SplitHostPort(a)
@@ -15,7 +15,7 @@ func listenNotice(addrs ...string) (slog.Level, string) {
 			continue
 		}
 		if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
-			return slog.LevelWarn, "mqbroker: listening on all interfaces (Java's default); to restrict, set listenIP in broker.conf to one interface's IP (e.g. listenIP=127.0.0.1)"
+			return slog.LevelWarn, "mqbroker: listening on all interfaces (Java's default); to restrict, set bindAddress (Java's key) or listenIP in broker.conf to one interface's IP (e.g. bindAddress=127.0.0.1 or listenIP=127.0.0.1; bindAddress wins)"
 		}
 	}
 	return slog.LevelInfo, "mqbroker: listening"

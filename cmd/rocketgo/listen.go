@@ -15,7 +15,7 @@ func brokerListenNotice(addrs ...string) (slog.Level, string) {
 			continue
 		}
 		if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
-			return slog.LevelWarn, "rocketgo: broker listening on all interfaces; to restrict, pass -brokerListen with one interface's IP (e.g. -brokerListen 127.0.0.1:10911) or set listenIP in the -c broker.conf"
+			return slog.LevelWarn, "rocketgo: broker listening on all interfaces; to restrict, pass -brokerListen with one interface's IP (e.g. -brokerListen 127.0.0.1:10911) or set bindAddress (or listenIP) in the -c broker.conf"
 		}
 	}
 	return slog.LevelInfo, "rocketgo: broker listening"
