@@ -58,6 +58,9 @@ type Conn struct {
 	woken    atomic.Bool
 	decoding atomic.Bool // a big header is being decoded off the loop
 	evicted  atomic.Bool // closed to keep the server's unread bytes in budget
+	// evictHeld is held when evicted was set, until OnClose subtracts it
+	// from the server's evicting bytes.
+	evictHeld atomic.Int64
 	// held is the unconsumed inbound bytes gnet buffers for the connection
 	// (an incomplete frame, or requests not decoded while paused), as the
 	// loop last saw it; since is when the frame in progress began (coarse
@@ -71,8 +74,9 @@ type Conn struct {
 	maxInflight int32  // the server's MaxInflightPerConn
 
 	// Event-loop state of a server connection, touched only by its loop.
-	need       int  // bytes the next frame needs before it is worth parsing
-	hdrChecked bool // its header length passed MaxHeaderLength
+	need       int     // bytes the next frame needs before it is worth parsing
+	hdrChecked bool    // its header length passed MaxHeaderLength
+	part       partial // what arrived of it, when it is big and incomplete
 }
 
 // taskDone notes that a pool handler of this connection returned, and

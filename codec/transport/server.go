@@ -32,8 +32,8 @@ const (
 	DefaultMaxUnsentPerConn   = 64 << 20
 	DefaultMaxUnsentTotal     = 256 << 20
 	DefaultMaxInflightPerConn = 1024
-	DefaultMaxUnreadPerConn   = 32 << 20
-	DefaultMaxUnreadTotal     = 128 << 20
+	DefaultMaxUnreadPerConn   = codec.DefaultMaxFrameLength + 1<<20
+	DefaultMaxUnreadTotal     = 64 << 20
 	DefaultFrameReadTimeout   = 60 * time.Second
 	DefaultMaxHeaderLength    = 1 << 20
 )
@@ -79,12 +79,14 @@ type ServerConfig struct {
 	MaxInflightPerConn int
 	// MaxUnreadPerConn closes a connection holding more inbound bytes not
 	// yet decoded (requests that wait while it is not read); 0 means
-	// DefaultMaxUnreadPerConn (32 MiB). Raised to MaxFrameLength if lower.
+	// DefaultMaxUnreadPerConn (17 MiB: a whole frame of the default limit
+	// and a little more). Raised to MaxFrameLength if lower.
 	MaxUnreadPerConn int64
 	// MaxUnreadTotal bounds the inbound bytes held by all connections
 	// together (incomplete frames and requests not yet decoded); past it
-	// the connection that has held its bytes longest is closed. 0 means
-	// DefaultMaxUnreadTotal (128 MiB).
+	// the connection that has held its bytes longest is closed (and, while
+	// those close, any connection adding bytes past a quarter more). 0
+	// means DefaultMaxUnreadTotal (64 MiB).
 	MaxUnreadTotal int64
 	// FrameReadTimeout closes a connection whose frame in progress is not
 	// complete that long after its first bytes arrived (a slow sender);
@@ -155,11 +157,15 @@ type Server struct {
 	// connection, inbound bytes they hold undecoded; seq orders the
 	// moments connections began holding them.
 	unsent, unread atomic.Int64
-	seq            atomic.Uint64
-	pauses         atomic.Uint64 // times a connection stopped being read
-	watch          *watcher      // writability of full sockets
-	bigHeaders     chan struct{} // semaphore of off-loop header decodes
-	bg             sync.WaitGroup
+	// evicting is the part of unread held by connections closed for the
+	// budget whose OnClose has not run yet (their memory is not free yet,
+	// but closing more connections for it would close too many).
+	evicting   atomic.Int64
+	seq        atomic.Uint64
+	pauses     atomic.Uint64 // times a connection stopped being read
+	watch      *watcher      // writability of full sockets
+	bigHeaders chan struct{} // semaphore of off-loop header decodes
+	bg         sync.WaitGroup
 
 	eng       gnet.Engine
 	writers   *writers // started by Start, stopped by Close after the engine
@@ -391,6 +397,10 @@ func (e *events) OnClose(gc gnet.Conn, err error) gnet.Action {
 	if c.markClosed() {
 		c.out.abort()
 		s.unread.Add(-c.held.Swap(0))
+		c.part.reset() // OnClose runs on the connection's loop
+		if v := c.evictHeld.Swap(0); v != 0 { // after markClosed: see evictOldest
+			s.evicting.Add(-v)
+		}
 		c.since.Store(0)
 		s.log.Debug("transport: connection closed", "remote", c.remote, "err", err)
 		if s.cfg.OnClose != nil {
@@ -482,7 +492,7 @@ func (e *events) mayResume(c *Conn, o *serverOutlet) bool {
 // enforces MaxUnreadPerConn and MaxUnreadTotal.
 func (e *events) account(gc gnet.Conn, c *Conn, frames bool) gnet.Action {
 	s := e.s
-	held := int64(gc.InboundBuffered()) // gnet keeps what is left, this read's bytes included
+	held := int64(gc.InboundBuffered() + c.part.n) // gnet keeps what is left, this read's bytes included
 	switch {
 	case held == 0:
 		c.since.Store(0)
@@ -499,13 +509,20 @@ func (e *events) account(gc gnet.Conn, c *Conn, frames bool) gnet.Action {
 		return gnet.Close
 	}
 	total := s.unread.Add(held - c.held.Swap(held))
-	for i := 0; total > s.cfg.MaxUnreadTotal && i < 8; i++ {
+	for i := 0; total-s.evicting.Load() > s.cfg.MaxUnreadTotal && i < 8; i++ {
 		if !s.evictOldest() {
 			break
 		}
-		total = s.unread.Load()
 	}
 	if c.evicted.Load() {
+		return gnet.Close
+	}
+	if limit := s.cfg.MaxUnreadTotal + s.cfg.MaxUnreadTotal/4; held > 0 && s.unread.Load() > limit {
+		// The connections closed for the budget have not let go of their
+		// bytes yet (their loops are busy): this one goes now, so the real
+		// total stays within a quarter over the budget.
+		s.log.Warn("transport: closing connection: the server's unread bytes exceed their budget while older holders are still closing",
+			"remote", c.remote, "unreadBytes", held, "maxUnreadBytesTotal", s.cfg.MaxUnreadTotal)
 		return gnet.Close
 	}
 	return gnet.None
@@ -532,8 +549,18 @@ func (s *Server) evictOldest() bool {
 	if victim == nil || !victim.evicted.CompareAndSwap(false, true) {
 		return victim != nil
 	}
-	held := victim.held.Swap(0)
-	s.unread.Add(-held)
+	// The victim's bytes count as evicting until its OnClose. OnClose
+	// marks it closed, then takes evictHeld; we store evictHeld, then look
+	// at closed: whichever comes second sees the other, and Swap lets only
+	// one of them subtract.
+	held := victim.held.Load()
+	victim.evictHeld.Store(held)
+	s.evicting.Add(held)
+	if victim.Closed() {
+		if v := victim.evictHeld.Swap(0); v != 0 {
+			s.evicting.Add(-v)
+		}
+	}
 	s.log.Warn("transport: closing connection: the server's unread bytes exceed their budget and it held its bytes longest",
 		"remote", victim.remote, "unreadBytes", held, "paused", victim.paused.Load(), "maxUnreadBytesTotal", s.cfg.MaxUnreadTotal)
 	_ = victim.Close()
@@ -557,21 +584,36 @@ func (e *events) drain(gc gnet.Conn, c *Conn, o *serverOutlet, out **outBuf) (ac
 	for action == gnet.None {
 		avail := gc.InboundBuffered()
 		if c.need > 0 {
-			if !c.hdrChecked && avail >= 8 {
+			if !c.hdrChecked && c.part.n+avail >= 8 {
 				// Refuse an oversized header before its bytes arrive.
-				w, _ := gc.Peek(8)
+				w := c.part.head()
+				if w == nil {
+					w, _ = gc.Peek(8)
+				}
 				if !e.headerFits(c, int(binary.BigEndian.Uint32(w[4:])&0xFFFFFF)) {
 					return gnet.Close, frames
 				}
 				c.hdrChecked = true
 			}
-			if avail < c.need || e.pause(c, o) {
+			if c.part.n+avail < c.need {
+				if c.need > bigFrame {
+					c.part.take(gc, avail) // out of gnet's ring: see partChunk
+				}
 				break
 			}
-			var prefix [4]byte
-			_, _ = gc.Read(prefix[:])
+			if e.pause(c, o) {
+				break
+			}
 			l := getLease(c.need - 4)
-			_, _ = gc.Read(l.buf)
+			if c.part.n > 0 {
+				got := c.part.copyPayload(l.buf)
+				_, _ = gc.Read(l.buf[got:])
+				c.part.reset()
+			} else {
+				var prefix [4]byte
+				_, _ = gc.Read(prefix[:])
+				_, _ = gc.Read(l.buf)
+			}
 			c.need, c.hdrChecked = 0, false
 			frames = true
 			if !e.take(c, l, out) {
