@@ -67,6 +67,9 @@ type HostileSummary struct {
 	WatchdogKilled   bool              `json:"watchdogKilled"`
 	IdleProbe        Latency           `json:"idleProbe"`
 	AttackProbe      Latency           `json:"attackProbe"`
+	OnsetProbe       Latency           `json:"onsetProbe"`  // the attack's first 2 s: 500 connections open and send 1 MiB each
+	SteadyProbe      Latency           `json:"steadyProbe"` // the rest of the attack
+	SteadyP99Ratio   float64           `json:"steadyP99Ratio"`
 	ProbeErrors      uint64            `json:"probeErrors"`
 	ProbeP99Ratio    float64           `json:"probeP99Ratio"`
 	Attackers        []AttackerOutcome `json:"attackers"`
@@ -143,7 +146,13 @@ func runHostile(cfg hostileConfig) (HostileSummary, error) {
 		}()
 	}
 	halves := newHalfFrames(cfg.Broker, cfg.HalfFrames, cfg.HalfAnnounce, cfg.HalfSend, deadline)
-	attack, attackErrs := runProbe(probe, cfg.Topic, time.Until(deadline), cfg.ProbeEvery)
+	onset, onsetErrs := runProbe(probe, cfg.Topic, min(onsetWindow, time.Until(deadline)), cfg.ProbeEvery)
+	steady, steadyErrs := runProbe(probe, cfg.Topic, time.Until(deadline), cfg.ProbeEvery)
+	attack := &Histogram{}
+	attack.Merge(onset)
+	attack.Merge(steady)
+	attackErrs := onsetErrs + steadyErrs
+	sum.OnsetProbe, sum.SteadyProbe = latencyOf(onset), latencyOf(steady)
 	wg.Wait()
 	sum.HalfFramesClosed, sum.HalfFramesOpen = halves.close()
 
@@ -151,6 +160,7 @@ func runHostile(cfg hostileConfig) (HostileSummary, error) {
 	sum.ProbeErrors = idleErrs + attackErrs
 	if sum.IdleProbe.P99 > 0 {
 		sum.ProbeP99Ratio = sum.AttackProbe.P99 / sum.IdleProbe.P99
+		sum.SteadyP99Ratio = sum.SteadyProbe.P99 / sum.IdleProbe.P99
 	}
 	sum.PeakAnonMiB = mib(mon.peakValue())
 	sum.AboveIdleMiB = sum.PeakAnonMiB - sum.IdleAnonMiB
@@ -162,6 +172,11 @@ func runHostile(cfg hostileConfig) (HostileSummary, error) {
 	}
 	return sum, nil
 }
+
+// onsetWindow is the start of the attack, reported apart: the attackers
+// open their connections and push ~500 MiB through loopback then, on the
+// same two cores as the broker.
+const onsetWindow = 2 * time.Second
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
 
@@ -440,6 +455,8 @@ func (s *HostileSummary) writeText(w io.Writer) {
 		s.IdleAnonMiB, s.PeakAnonMiB, s.AboveIdleMiB, s.EndAnonMiB)
 	fmt.Fprintf(w, "probe send latency: idle p50 %.2f ms p99 %.2f ms; under attack p50 %.2f ms p99 %.2f ms (p99 ratio %.2f); errors %d\n",
 		s.IdleProbe.P50, s.IdleProbe.P99, s.AttackProbe.P50, s.AttackProbe.P99, s.ProbeP99Ratio, s.ProbeErrors)
+	fmt.Fprintf(w, "  attack onset (first %v) p50 %.2f ms p99 %.2f ms; steady p50 %.2f ms p99 %.2f ms (p99 ratio %.2f)\n",
+		onsetWindow, s.OnsetProbe.P50, s.OnsetProbe.P99, s.SteadyProbe.P50, s.SteadyProbe.P99, s.SteadyP99Ratio)
 	for _, a := range s.Attackers {
 		state := "open at the end"
 		if a.ClosedAfterS >= 0 {
