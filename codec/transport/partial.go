@@ -18,10 +18,13 @@ const partChunk = 64 << 10
 // unowned.
 var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, partChunk); return &b }}
 
-// partial is the frame in progress of one server connection, prefix
-// included; touched only by its event loop.
+// partial holds inbound bytes a server connection took out of gnet before
+// it could decode them: a big frame still arriving (prefix included), or
+// the backlog of a paused connection. Touched only by its event loop.
+// Bytes here come before anything gnet still buffers.
 type partial struct {
 	chunks []*[]byte
+	off    int // read position in chunks[0]
 	n      int // bytes held
 }
 
@@ -43,26 +46,37 @@ func (p *partial) take(gc gnet.Conn, max int) {
 	}
 }
 
-// head returns the first 8 bytes held (length and header-length words),
-// or nil when fewer arrived.
-func (p *partial) head() []byte {
-	if p.n < 8 {
-		return nil
+// peek copies the first bytes held into dst without consuming them.
+func (p *partial) peek(dst []byte) int {
+	n, off := 0, p.off
+	for _, c := range p.chunks {
+		if n == len(dst) {
+			break
+		}
+		n += copy(dst[n:], (*c)[off:])
+		off = 0
 	}
-	return (*p.chunks[0])[:8] // a chunk holds far more than 8 bytes
+	return n
 }
 
-// copyPayload copies the held bytes after the 4-byte prefix into dst and
-// reports how many it copied.
-func (p *partial) copyPayload(dst []byte) int {
-	skip, n := 4, 0
-	for _, c := range p.chunks {
-		b := *c
-		if skip > 0 {
-			b = b[skip:]
-			skip = 0
+// read consumes the first bytes held into dst; emptied chunks go back to
+// their pool.
+func (p *partial) read(dst []byte) int {
+	n := 0
+	for n < len(dst) && len(p.chunks) > 0 {
+		c := p.chunks[0]
+		m := copy(dst[n:], (*c)[p.off:])
+		n += m
+		p.off += m
+		p.n -= m
+		if p.off == len(*c) && (len(p.chunks) > 1 || len(*c) == partChunk || p.n == 0) {
+			*c = (*c)[:0]
+			chunkPool.Put(c)
+			copy(p.chunks, p.chunks[1:])
+			p.chunks[len(p.chunks)-1] = nil
+			p.chunks = p.chunks[:len(p.chunks)-1]
+			p.off = 0
 		}
-		n += copy(dst[n:], b)
 	}
 	return n
 }
@@ -75,5 +89,24 @@ func (p *partial) reset() {
 		p.chunks[i] = nil
 	}
 	p.chunks = p.chunks[:0]
-	p.n = 0
+	p.n, p.off = 0, 0
+}
+
+// readIn consumes len(dst) bytes of c's input: first what part holds,
+// then gnet's. The caller knows they are there.
+func (c *Conn) readIn(gc gnet.Conn, dst []byte) {
+	n := c.part.read(dst)
+	if n < len(dst) {
+		_, _ = gc.Read(dst[n:])
+	}
+}
+
+// peekIn copies the first len(dst) bytes of c's input into dst without
+// consuming them. The caller knows they are there.
+func (c *Conn) peekIn(gc gnet.Conn, dst []byte) {
+	n := c.part.peek(dst)
+	if n < len(dst) {
+		w, _ := gc.Peek(len(dst) - n)
+		copy(dst[n:], w)
+	}
 }

@@ -397,7 +397,7 @@ func (e *events) OnClose(gc gnet.Conn, err error) gnet.Action {
 	if c.markClosed() {
 		c.out.abort()
 		s.unread.Add(-c.held.Swap(0))
-		c.part.reset() // OnClose runs on the connection's loop
+		c.part.reset()                        // OnClose runs on the connection's loop
 		if v := c.evictHeld.Swap(0); v != 0 { // after markClosed: see evictOldest
 			s.evicting.Add(-v)
 		}
@@ -492,6 +492,10 @@ func (e *events) mayResume(c *Conn, o *serverOutlet) bool {
 // enforces MaxUnreadPerConn and MaxUnreadTotal.
 func (e *events) account(gc gnet.Conn, c *Conn, frames bool) gnet.Action {
 	s := e.s
+	if c.paused.Load() {
+		// Not decoded for now: out of gnet's doubling ring (see partChunk).
+		c.part.take(gc, gc.InboundBuffered())
+	}
 	held := int64(gc.InboundBuffered() + c.part.n) // gnet keeps what is left, this read's bytes included
 	switch {
 	case held == 0:
@@ -586,17 +590,15 @@ func (e *events) drain(gc gnet.Conn, c *Conn, o *serverOutlet, out **outBuf) (ac
 		if c.need > 0 {
 			if !c.hdrChecked && c.part.n+avail >= 8 {
 				// Refuse an oversized header before its bytes arrive.
-				w := c.part.head()
-				if w == nil {
-					w, _ = gc.Peek(8)
-				}
+				var w [8]byte
+				c.peekIn(gc, w[:])
 				if !e.headerFits(c, int(binary.BigEndian.Uint32(w[4:])&0xFFFFFF)) {
 					return gnet.Close, frames
 				}
 				c.hdrChecked = true
 			}
 			if c.part.n+avail < c.need {
-				if c.need > bigFrame {
+				if c.need > bigFrame || c.part.n > 0 {
 					c.part.take(gc, avail) // out of gnet's ring: see partChunk
 				}
 				break
@@ -604,16 +606,10 @@ func (e *events) drain(gc gnet.Conn, c *Conn, o *serverOutlet, out **outBuf) (ac
 			if e.pause(c, o) {
 				break
 			}
+			var prefix [4]byte
+			c.readIn(gc, prefix[:])
 			l := getLease(c.need - 4)
-			if c.part.n > 0 {
-				got := c.part.copyPayload(l.buf)
-				_, _ = gc.Read(l.buf[got:])
-				c.part.reset()
-			} else {
-				var prefix [4]byte
-				_, _ = gc.Read(prefix[:])
-				_, _ = gc.Read(l.buf)
-			}
+			c.readIn(gc, l.buf)
 			c.need, c.hdrChecked = 0, false
 			frames = true
 			if !e.take(c, l, out) {
@@ -621,6 +617,22 @@ func (e *events) drain(gc gnet.Conn, c *Conn, o *serverOutlet, out **outBuf) (ac
 			} else if c.decoding.Load() {
 				break // paused until its big header is decoded
 			}
+			continue
+		}
+		if c.part.n > 0 {
+			// A backlog taken out of gnet while paused: frame by frame.
+			if c.part.n+avail < 4 {
+				c.part.take(gc, avail)
+				break
+			}
+			var prefix [4]byte
+			c.peekIn(gc, prefix[:])
+			l, err := codec.FrameLength(prefix[:], s.cfg.MaxFrameLength)
+			if err != nil {
+				s.log.Warn("transport: bad frame, closing connection", "remote", c.remote, "err", err)
+				return gnet.Close, frames
+			}
+			c.need = 4 + l
 			continue
 		}
 		if avail == 0 {
