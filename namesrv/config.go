@@ -46,6 +46,14 @@ type Config struct {
 
 	// Network bounds (restart-only): transport.Limits, under its keys.
 	Limits transport.Limits
+
+	// Memory bounds of what clients can register (ours; Java has none).
+	// A registration or KV put past one is refused whole, changing nothing.
+	MaxTopicsPerBrokerRegistration int // topics (and static-topic mappings) in one REGISTER_BROKER
+	MaxTopicRouteEntries           int // (topic, broker name) route entries of all brokers
+	MaxBrokers                     int // live broker addresses
+	MaxKVConfigBytes               int // namespace, key and value bytes of the KV table (+64 per entry)
+	MaxKVConfigValueLength         int // one KV value
 }
 
 // Default returns Java's defaults, with paths under the user's home.
@@ -71,8 +79,28 @@ func Default() Config {
 		ListenPort:                           9876,
 		ServerChannelMaxIdleTimeSeconds:      120,
 		Limits:                               transport.DefaultLimits(),
+
+		MaxTopicsPerBrokerRegistration: DefaultMaxTopicsPerBrokerRegistration,
+		MaxTopicRouteEntries:           DefaultMaxTopicRouteEntries,
+		MaxBrokers:                     DefaultMaxBrokers,
+		MaxKVConfigBytes:               DefaultMaxKVConfigBytes,
+		MaxKVConfigValueLength:         DefaultMaxKVConfigValueLength,
 	}
 }
+
+// Defaults of the registration and KV bounds. A Java broker's plain
+// registration carries every topic in one frame of at most 16 MiB, about
+// 200 bytes a topic, so no real broker sends 100,000 topics; each route
+// entry retains about 100 bytes, so the route table stays near 200 MiB at
+// most; the KV table holds the order-topic configs (one short entry per
+// ordered topic) and little else.
+const (
+	DefaultMaxTopicsPerBrokerRegistration = 100_000
+	DefaultMaxTopicRouteEntries           = 2_000_000
+	DefaultMaxBrokers                     = 4096
+	DefaultMaxKVConfigBytes               = 16 << 20
+	DefaultMaxKVConfigValueLength         = 64 << 10
+)
 
 // Validate reports settings the server cannot run with.
 func (c *Config) Validate() error {
@@ -177,6 +205,11 @@ var props = []prop{
 	int64Prop("maxUnreadBytesTotal", func(c *Config) *int64 { return &c.Limits.MaxUnreadBytesTotal }),
 	int64Prop("frameReadTimeoutMillis", func(c *Config) *int64 { return &c.Limits.FrameReadTimeoutMillis }),
 	intProp("maxHeaderLength", func(c *Config) *int { return &c.Limits.MaxHeaderLength }),
+	intProp("maxTopicsPerBrokerRegistration", func(c *Config) *int { return &c.MaxTopicsPerBrokerRegistration }),
+	intProp("maxTopicRouteEntries", func(c *Config) *int { return &c.MaxTopicRouteEntries }),
+	intProp("maxBrokers", func(c *Config) *int { return &c.MaxBrokers }),
+	intProp("maxKVConfigBytes", func(c *Config) *int { return &c.MaxKVConfigBytes }),
+	intProp("maxKVConfigValueLength", func(c *Config) *int { return &c.MaxKVConfigValueLength }),
 }
 
 func int64Prop(name string, f func(*Config) *int64) prop {

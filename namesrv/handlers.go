@@ -1,6 +1,8 @@
 package namesrv
 
 import (
+	"errors"
+	"fmt"
 	"hash/crc32"
 	"strings"
 	"time"
@@ -86,6 +88,28 @@ func filterByZone(r *body.TopicRouteData, zone string) {
 	r.QueueDatas = qds
 }
 
+// limitOr is v, or def when v is not positive.
+func limitOr(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// bigRegisterBody: a plain body this long, or any compressed one, is
+// decoded under bigDecode. Decoding costs many times the body (the topic
+// configs it yields), so at most one such decode runs at a time and a
+// burst of them cannot multiply that cost by the pool size.
+const bigRegisterBody = 1 << 20
+
+func (s *Server) decodeRegisterBody(b []byte, compressed bool, version int32) (body.RegisterBrokerBody, error) {
+	if compressed || len(b) >= bigRegisterBody {
+		s.bigDecode.Lock()
+		defer s.bigDecode.Unlock()
+	}
+	return body.DecodeRegisterBrokerBody(b, compressed, version)
+}
+
 func (s *Server) registerBroker(c *transport.Conn, req *codec.Frame) *codec.Frame {
 	var h header.RegisterBrokerRequest
 	if err := h.Decode(req); err != nil {
@@ -95,18 +119,26 @@ func (s *Server) registerBroker(c *transport.Conn, req *codec.Frame) *codec.Fram
 		s.log.Warn("namesrv: register broker crc32 mismatch", "remote", c.RemoteAddr())
 		return fail(req, codec.RespSystemError, remarks.CRC32NotMatch)
 	}
-	b, err := body.DecodeRegisterBrokerBody(req.Body, h.Compressed, req.Version)
+	b, err := s.decodeRegisterBody(req.Body, h.Compressed, req.Version)
 	if err != nil {
 		s.log.Warn("namesrv: register broker body", "remote", c.RemoteAddr(), "broker", h.BrokerName, "err", err)
 		return fail(req, codec.RespSystemError, "Failed to decode RegisterBrokerBody")
 	}
 	cfg := s.cfg.Load()
+	if max := limitOr(cfg.MaxTopicsPerBrokerRegistration, DefaultMaxTopicsPerBrokerRegistration); len(b.Topics)+len(b.Mappings) > max {
+		s.log.Warn("namesrv: register broker refused (maxTopicsPerBrokerRegistration)", "remote", c.RemoteAddr(),
+			"broker", h.BrokerName, "topics", len(b.Topics), "mappings", len(b.Mappings))
+		return fail(req, codec.RespSystemError, fmt.Sprintf("register broker refused: %d topics and mappings, more than maxTopicsPerBrokerRegistration %d",
+			len(b.Topics)+len(b.Mappings), max))
+	}
 	reg := registration{
 		cluster: strings.Clone(h.ClusterName), addr: strings.Clone(h.BrokerAddr), name: strings.Clone(h.BrokerName),
 		id: h.BrokerID, haAddr: strings.Clone(h.HaServerAddr), zone: strings.Clone(h.ZoneName),
 		timeout: time.Duration(h.HeartbeatTimeoutMillis) * time.Millisecond,
 		body:    b, hasBody: true, conn: c,
 		deleteMissingTopics: cfg.DeleteTopicWithBrokerRegistration,
+		maxBrokers:          limitOr(cfg.MaxBrokers, DefaultMaxBrokers),
+		maxEntries:          limitOr(cfg.MaxTopicRouteEntries, DefaultMaxTopicRouteEntries),
 	}
 	if _, present := req.Get("enableActingMaster"); present {
 		v := h.EnableActingMaster
@@ -115,6 +147,10 @@ func (s *Server) registerBroker(c *transport.Conn, req *codec.Frame) *codec.Fram
 	res, registered := s.routes.register(&reg)
 	if !registered {
 		return fail(req, codec.RespSystemError, remarks.RegisterBrokerFailed)
+	}
+	if res.refused != "" {
+		s.log.Warn("namesrv: "+res.refused, "remote", c.RemoteAddr(), "cluster", h.ClusterName, "broker", h.BrokerName, "addr", h.BrokerAddr)
+		return fail(req, codec.RespSystemError, res.refused)
 	}
 	resp := ok(req)
 	rh := header.RegisterBrokerResponse{HaServerAddr: res.haAddr, MasterAddr: res.masterAddr}
@@ -239,7 +275,10 @@ func (s *Server) registerTopic(_ *transport.Conn, req *codec.Frame) *codec.Frame
 			r.QueueDatas[i].BrokerName = strings.Clone(r.QueueDatas[i].BrokerName)
 		}
 		if len(r.QueueDatas) > 0 {
-			s.routes.registerTopic(strings.Clone(h.Topic), r.QueueDatas)
+			max := limitOr(s.cfg.Load().MaxTopicRouteEntries, DefaultMaxTopicRouteEntries)
+			if s.routes.registerTopic(strings.Clone(h.Topic), r.QueueDatas, max) {
+				return fail(req, codec.RespSystemError, fmt.Sprintf("register topic refused: the route table holds maxTopicRouteEntries %d entries", max))
+			}
 		}
 	}
 	return ok(req)
@@ -250,7 +289,19 @@ func (s *Server) putKVConfig(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	if err := h.Decode(req); err != nil {
 		return fail(req, codec.RespSystemError, remarks.NamespaceOrKeyIsNull)
 	}
-	if err := s.kv.put(strings.Clone(h.Namespace), strings.Clone(h.Key), strings.Clone(h.Value)); err != nil {
+	cfg := s.cfg.Load()
+	// The bounds are checked on the request's strings; only a put that
+	// fits clones them.
+	maxBytes := limitOr(cfg.MaxKVConfigBytes, DefaultMaxKVConfigBytes)
+	maxValue := limitOr(cfg.MaxKVConfigValueLength, DefaultMaxKVConfigValueLength)
+	if len(h.Value) > maxValue {
+		return fail(req, codec.RespSystemError, fmt.Sprintf("put kv config refused: value of %d bytes, more than maxKVConfigValueLength %d", len(h.Value), maxValue))
+	}
+	if err := s.kv.put(strings.Clone(h.Namespace), strings.Clone(h.Key), strings.Clone(h.Value), maxBytes, maxValue); err != nil {
+		if errors.Is(err, errKVFull) {
+			s.log.Warn("namesrv: put kv config refused", "namespace", h.Namespace, "err", err)
+			return fail(req, codec.RespSystemError, "put kv config refused: "+strings.TrimPrefix(err.Error(), errKVFull.Error()+": "))
+		}
 		s.log.Error("namesrv: put kv config", "err", err)
 	}
 	return ok(req)

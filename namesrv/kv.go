@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"sync"
 
 	"github.com/rocketgo/rocketgo/codec/body"
@@ -24,6 +25,7 @@ type kvStore struct {
 
 	mu    sync.RWMutex
 	table map[string]map[string]string // guarded by mu
+	bytes int                          // kvCost of every entry; guarded by mu
 
 	persistMu sync.Mutex // serializes file writes, taken after mu is released
 }
@@ -54,8 +56,24 @@ func (s *kvStore) load() error {
 		}
 		s.table[ns.Namespace] = m
 	}
+	s.bytes = 0
+	for ns, m := range s.table {
+		for k, v := range m {
+			s.bytes += kvCost(ns, k, v)
+		}
+	}
 	return nil
 }
+
+// kvEntryOverhead is what one entry costs besides its strings (map slot,
+// string headers), roughly.
+const kvEntryOverhead = 64
+
+// kvCost is the memory one entry is counted as pinning.
+func kvCost(ns, key, value string) int { return len(ns) + len(key) + len(value) + kvEntryOverhead }
+
+// errKVFull refuses a put that would pass the KV bounds.
+var errKVFull = errors.New("namesrv: kv config full")
 
 func (s *kvStore) get(ns, key string) (string, bool) {
 	s.mu.RLock()
@@ -85,23 +103,51 @@ func sortedEntries(m map[string]string) []body.KVEntry {
 	return out
 }
 
-func (s *kvStore) put(ns, key, value string) error {
+// put sets one entry. It refuses (an error wrapping errKVFull, nothing
+// changed) a value longer than maxValue or a put that would take the
+// table's kvCost past maxBytes; a bound <= 0 is not checked.
+func (s *kvStore) put(ns, key, value string, maxBytes, maxValue int) error {
+	if maxValue > 0 && len(value) > maxValue {
+		return fmt.Errorf("%w: value of %d bytes, more than maxKVConfigValueLength %d", errKVFull, len(value), maxValue)
+	}
 	s.mu.Lock()
 	m := s.table[ns]
+	grow := kvCost(ns, key, value)
+	if old, had := m[key]; had {
+		grow -= kvCost(ns, key, old)
+	}
+	if maxBytes > 0 && grow > 0 && s.bytes+grow > maxBytes {
+		used := s.bytes
+		s.mu.Unlock()
+		return fmt.Errorf("%w: %d bytes used, %d more would pass maxKVConfigBytes %d", errKVFull, used, grow, maxBytes)
+	}
 	if m == nil {
 		m = make(map[string]string)
 		s.table[ns] = m
 	}
 	m[key] = value
+	s.bytes += grow
 	s.mu.Unlock()
-	s.log.Info("namesrv: put kv config", "namespace", ns, "key", key, "value", value)
+	s.log.Info("namesrv: put kv config", "namespace", ns, "key", key, "value", logValue(value))
 	return s.persist()
+}
+
+// logValue shortens a long value for the log.
+func logValue(v string) string {
+	const max = 256
+	if len(v) <= max {
+		return v
+	}
+	return v[:max] + "…(" + strconv.Itoa(len(v)) + " bytes)"
 }
 
 func (s *kvStore) delete(ns, key string) error {
 	s.mu.Lock()
 	if m := s.table[ns]; m != nil {
-		delete(m, key)
+		if old, had := m[key]; had {
+			s.bytes -= kvCost(ns, key, old)
+			delete(m, key)
+		}
 	}
 	s.mu.Unlock()
 	s.log.Info("namesrv: delete kv config", "namespace", ns, "key", key)

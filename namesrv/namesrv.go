@@ -21,6 +21,8 @@ type Server struct {
 	kv     *kvStore
 	start  time.Time
 
+	bigDecode sync.Mutex // one big or compressed REGISTER_BROKER body decodes at a time
+
 	srv     *transport.Server
 	general *transport.Pool
 	client  *transport.Pool

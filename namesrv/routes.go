@@ -1,6 +1,7 @@
 package namesrv
 
 import (
+	"fmt"
 	"log/slog"
 	"sort"
 	"sync"
@@ -72,6 +73,9 @@ type routeTable struct {
 	live     map[brokerKey]*liveInfo        // guarded by mu (fields of *liveInfo: see there)
 	filters  map[brokerKey][]string         // guarded by mu
 	mappings map[string]map[string][]byte   // topic → bname → TopicQueueMappingInfo JSON; guarded by mu
+	// entries counts the (topic, broker name) pairs of topics plus those
+	// of mappings, the bulk of what registrations retain; guarded by mu.
+	entries int
 
 	maxRegisterHold atomic.Int64 // longest write-lock hold of a registration, ns (observability, tests)
 }
@@ -100,11 +104,16 @@ type registration struct {
 	hasBody             bool
 	conn                *transport.Conn
 	deleteMissingTopics bool // deleteTopicWithBrokerRegistration
+	// Bounds (maxBrokers, maxTopicRouteEntries): a registration that
+	// would pass one is refused before anything changes.
+	maxBrokers, maxEntries int
 }
 
-// registerResult is what a slave learns about its master.
+// registerResult is what a slave learns about its master, or why the
+// registration was refused (refused != "": nothing changed).
 type registerResult struct {
 	haAddr, masterAddr string
+	refused            string
 }
 
 // register applies a broker registration like Java's registerBroker. ok is
@@ -134,6 +143,10 @@ func (t *routeTable) register(r *registration) (res registerResult, ok bool) {
 			}
 		}
 	}()
+
+	if refused := t.overBoundsLocked(r, key); refused != "" {
+		return registerResult{refused: refused}, true
+	}
 
 	names := t.clusters[r.cluster]
 	if names == nil {
@@ -209,7 +222,11 @@ func (t *routeTable) register(r *registration) (res registerResult, ok bool) {
 			}
 			if len(qs) == 0 {
 				t.topics[topic] = queues[i : i+1 : i+1]
+				t.entries++
 				continue
+			}
+			if qs.find(r.name) < 0 {
+				t.entries++
 			}
 			t.topics[topic] = qs.set(queues[i])
 		}
@@ -219,6 +236,9 @@ func (t *routeTable) register(r *registration) (res registerResult, ok bool) {
 				if bm == nil {
 					bm = make(map[string][]byte)
 					t.mappings[m.Topic] = bm
+				}
+				if _, had := bm[m.BrokerName]; !had {
+					t.entries++
 				}
 				bm[m.BrokerName] = m.JSON
 			}
@@ -246,6 +266,34 @@ func (t *routeTable) register(r *registration) (res registerResult, ok bool) {
 		}
 	}
 	return res, true
+}
+
+// overBoundsLocked says why r may not register ("" when it may): a new
+// broker address past maxBrokers, or route entries (topics and mappings
+// new for this broker name) past maxEntries. Caller holds mu.
+func (t *routeTable) overBoundsLocked(r *registration, key brokerKey) string {
+	if _, known := t.live[key]; !known && r.maxBrokers > 0 && len(t.live) >= r.maxBrokers {
+		return fmt.Sprintf("register broker refused: %d brokers are registered (maxBrokers)", len(t.live))
+	}
+	if r.maxEntries <= 0 || !r.hasBody {
+		return ""
+	}
+	added := 0
+	for i := range r.body.Topics {
+		if t.topics[r.body.Topics[i].TopicName].find(r.name) < 0 {
+			added++
+		}
+	}
+	for _, m := range r.body.Mappings {
+		if _, had := t.mappings[m.Topic][m.BrokerName]; !had {
+			added++
+		}
+	}
+	if t.entries+added > r.maxEntries {
+		return fmt.Sprintf("register broker refused: %d new topic route entries on top of %d pass maxTopicRouteEntries %d",
+			added, t.entries, r.maxEntries)
+	}
+	return ""
 }
 
 // touch refreshes a broker's last-update time (heartbeat, data version query).
@@ -607,6 +655,7 @@ func (t *routeTable) deleteTopic(topic, cluster string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if cluster == "" {
+		t.entries -= len(t.topics[topic])
 		delete(t.topics, topic)
 		return
 	}
@@ -621,22 +670,35 @@ func (t *routeTable) deleteTopic(topic, cluster string) {
 }
 
 // registerTopic adds queue data for a topic (REGISTER_TOPIC_IN_NAMESRV);
-// like Java it refuses, whole, a list naming an unknown broker.
-func (t *routeTable) registerTopic(topic string, qds []body.QueueData) bool {
+// like Java it ignores, whole, a list naming an unknown broker. It
+// refuses (refused=true, nothing changed) a list that would take the
+// route entries past maxEntries (> 0).
+func (t *routeTable) registerTopic(topic string, qds []body.QueueData, maxEntries int) (refused bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	qs := t.topics[topic]
+	added := 0
 	for _, qd := range qds {
 		if t.brokers[qd.BrokerName] == nil {
 			t.log.Warn("namesrv: register topic names an unknown broker", "topic", topic, "broker", qd.BrokerName)
 			return false
 		}
+		if qs.find(qd.BrokerName) < 0 {
+			added++ // at most: qds may name a broker twice
+		}
 	}
-	qs := t.topics[topic]
+	if maxEntries > 0 && t.entries+added > maxEntries {
+		t.log.Warn("namesrv: register topic refused (maxTopicRouteEntries)", "topic", topic, "entries", t.entries)
+		return true
+	}
 	for _, qd := range qds {
+		if qs.find(qd.BrokerName) < 0 {
+			t.entries++
+		}
 		qs = qs.set(qd)
 	}
 	t.topics[topic] = qs
-	return true
+	return false
 }
 
 // setWritePerm wipes (wipe=true) or restores the write permission of every
@@ -693,6 +755,7 @@ func (t *routeTable) removeQueues(topic string, qs queueSet, name string) queueS
 	if i < 0 {
 		return qs
 	}
+	t.entries--
 	if len(qs) == 1 {
 		delete(t.topics, topic)
 		return nil
