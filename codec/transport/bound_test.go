@@ -465,6 +465,72 @@ func TestHalfFramesStayUnderUnreadBudget(t *testing.T) {
 	require.Contains(t, sink.String(), "maxUnreadBytesTotal")
 }
 
+// The memory behind the unread budget is what arrived, not a multiple of
+// it: 200 connections each sending 1 MiB of a 2 MiB frame (200 MiB on the
+// wire) leave the heap within a few times the 16 MiB budget.
+func TestHalfFramesHeapBounded(t *testing.T) {
+	const (
+		budget = 16 << 20
+		conns  = 200
+	)
+	var mu sync.Mutex
+	var ncs []net.Conn
+	var srv []*Conn
+	s := startServer(t, ServerConfig{MaxFrameLength: 4 << 20, MaxUnreadTotal: budget,
+		OnConnect: func(c *Conn) { mu.Lock(); srv = append(srv, c); mu.Unlock() }}, NewRouter())
+	w := watchHeap(t, 80<<20, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, nc := range ncs {
+			_ = nc.Close()
+		}
+	})
+	half := binary.BigEndian.AppendUint32(nil, 2<<20)
+	half = append(half, make([]byte, 1<<20-4)...)
+	var wg sync.WaitGroup
+	for range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			nc, err := net.DialTimeout("tcp", s.Addr(), 2*time.Second)
+			if err != nil {
+				t.Errorf("dial: %v", err)
+				return
+			}
+			mu.Lock()
+			ncs = append(ncs, nc)
+			mu.Unlock()
+			_ = nc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+			_, _ = nc.Write(half) // fails once the server closed it: expected for most
+		}()
+	}
+	wg.Wait()
+	// Every connection's megabyte is in, or it was closed.
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(srv) < conns {
+			return false
+		}
+		for _, c := range srv {
+			if !c.Closed() && c.held.Load() < 1<<20 {
+				return false
+			}
+		}
+		return true
+	}, 20*time.Second, 10*time.Millisecond)
+	_, unread := s.Buffered()
+	require.LessOrEqual(t, unread, int64(budget+budget/4))
+	w.close()
+	t.Logf("heap peak +%d MiB with a %d MiB unread budget; %d of %d connections open",
+		w.peak.Load()>>20, budget>>20, s.ConnCount(), conns)
+	mu.Lock()
+	for _, nc := range ncs {
+		_ = nc.Close()
+	}
+	mu.Unlock()
+}
+
 // A sender that dribbles one frame is closed FrameReadTimeout after it
 // began, however steadily bytes arrive; and bytes of an incomplete frame
 // are not traffic for the idle check. Frames that complete in time, even

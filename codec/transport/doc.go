@@ -44,7 +44,12 @@
 //   - gnet keeps reading a paused socket (it has no way not to); the bytes
 //     a connection holds undecoded (a paused backlog, an incomplete frame)
 //     are bounded by MaxUnreadPerConn, and by MaxUnreadTotal over all
-//     connections, which closes the one that has held bytes longest.
+//     connections, which closes the one that has held bytes longest. A
+//     paused backlog and an incomplete frame over 64 KiB are moved out of
+//     gnet's ring (which grows by doubling through pooled buffers: several
+//     times the bytes in garbage) into pooled 64 KiB chunks (partial.go),
+//     so the memory is what arrived; nothing is allocated for a length
+//     only announced.
 //   - A frame not complete FrameReadTimeout after its first bytes closes
 //     the connection; bytes of an incomplete frame are not activity for
 //     IdleTimeout. Every close for a bound logs a WARN with the remote and
