@@ -227,11 +227,15 @@ func (t *holdTable) connClosed(c *transport.Conn) {
 		return
 	}
 	delete(t.conns, c)
-	prs := cl.prs
-	cl.prs = nil // claimLocked below finds pr.connIndex out of range
-	for _, pr := range prs {
-		t.claimLocked(pr)
+	// Every listed pull is unclaimed (a claim unlists it); keep only
+	// those claimed here all the same, so none is freed twice.
+	prs := cl.prs[:0]
+	for _, pr := range cl.prs {
+		if t.claimLocked(pr) {
+			prs = append(prs, pr)
+		}
 	}
+	cl.prs = nil
 	t.mu.Unlock()
 	for _, pr := range prs {
 		t.drop(pr)
