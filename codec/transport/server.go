@@ -497,6 +497,10 @@ func (e *events) account(gc gnet.Conn, c *Conn, frames bool) gnet.Action {
 		c.part.take(gc, gc.InboundBuffered())
 	}
 	held := int64(gc.InboundBuffered() + c.part.n) // gnet keeps what is left, this read's bytes included
+	if held == 0 && c.held.Load() == 0 {
+		c.since.Store(0) // the usual case: every frame was whole
+		return gnet.None
+	}
 	switch {
 	case held == 0:
 		c.since.Store(0)
