@@ -115,12 +115,14 @@ func TestNonReadingClientIsBounded(t *testing.T) {
 		inflight = 16
 	)
 	for _, tc := range []struct {
-		name  string
-		reply int
-		views bool
+		name   string
+		reply  int
+		views  bool
+		inline bool
 	}{
-		{"views", 128 << 10, true},  // pull-like: 250 MiB if copied
-		{"copies", 64 << 10, false}, // ordinary replies: 125 MiB
+		{"views", 128 << 10, true, false},  // pull-like: 250 MiB if copied
+		{"copies", 64 << 10, false, false}, // ordinary replies: 125 MiB
+		{"inline", 64 << 10, false, true},  // replies batched by the event loop
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			shared := bytes.Repeat([]byte{'v'}, tc.reply)
@@ -128,7 +130,11 @@ func TestNonReadingClientIsBounded(t *testing.T) {
 			pool := newPool(t, "big", 4, 4*n)
 			r := NewRouter()
 			r.Handle(codeEcho, nil, echo)
-			r.Handle(codeOther, pool, func(c *Conn, req *codec.Frame) *codec.Frame {
+			p := pool
+			if tc.inline {
+				p = nil
+			}
+			r.Handle(codeOther, p, func(c *Conn, req *codec.Frame) *codec.Frame {
 				handled.Add(1)
 				resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
 				if tc.views {

@@ -607,6 +607,9 @@ func (e *events) drain(gc gnet.Conn, c *Conn, o *serverOutlet, out **outBuf) (ac
 				}
 				break
 			}
+			if !flushBig(o, out) {
+				return gnet.Close, frames
+			}
 			if e.pause(c, o) {
 				break
 			}
@@ -661,6 +664,10 @@ func (e *events) drain(gc gnet.Conn, c *Conn, o *serverOutlet, out **outBuf) (ac
 				c.need = n // read it whole once it is complete, above
 				break
 			}
+			if !flushBig(o, out) {
+				action = gnet.Close
+				break
+			}
 			if e.pause(c, o) {
 				stop = true
 				break
@@ -706,6 +713,19 @@ func (e *events) take(c *Conn, l *Lease, out **outBuf) bool {
 		return true
 	}
 	return e.route(c, l, out)
+}
+
+// flushBig sends the inline replies batched so far once they are big:
+// they count towards a pause only once sent. It reports false when the
+// connection must close.
+func flushBig(o *serverOutlet, out **outBuf) bool {
+	if *out == nil || len((*out).b) < peekWindow {
+		return true
+	}
+	b := *out
+	*out = nil
+	err := o.send(pendingWrite{buf: b}, true)
+	return err == nil || errors.Is(err, ErrConnClosed)
 }
 
 // headerFits checks a frame's header length against MaxHeaderLength.
