@@ -139,3 +139,17 @@ func TestPutDuringSlowFlush(t *testing.T) {
 	close(release)
 	require.NoError(t, <-flushed)
 }
+
+// entriesOf counts what Put writes: the unique key plus every non-empty
+// space-separated key, without allocating.
+func TestEntriesOfCountsWords(t *testing.T) {
+	for _, c := range []struct {
+		keys, uniq string
+		want       int
+	}{
+		{"", "", 0}, {"", "U", 1}, {"a", "", 1}, {"a b", "U", 3}, {"  a  b ", "", 2}, {" ", "U", 1},
+	} {
+		require.Equal(t, c.want, entriesOf(c.keys, c.uniq), "%q %q", c.keys, c.uniq)
+	}
+	require.Zero(t, testing.AllocsPerRun(100, func() { entriesOf("k1 k2 k3", "U") }))
+}
