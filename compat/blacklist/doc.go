@@ -18,7 +18,12 @@
 //	turns a protection off      prefix acl authentication authorization,
 //	                            initAuthenticationUser,
 //	                            innerClientAuthenticationCredentials,
-//	                            listenIP, bindAddress, maxTopicQueueNums
+//	                            listenIP, bindAddress, maxTopicQueueNums,
+//	                            the network and memory bounds (write-buffer
+//	                            watermarks, unsent/unread/in-flight/header
+//	                            limits, frameReadTimeoutMillis, held-pull and
+//	                            query caps, the name server's registration and
+//	                            KV caps)
 //	deletes kept data           fileReservedTime, cleanFileForciblyEnable,
 //	                            diskMaxUsedSpaceRatio,
 //	                            diskSpaceCleanForciblyRatio,
