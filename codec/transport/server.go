@@ -525,10 +525,11 @@ func (e *events) account(gc gnet.Conn, c *Conn, frames bool) gnet.Action {
 	if c.evicted.Load() {
 		return gnet.Close
 	}
-	if limit := s.cfg.MaxUnreadTotal + s.cfg.MaxUnreadTotal/4; held > 0 && s.unread.Load() > limit {
+	if limit := s.cfg.MaxUnreadTotal + s.cfg.MaxUnreadTotal/4; held > bigFrame && s.unread.Load() > limit {
 		// The connections closed for the budget have not let go of their
 		// bytes yet (their loops are busy): this one goes now, so the real
-		// total stays within a quarter over the budget.
+		// total stays within a quarter over the budget. Not for a few KiB
+		// of a small frame split by a read: a normal client's.
 		s.log.Warn("transport: closing connection: the server's unread bytes exceed their budget while older holders are still closing",
 			"remote", c.remote, "unreadBytes", held, "maxUnreadBytesTotal", s.cfg.MaxUnreadTotal)
 		return gnet.Close
