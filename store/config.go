@@ -43,6 +43,17 @@ type Config struct {
 
 	MaxMessageSize int // 4 MiB
 
+	// BrokerRole is the role the store opens in (SetRole changes it):
+	// ASYNC_MASTER (default), SYNC_MASTER or SLAVE.
+	BrokerRole Role
+	// InSyncReplicas is the number of replicas, the master included, a
+	// SYNC_MASTER put needs before it completes (Java inSyncReplicas, 1;
+	// at 1 or less a SYNC_MASTER put waits for no slave, as in Java 5.x).
+	InSyncReplicas int
+	// SlaveTimeout bounds a put's wait for replication; past it the put
+	// is answered FlushSlaveTimeout (Java slaveTimeout, 3s).
+	SlaveTimeout time.Duration
+
 	FileReservedTime time.Duration // 72h
 	DeleteWhen       string        // "04" (hours separated by ';')
 	// Disk usage (percent of the file system holding the commit log, or
@@ -100,6 +111,8 @@ func DefaultConfig(root string) Config {
 		FlushIntervalConsumeQueue:      time.Second,
 		SyncFlushTimeout:               5 * time.Second,
 		MaxMessageSize:                 4 << 20,
+		InSyncReplicas:                 1,
+		SlaveTimeout:                   3 * time.Second,
 		FileReservedTime:               72 * time.Hour,
 		DeleteWhen:                     "04",
 		DiskMaxUsedSpaceRatio:          75,
@@ -142,6 +155,12 @@ func (c *Config) Validate() error {
 	}
 	if c.SyncFlushTimeout <= 0 {
 		c.SyncFlushTimeout = 5 * time.Second
+	}
+	if c.SlaveTimeout <= 0 {
+		c.SlaveTimeout = 3 * time.Second
+	}
+	if c.BrokerRole < AsyncMaster || c.BrokerRole > Slave {
+		return fmt.Errorf("store: config: unknown BrokerRole %d", c.BrokerRole)
 	}
 	if c.CleanResourceInterval <= 0 {
 		c.CleanResourceInterval = 10 * time.Second

@@ -3,113 +3,114 @@ package store
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 )
 
-type flushReq struct {
-	end  int64
-	at   time.Time
-	res  PutResult
-	done func(PutResult)
+// The SYNC_FLUSH group commit and the replication wait are expressed
+// through progress offsets (progress.go): finish queues a put on the first
+// offset its policy needs; the flusher's fdatasync advances flushed (one
+// fdatasync covers every record written before it) and the HA service's
+// acknowledgements advance replicated; a put whose offsets have all passed
+// is answered at once by whoever advanced the last one. The watchdog
+// answers FlushDiskTimeout (SyncFlushTimeout) and FlushSlaveTimeout
+// (SlaveTimeout) to waiters older than the limits even while an fdatasync
+// or a slave hangs; each put is answered exactly once.
+
+// policy is what a put waits for: flushed under SYNC_FLUSH, replicated on
+// a SYNC_MASTER whose put needs more than one replica (Java 5.x handleHA:
+// inSyncReplicas <= 1 completes at once).
+func (s *Store) policy() uint8 {
+	var n uint8
+	if s.cfg.FlushDiskType == SyncFlush {
+		n |= needFlushed
+	}
+	if Role(s.role.Load()) == SyncMaster && s.inSyncReplicas.Load() > 1 {
+		n |= needReplicated
+	}
+	return n
 }
 
-// groupCommit queues SYNC_FLUSH completions: one fdatasync covers every
-// record written before it, then each waiter whose record it covers is told.
-// A watchdog answers FlushDiskTimeout to waiters older than
-// SyncFlushTimeout even while an fdatasync hangs; each waiter is answered
-// exactly once.
-type groupCommit struct {
-	mu       sync.Mutex
-	reqs     []flushReq // queued; guarded by mu
-	inflight []flushReq // being flushed; guarded by mu
-	spare    []flushReq // guarded by mu
-	wake     chan struct{}
+// proceed moves w to the next offset it waits for, or answers it.
+func (s *Store) proceed(w *waiter) {
+	if w.needs&needFlushed != 0 {
+		if s.flushed.enqueue(w) {
+			s.wakeFlusher()
+			return
+		}
+		w.needs &^= needFlushed
+	}
+	if w.needs&needReplicated != 0 {
+		if time.Since(w.at) > s.cfg.SlaveTimeout {
+			// The flush took longer than the slaves may (Java: the HA
+			// status overrides the flush status).
+			s.slaveTimeout(w)
+			return
+		}
+		if s.replicated.enqueue(w) {
+			return
+		}
+		w.needs &^= needReplicated
+	}
+	w.done(w.res)
 }
 
-func (g *groupCommit) enqueue(r flushReq) {
-	g.mu.Lock()
-	g.reqs = append(g.reqs, r)
-	g.mu.Unlock()
+// flushPassed: flushed passed w's records.
+func (s *Store) flushPassed(w *waiter) {
+	if time.Since(w.at) > s.cfg.SyncFlushTimeout && w.res.Status == PutOK {
+		w.res.Status = FlushDiskTimeout
+		w.res.Err = fmt.Errorf("store: flush took longer than %v", s.cfg.SyncFlushTimeout)
+	}
+	w.needs &^= needFlushed
+	s.proceed(w)
+}
+
+// flushFailed: w's records could not be flushed (err) or not in time.
+func (s *Store) flushFailed(w *waiter, err error) {
+	if w.res.Status == PutOK {
+		w.res.Status, w.res.Err = FlushDiskTimeout, err
+	}
+	w.needs &^= needFlushed
+	s.proceed(w)
+}
+
+func (s *Store) replPassed(w *waiter) {
+	w.needs &^= needReplicated
+	s.proceed(w)
+}
+
+// slaveTimeout answers w FlushSlaveTimeout: the record is stored, but not
+// acknowledged by enough slaves within SlaveTimeout.
+func (s *Store) slaveTimeout(w *waiter) {
+	w.res.Status = FlushSlaveTimeout
+	w.res.Err = fmt.Errorf("store: not replicated within %v", s.cfg.SlaveTimeout)
+	w.needs = 0
+	w.done(w.res)
+}
+
+// expireWaiters answers the waiters older than their limits (watchdog).
+func (s *Store) expireWaiters(now time.Time) {
+	s.flushed.expire(now.Add(-s.cfg.SyncFlushTimeout), func(w *waiter) {
+		s.flushFailed(w, fmt.Errorf("store: no flush within %v", s.cfg.SyncFlushTimeout))
+	})
+	s.replicated.expire(now.Add(-s.cfg.SlaveTimeout), s.slaveTimeout)
+}
+
+// answerAll answers every queued put (Close): flushed first, which may
+// move puts on to replicated.
+func (s *Store) answerAll() {
+	s.flushed.wake()
+	s.flushed.drain(-1, func(w *waiter) { s.flushFailed(w, errors.New("store: record not flushed")) })
+	s.replicated.drain(-1, func(w *waiter) {
+		w.res.Status, w.res.Err, w.needs = FlushSlaveTimeout, errors.New("store: closed before the slaves acknowledged"), 0
+		w.done(w.res)
+	})
+}
+
+func (s *Store) wakeFlusher() {
 	select {
-	case g.wake <- struct{}{}:
+	case s.flushWake <- struct{}{}:
 	default:
 	}
-}
-
-// take moves the queued requests in flight (flusher goroutine only).
-func (g *groupCommit) take() {
-	g.mu.Lock()
-	g.inflight, g.reqs = g.reqs, g.spare[:0]
-	g.spare = nil
-	g.mu.Unlock()
-}
-
-// complete answers the in-flight requests after a flush.
-func (g *groupCommit) complete(s *Store, flushErr error) {
-	g.mu.Lock()
-	reqs := g.inflight
-	g.inflight = nil
-	g.mu.Unlock()
-	timeout := s.cfg.SyncFlushTimeout
-	now := time.Now()
-	flushed := s.flushed.Load()
-	for i := range reqs {
-		r := &reqs[i]
-		res := r.res
-		switch {
-		case flushErr != nil:
-			res.Status, res.Err = FlushDiskTimeout, flushErr
-		case r.end > flushed:
-			res.Status, res.Err = FlushDiskTimeout, errors.New("store: record not flushed")
-		case now.Sub(r.at) > timeout:
-			res.Status = FlushDiskTimeout
-			res.Err = fmt.Errorf("store: flush took longer than %v", timeout)
-		}
-		r.done(res)
-		*r = flushReq{}
-	}
-	g.mu.Lock()
-	if g.spare == nil {
-		g.spare = reqs[:0]
-	}
-	g.mu.Unlock()
-}
-
-// expire answers FlushDiskTimeout to every request, queued or in flight,
-// older than the timeout (the disk is hanging).
-func (g *groupCommit) expire(timeout time.Duration) {
-	now := time.Now()
-	var late []flushReq
-	g.mu.Lock()
-	keep := func(rs []flushReq) []flushReq {
-		n := 0
-		for _, r := range rs {
-			if now.Sub(r.at) > timeout {
-				late = append(late, r)
-				continue
-			}
-			rs[n] = r
-			n++
-		}
-		clear(rs[n:])
-		return rs[:n]
-	}
-	g.reqs = keep(g.reqs)
-	g.inflight = keep(g.inflight)
-	g.mu.Unlock()
-	for _, r := range late {
-		res := r.res
-		res.Status = FlushDiskTimeout
-		res.Err = fmt.Errorf("store: no flush within %v", timeout)
-		r.done(res)
-	}
-}
-
-// completeAll answers everything still queued (Close).
-func (g *groupCommit) completeAll(s *Store, err error) {
-	g.take()
-	g.complete(s, err)
 }
 
 func (s *Store) watermark() int64 {
@@ -132,18 +133,17 @@ func (s *Store) wakeDispatcher() {
 func (s *Store) flushLoop() {
 	defer s.wg.Done()
 	if s.cfg.FlushDiskType == SyncFlush {
-		s.wg.Add(1)
-		go s.flushWatchdog()
 		for {
 			select {
 			case <-s.stop:
 				return
-			case <-s.gc.wake:
+			case <-s.flushWake:
 			}
-			s.gc.take()
-			err := s.flushCommitLog()
+			target, err := s.flushCommitLogTo()
 			s.wakeDispatcher()
-			s.gc.complete(s, err)
+			if err != nil {
+				s.flushed.drain(target, func(w *waiter) { s.flushFailed(w, err) })
+			}
 		}
 	}
 	t := time.NewTicker(s.cfg.FlushIntervalCommitLog)
@@ -170,17 +170,17 @@ func (s *Store) flushLoop() {
 	}
 }
 
-// flushWatchdog times out SYNC_FLUSH waiters when the disk hangs.
-func (s *Store) flushWatchdog() {
+// watchdog times out waiters when the disk or the slaves hang.
+func (s *Store) watchdog() {
 	defer s.wg.Done()
-	t := time.NewTicker(max(s.cfg.SyncFlushTimeout/4, time.Millisecond))
+	t := time.NewTicker(max(min(s.cfg.SyncFlushTimeout, s.cfg.SlaveTimeout)/4, time.Millisecond))
 	defer t.Stop()
 	for {
 		select {
 		case <-s.stop:
 			return
-		case <-t.C:
-			s.gc.expire(s.cfg.SyncFlushTimeout)
+		case now := <-t.C:
+			s.expireWaiters(now)
 		}
 	}
 }
@@ -188,6 +188,17 @@ func (s *Store) flushWatchdog() {
 // flushCommitLog makes every written record durable. Only the flusher
 // goroutine (or Close after it stopped) calls it.
 func (s *Store) flushCommitLog() error {
+	_, err := s.flushCommitLogTo()
+	return err
+}
+
+// flushCommitLogTo is flushCommitLog, also returning the offset it tried
+// to make durable. Under SYNC_FLUSH the staged bytes reach the page cache
+// (pwrite) before the fdatasync, and mapped moves at once, so the HA
+// service sends them to the slaves while the disk works.
+func (s *Store) flushCommitLogTo() (int64, error) {
+	s.flushMu.Lock()
+	defer s.flushMu.Unlock()
 	s.mu.Lock()
 	target, ts := s.written.Load(), s.lastTS
 	var staged []byte
@@ -207,13 +218,17 @@ func (s *Store) flushCommitLog() error {
 		if len(staged) > 0 {
 			if err := s.writeOut(staged, at); err != nil {
 				s.setReadOnly(err)
-				return err
+				return target, err
 			}
 		}
+		s.advanceMapped(target)
 	}
 	from := s.flushed.Load()
 	if target <= from {
-		return nil
+		return target, nil
+	}
+	if s.beforeSync != nil {
+		s.beforeSync()
 	}
 	for _, seg := range s.cl.list() {
 		if seg.end() <= from || seg.start >= target {
@@ -226,12 +241,12 @@ func (s *Store) flushCommitLog() error {
 		seg.release()
 		if err != nil {
 			s.setReadOnly(err)
-			return err
+			return target, err
 		}
 	}
 	s.flushedTS.Store(ts)
-	s.flushed.Store(target)
-	return nil
+	s.flushed.advance(target)
+	return target, nil
 }
 
 // cqFlushLoop periodically makes consume queues, the index and the

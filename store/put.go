@@ -218,20 +218,24 @@ func (s *Store) writeStageLocked(next int64) error {
 	return err
 }
 
-// finish hands the result to done now (async) or after the covering flush,
-// and ends the append's s.puts count.
+// finish hands the result to done now (the policy waits for nothing) or
+// queues the put on the progress offsets it waits for (flush.go), and ends
+// the append's s.puts count.
 func (s *Store) finish(r PutResult, done func(PutResult)) {
-	if s.cfg.FlushDiskType == SyncFlush {
-		s.gc.enqueue(flushReq{end: r.WroteOffset + int64(r.WroteBytes), at: time.Now(), res: r, done: done})
+	s.notifyRaw()
+	needs := s.policy()
+	if needs == 0 {
 		s.puts.Done()
+		s.wakeDispatcher()
+		done(r)
 		return
 	}
+	w := waiter{target: r.WroteOffset + int64(r.WroteBytes), at: time.Now(), needs: needs, res: r, done: done}
+	s.proceed(&w)
 	s.puts.Done()
-	select {
-	case s.dispatchWake <- struct{}{}:
-	default:
+	if needs&needFlushed == 0 {
+		s.wakeDispatcher()
 	}
-	done(r)
 }
 
 func cloneString(s string) string { return string([]byte(s)) }

@@ -87,8 +87,11 @@ func (s *Store) recover() error {
 		end = s.cur.start
 	}
 	s.written.Store(end)
+	s.received = end
 	s.stage.at = end
+	s.mapped.Store(end)
 	s.flushed.Store(end)
+	s.replicated.Store(end)
 	s.lastTS = lastTS
 	s.flushedTS.Store(lastTS)
 	if err := s.loadConsumeQueues(end); err != nil {

@@ -12,10 +12,13 @@ const (
 	PropertiesSizeExceeded
 	OSPageCacheBusy
 	UnknownError
+	// FlushSlaveTimeout: stored, but not acknowledged by the slaves the
+	// put needs within SlaveTimeout (Java FLUSH_SLAVE_TIMEOUT).
+	FlushSlaveTimeout
 )
 
 var putStatusNames = [...]string{"PUT_OK", "FLUSH_DISK_TIMEOUT", "SERVICE_NOT_AVAILABLE",
-	"MESSAGE_ILLEGAL", "PROPERTIES_SIZE_EXCEEDED", "OS_PAGE_CACHE_BUSY", "UNKNOWN_ERROR"}
+	"MESSAGE_ILLEGAL", "PROPERTIES_SIZE_EXCEEDED", "OS_PAGE_CACHE_BUSY", "UNKNOWN_ERROR", "FLUSH_SLAVE_TIMEOUT"}
 
 func (s PutStatus) String() string {
 	if int(s) < len(putStatusNames) {

@@ -51,10 +51,13 @@ type Store struct {
 	stage    stage
 	flushBuf []byte // the flusher's staging buffer between group commits
 
-	// Invariant: minPhy <= dispatched <= watermark <= written, flushed <= written.
-	// written only grows under mu; the others only grow.
-	written     atomic.Int64 // end of the last fully written record
-	flushed     atomic.Int64 // end of durable data
+	// Progress offsets (doc.go has the invariant chain). They only grow,
+	// except by TruncateTo; written grows under mu.
+	written     progress     // end of the last fully written record (page cache or stage)
+	mapped      progress     // SYNC_FLUSH: end of the staged bytes in the page cache (pwritten)
+	flushed     progress     // end of durable data
+	replicated  progress     // end of data acknowledged by the slaves a put needs
+	confirmCap  atomic.Int64 // upper bound of confirm set by SetConfirmLimit; -1 none
 	flushedTS   atomic.Int64 // store time of the last durable record
 	dispatched  atomic.Int64 // end of the last dispatched record
 	dispatchTS  atomic.Int64 // store time of the last dispatched record
@@ -92,11 +95,23 @@ type Store struct {
 	cleanRounds atomic.Int64            // cleaner rounds run; tests wait on it
 	corruptSeen atomic.Int64            // reads that met a corrupt record
 	noVerify    bool                    // GetMessages skips verifyRecord; benchmarks only
+	beforeSync  func()                  // runs before each commit-log fdatasync; tests only
 
 	// puts counts appends between the lock and their hand-off to done or
 	// the group commit; Close waits for it. Add only under mu while open.
-	puts         sync.WaitGroup
-	gc           groupCommit
+	puts      sync.WaitGroup
+	flushWake chan struct{}
+	// flushMu is held by each flush (flushCommitLogTo) and by TruncateTo.
+	flushMu sync.Mutex
+	// dispMu is held by each dispatch round and by TruncateTo.
+	dispMu sync.Mutex
+
+	role           atomic.Int32 // Role
+	inSyncReplicas atomic.Int32 // replicas (master included) a SYNC_MASTER put needs
+	rawWatch       atomic.Pointer[[]chan struct{}]
+	// received: slave only; end of the bytes AppendRaw stored, written
+	// plus an incomplete record still arriving. guarded by mu.
+	received     int64
 	dispatchWake chan struct{}
 	// residentWake asks the resident goroutine to page in more ahead of
 	// the writer; the writer sends when written passes faultMark.
@@ -138,7 +153,12 @@ func Open(cfg Config) (*Store, error) {
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
-	s.gc.wake = make(chan struct{}, 1)
+	s.flushWake = make(chan struct{}, 1)
+	s.flushed.pass = s.flushPassed
+	s.replicated.pass = s.replPassed
+	s.confirmCap.Store(-1)
+	s.role.Store(int32(cfg.BrokerRole))
+	s.inSyncReplicas.Store(int32(cfg.InSyncReplicas))
 	if err := s.recover(); err != nil {
 		s.closeFiles()
 		return nil, err
@@ -148,7 +168,8 @@ func Open(cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("store: create abort file: %w", err)
 	}
 	cl.startPreallocator()
-	s.wg.Add(4)
+	s.wg.Add(5)
+	go s.watchdog()
 	go s.flushLoop()
 	go s.dispatchLoop()
 	go s.cqFlushLoop()
@@ -210,6 +231,14 @@ func (s *Store) DispatchBehind() int64 { return s.written.Load() - s.dispatched.
 
 // Writable reports whether Put can succeed, with the reason if not.
 func (s *Store) Writable() error {
+	if s.Role() == Slave {
+		return ErrSlave
+	}
+	return s.healthy()
+}
+
+// healthy reports whether the store can append (either role).
+func (s *Store) healthy() error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
@@ -346,7 +375,7 @@ func (s *Store) close() error {
 	if err := s.flushCommitLog(); err != nil {
 		errs = append(errs, err)
 	}
-	s.gc.completeAll(s, nil)
+	s.answerAll()
 	s.dispatchUpTo(s.watermark())
 	if err := s.flushLogics(); err != nil {
 		errs = append(errs, err)
