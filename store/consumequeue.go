@@ -181,7 +181,10 @@ func (q *consumeQueue) put(n, phy int64, size int32, tags int64) error {
 		q.truncateUnits(n)
 		max = n
 	}
-	for max < n {
+	// compat: a queue with no file yet starts at n (write pre-fills its
+	// first file with blank units and sets the min offset), as Java does
+	// for a slave that joins at the master's last segment.
+	for max < n && len(q.files) > 0 {
 		if err := q.write(max, 0, math.MaxInt32, 0); err != nil {
 			return err
 		}

@@ -26,6 +26,9 @@ func (s *Store) dispatchLoop() {
 // dispatchUpTo dispatches records in [dispatched, wm). Only one goroutine
 // dispatches at a time (the loop, or recovery/Close while it is stopped).
 func (s *Store) dispatchUpTo(wm int64) {
+	s.dispMu.Lock()
+	defer s.dispMu.Unlock()
+	wm = min(wm, s.watermark()) // TruncateTo may have lowered it
 	var e message.Ext
 	d := s.dispatched.Load()
 	for d < wm {

@@ -56,3 +56,62 @@ func (s *Store) Role() Role { return Role(s.role.Load()) }
 
 // IsWritable reports whether the role takes local puts (a master).
 func (s *Store) IsWritable() bool { return s.Role() != Slave }
+
+// SetRole switches the role at run time (the broker's role change; no
+// restart). Master to slave: local puts are refused from now on, puts
+// already appended complete as their offsets pass, and AppendRaw continues
+// at the written end. Slave to master: an incomplete record still arriving
+// is dropped, everything received is flushed and dispatched, and local
+// puts continue at the written end with each queue's next offset taken
+// from its consume queue. Between SYNC_MASTER and ASYNC_MASTER only the
+// put policy changes.
+func (s *Store) SetRole(r Role) error {
+	if r < AsyncMaster || r > Slave {
+		return fmt.Errorf("store: unknown role %d", r)
+	}
+	old := s.Role()
+	if old == r {
+		return nil
+	}
+	if (old == Slave) == (r == Slave) {
+		s.role.Store(int32(r))
+		return nil
+	}
+	if r == Slave {
+		s.mu.Lock()
+		s.role.Store(int32(r))
+		s.received = s.written.Load()
+		s.mu.Unlock()
+		s.wakeFlusher()
+		s.log.Info("store: role changed", "from", old, "to", r, "offset", s.written.Load())
+		return nil
+	}
+	// Slave to master.
+	s.mu.Lock()
+	w := s.written.Load()
+	if s.received > w {
+		clear(s.cur.data[w-s.cur.start : s.received-s.cur.start])
+		s.received = w
+	}
+	s.mu.Unlock()
+	if err := s.flushCommitLog(); err != nil {
+		return err
+	}
+	s.dispatchUpTo(s.watermark())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.written.Load() != w || s.dispatched.Load() != w {
+		return fmt.Errorf("store: role change: %d written, %d dispatched: %w", w, s.dispatched.Load(), ErrCorrupt)
+	}
+	s.cqMu.RLock()
+	for k, q := range s.cqs {
+		next := q.maxOffset.Load()
+		s.queueOffsets[k] = &next
+	}
+	s.cqMu.RUnlock()
+	s.stage.at = w
+	s.mapped.advance(w)
+	s.role.Store(int32(r))
+	s.log.Info("store: role changed", "from", old, "to", r, "offset", w)
+	return nil
+}
