@@ -17,7 +17,10 @@ type checkpoint struct {
 	// guarded by mu:
 	physicTS, logicsTS, indexTS int64
 	flushed, dispatched         int64
-	valid                       bool // the file had a readable checkpoint
+	// truncate is the offset a TruncateTo in progress cuts the commit log
+	// at (-1: none); recovery finishes the cut.
+	truncate int64
+	valid    bool // the file had a readable checkpoint
 }
 
 func openCheckpoint(path string) (*checkpoint, error) {
@@ -25,7 +28,7 @@ func openCheckpoint(path string) (*checkpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open checkpoint: %w", err)
 	}
-	c := &checkpoint{f: f, dispatched: -1}
+	c := &checkpoint{f: f, dispatched: -1, truncate: -1}
 	var b [checkpointSize]byte
 	n, _ := f.ReadAt(b[:], 0)
 	if n >= 48 {
@@ -35,6 +38,9 @@ func openCheckpoint(path string) (*checkpoint, error) {
 		c.indexTS = int64(be.Uint64(b[16:]))
 		c.flushed = int64(be.Uint64(b[24:]))
 		c.dispatched = int64(be.Uint64(b[40:]))
+		if n >= 56 {
+			c.truncate = int64(be.Uint64(b[48:])) - 1
+		}
 		c.valid = c.physicTS > 0 || c.dispatched > 0
 		if n < checkpointSize || c.dispatched < 0 {
 			// A Java checkpoint (or a short file): no dispatch position.
@@ -55,6 +61,31 @@ func (c *checkpoint) setLogics(dispatched, ts int64) {
 	c.mu.Unlock()
 }
 
+// beginTruncate records that the commit log is cut at off: the
+// positions it holds are lowered to off and recovery finishes the cut
+// (write makes it durable).
+func (c *checkpoint) beginTruncate(off int64) {
+	c.mu.Lock()
+	c.truncate = off
+	if c.dispatched > off {
+		c.dispatched = off
+	}
+	c.mu.Unlock()
+}
+
+// endTruncate clears the cut once it is complete.
+func (c *checkpoint) endTruncate() {
+	c.mu.Lock()
+	c.truncate = -1
+	c.mu.Unlock()
+}
+
+func (c *checkpoint) truncating() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.truncate
+}
+
 func (c *checkpoint) write(flushed, physicTS int64) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -70,6 +101,7 @@ func (c *checkpoint) write(flushed, physicTS int64) error {
 	be.PutUint64(b[24:], uint64(flushed))
 	be.PutUint64(b[32:], uint64(flushed))
 	be.PutUint64(b[40:], uint64(max(c.dispatched, 0)))
+	be.PutUint64(b[48:], uint64(max(c.truncate+1, 0)))
 	if _, err := c.f.WriteAt(b[:], 0); err != nil {
 		return fmt.Errorf("store: write checkpoint: %w", err)
 	}

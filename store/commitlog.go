@@ -219,19 +219,43 @@ func (c *commitLog) removeFirst() {
 	s.destroy()
 }
 
-// truncateAfter deletes every segment that starts after off.
+// truncateAfter deletes every segment that starts after off, the last
+// first and each unlinked at once (readers keep their mapping), so a crash
+// in between never leaves a gap and a later segment of the same name is
+// never removed by a late release.
 func (c *commitLog) truncateAfter(off int64) {
+	c.spareMu.Lock()
+	if c.spare != nil && c.spare.start > off {
+		c.spare.destroy()
+		c.spare = nil
+	}
+	c.spareMu.Unlock()
 	c.segMu.Lock()
-	var keep []*segment
-	for _, s := range c.list() {
-		if s.start > off {
-			s.destroy()
-			continue
+	defer c.segMu.Unlock()
+	l := c.list()
+	keep := l[:0:0]
+	for _, s := range l {
+		if s.start <= off {
+			keep = append(keep, s)
 		}
-		keep = append(keep, s)
 	}
 	c.segs.Store(&keep)
-	c.segMu.Unlock()
+	for i := len(l) - 1; i >= len(keep); i-- {
+		s := l[i]
+		if err := os.Remove(s.path); err != nil {
+			c.log.Warn("commitlog: remove truncated segment", "path", s.path, "err", err)
+		}
+		syncDir(c.dir)
+		s.close()
+	}
+}
+
+// syncDir makes the removals in dir durable (best effort).
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
 }
 
 func (c *commitLog) close() {

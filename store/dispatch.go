@@ -28,6 +28,11 @@ func (s *Store) dispatchLoop() {
 func (s *Store) dispatchUpTo(wm int64) {
 	s.dispMu.Lock()
 	defer s.dispMu.Unlock()
+	s.dispatchLocked(wm)
+}
+
+// dispatchLocked is dispatchUpTo with dispMu held.
+func (s *Store) dispatchLocked(wm int64) {
 	wm = min(wm, s.watermark()) // TruncateTo may have lowered it
 	var e message.Ext
 	d := s.dispatched.Load()

@@ -60,6 +60,19 @@ func (s *Store) recover() error {
 		t0 := time.Now()
 		end, lastTS, corrupt = s.scan(segs, scanFrom, crcFrom)
 		scanTook = time.Since(t0)
+		if cut := ck.truncating(); cut >= 0 && cut < end {
+			// A TruncateTo was cut short by a crash: finish it.
+			s.log.Warn("store: finishing an interrupted truncation", "offset", cut, "end", end)
+			end = cut
+			n := 0
+			for _, c := range corrupt {
+				if c < cut {
+					corrupt[n] = c
+					n++
+				}
+			}
+			corrupt = corrupt[:n]
+		}
 		s.cl.truncateAfter(end)
 		if s.cl.find(end) == nil {
 			if _, err := s.cl.appendSegment(end); err != nil {
@@ -140,6 +153,7 @@ func (s *Store) recover() error {
 		"corruptRecords", len(corrupt), "scan", scanTook, "redispatchFrom", d, "redispatch", s.recovery.redispatch)
 	s.quarantine, s.repairBelow = nil, -1
 	s.dispatchTS.Store(lastTS)
+	ck.endTruncate()
 
 	s.cqMu.RLock()
 	for k, q := range s.cqs {
