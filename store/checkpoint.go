@@ -86,7 +86,9 @@ func (c *checkpoint) truncating() int64 {
 	return c.truncate
 }
 
-func (c *checkpoint) write(flushed, physicTS int64) error {
+// write stores the checkpoint durably: flushed is the durable commit-log
+// end (masterFlushedOffset), confirm the confirm offset (confirmPhyOffset).
+func (c *checkpoint) write(flushed, confirm, physicTS int64) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if physicTS > 0 {
@@ -99,7 +101,7 @@ func (c *checkpoint) write(flushed, physicTS int64) error {
 	be.PutUint64(b[8:], uint64(c.logicsTS))
 	be.PutUint64(b[16:], uint64(c.indexTS))
 	be.PutUint64(b[24:], uint64(flushed))
-	be.PutUint64(b[32:], uint64(flushed))
+	be.PutUint64(b[32:], uint64(confirm))
 	be.PutUint64(b[40:], uint64(max(c.dispatched, 0)))
 	be.PutUint64(b[48:], uint64(max(c.truncate+1, 0)))
 	if _, err := c.f.WriteAt(b[:], 0); err != nil {

@@ -18,9 +18,56 @@
 //	 8 logicsMsgTimestamp int64   store time of the last flushed CQ unit
 //	16 indexMsgTimestamp  int64   store time of the last flushed index entry
 //	24 masterFlushedOffset int64  (5.x; written as the flushed offset)
-//	32 confirmPhyOffset   int64   (5.x; written as the flushed offset)
+//	32 confirmPhyOffset   int64   (5.x; the confirm offset, at most flushed)
 //	40 dispatchedOffset   int64   rocketgo: every record below it is in the
 //	                              flushed consume queues and index
+//	48 truncateTo+1       int64   rocketgo: a TruncateTo in progress (0 none);
+//	                              recovery finishes the cut
+//
+// Progress offsets (progress.go; commit-log offsets, each monotonic except
+// that TruncateTo lowers them):
+//
+//	written     end of the last complete record appended: in the page cache
+//	            (ASYNC_FLUSH) or in the SYNC_FLUSH stage
+//	mapped      SYNC_FLUSH only: end of the staged bytes the flusher has
+//	            pwritten to the page cache, before their fdatasync
+//	RawEnd      what ReadRaw serves to slaves: mapped (SYNC_FLUSH) or
+//	            written — so the network overlaps the fdatasync
+//	flushed     end of fdatasync'd data
+//	replicated  end of data acknowledged by as many slaves as a put needs
+//	            (AckReplicated, from the HA service; QuorumOffset reduces
+//	            per-slave acks to it)
+//	confirm     Java's CommitLog.getConfirmOffset (ConfirmOffset): flushed
+//	            under SYNC_FLUSH, written under ASYNC_FLUSH (classic mode),
+//	            optionally bounded by SetConfirmLimit (controller mode)
+//	dispatched  end of the records turned into consume-queue units and
+//	            index entries (DispatchedOffset; what the old ConfirmOffset
+//	            returned)
+//	received    slave: end of the bytes AppendRaw stored, written plus the
+//	            head of a record still arriving (ReceivedOffset)
+//
+// Invariants: minPhy <= dispatched <= confirm <= written; flushed <=
+// written; RawEnd <= written; replicated <= RawEnd; written <= received.
+//
+// A put completes when the offsets its policy needs have passed its end
+// (flush.go policy): flushed under SYNC_FLUSH, replicated on a SYNC_MASTER
+// with InSyncReplicas > 1 (as Java 5.x handleHA: at 1 it waits for no
+// slave), both when both apply — nothing on an ASYNC_MASTER with
+// ASYNC_FLUSH. Each offset has one waiter list ordered by target; whoever
+// advances it (flusher, AckReplicated) answers the puts it passed; a
+// watchdog answers FlushDiskTimeout after SyncFlushTimeout and
+// FlushSlaveTimeout after SlaveTimeout (the record stays stored).
+//
+// Replication (repl.go, raw.go, truncate.go, role.go): on a master ReadRaw
+// hands out views of mapped commit-log bytes up to RawEnd, never across a
+// segment, holding the segment (WatchRaw wakes the sender); on a slave
+// (Role Slave: local puts refused with ErrSlave) AppendRaw stores the
+// master's bytes at the received end, makes each record visible once
+// complete and valid (magic, size, offset, body CRC), rolls segments at
+// the blank end-of-segment records and the dispatcher builds consume
+// queues and index from them as for local puts; TruncateTo cuts the log,
+// queues and index at a record boundary, crash-safe through the
+// checkpoint's cut field. SetRole switches roles at run time.
 //
 // Data flow: Put encodes each record under one mutex (queue offsets are
 // assigned there too) — straight into the mapped commit-log segment for
@@ -51,6 +98,8 @@
 // flushed, dispatched data behind it (it stays in the page cache), so
 // resident memory follows the data in use, not the store size.
 //
-// Lock order: Store.mu (append) → commitLog.segMu; consume queues have their
-// own mutex and are never locked while holding Store.mu.
+// Lock order: Store.flushMu → Store.dispMu → Store.mu (append) →
+// commitLog.segMu; consume queues have their own mutex and are never
+// locked while holding Store.mu. progress.fireMu → progress.mu; a waiter's
+// callback runs with neither mu held.
 package store

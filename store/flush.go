@@ -113,11 +113,17 @@ func (s *Store) wakeFlusher() {
 	}
 }
 
+// watermark is the confirm offset (ConfirmOffset): what the dispatcher
+// makes visible and ReadRecord serves.
 func (s *Store) watermark() int64 {
+	c := s.written.Load()
 	if s.cfg.FlushDiskType == SyncFlush {
-		return s.flushed.Load()
+		c = s.flushed.Load()
 	}
-	return s.written.Load()
+	if lim := s.confirmCap.Load(); lim >= 0 {
+		c = min(c, max(lim, s.dispatched.Load()))
+	}
+	return c
 }
 
 func (s *Store) wakeDispatcher() {
@@ -310,5 +316,6 @@ func (s *Store) writeOut(b []byte, at int64) error {
 }
 
 func (s *Store) writeCheckpoint() error {
-	return s.ckpt.write(s.flushed.Load(), s.flushedTS.Load())
+	f := s.flushed.Load()
+	return s.ckpt.write(f, min(f, s.watermark()), s.flushedTS.Load())
 }

@@ -139,6 +139,7 @@ func TestReplicateEmptySlaveStartsAtSegment(t *testing.T) {
 	v.Release()
 	replicate(t, master, slave)
 	require.Equal(t, start, slave.MinPhyOffset())
+	waitDispatched(t, master)
 	waitDispatched(t, slave)
 	require.Equal(t, master.MaxOffset("Mix", 2), slave.MaxOffset("Mix", 2))
 	require.Positive(t, slave.MinOffset("Mix", 2))

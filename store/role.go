@@ -87,6 +87,7 @@ func (s *Store) SetRole(r Role) error {
 		return nil
 	}
 	// Slave to master.
+	s.confirmCap.Store(-1)
 	s.mu.Lock()
 	w := s.written.Load()
 	if s.received > w {

@@ -224,8 +224,26 @@ func (s *Store) MinPhyOffset() int64 { return s.cl.minOffset() }
 // FlushedOffset is the end of durable commit-log data.
 func (s *Store) FlushedOffset() int64 { return s.flushed.Load() }
 
-// ConfirmOffset is the end of data visible to consumers (dispatched).
-func (s *Store) ConfirmOffset() int64 { return s.dispatched.Load() }
+// DispatchedOffset is the end of the records the dispatcher has turned
+// into consume-queue units and index entries: what consumers see.
+func (s *Store) DispatchedOffset() int64 { return s.dispatched.Load() }
+
+// ConfirmOffset is Java's CommitLog.getConfirmOffset: the end of the data
+// the store confirms — the dispatcher never passes it and ReadRecord never
+// serves past it. Classic (non-controller) mode: the flushed offset under
+// SYNC_FLUSH, the written offset under ASYNC_FLUSH. With a limit set by
+// SetConfirmLimit (controller mode: on a master the offset every in-sync
+// slave acknowledged, on a slave the master's confirm offset) it is the
+// smaller of the two, never below what was dispatched.
+func (s *Store) ConfirmOffset() int64 { return s.watermark() }
+
+// SetConfirmLimit bounds ConfirmOffset by off (controller mode; -1 removes
+// the bound, the classic mode) and wakes the dispatcher. Records already
+// dispatched stay visible. SetRole to a master removes the bound.
+func (s *Store) SetConfirmLimit(off int64) {
+	s.confirmCap.Store(max(off, -1))
+	s.wakeDispatcher()
+}
 
 // DispatchBehind is the number of commit-log bytes not yet dispatched.
 func (s *Store) DispatchBehind() int64 { return s.written.Load() - s.dispatched.Load() }

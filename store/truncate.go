@@ -47,7 +47,8 @@ func (s *Store) TruncateTo(offset int64) error {
 
 	// 1. The cut, durably in the checkpoint.
 	s.ckpt.beginTruncate(offset)
-	if err := s.ckpt.write(min(s.flushed.Load(), offset), s.flushedTS.Load()); err != nil {
+	f := min(s.flushed.Load(), offset)
+	if err := s.ckpt.write(f, min(f, s.watermark()), s.flushedTS.Load()); err != nil {
 		s.mu.Unlock()
 		s.setReadOnly(err)
 		return err
