@@ -231,6 +231,9 @@ func (s *Store) flushCommitLogTo() (int64, error) {
 	}
 	from := s.flushed.Load()
 	if target <= from {
+		if s.flushed.waiting.Load() > 0 {
+			s.flushed.wake() // nothing new to sync; answer what is covered
+		}
 		return target, nil
 	}
 	if s.beforeSync != nil {

@@ -225,22 +225,25 @@ func (s *Store) restartAt(offset int64) error {
 	return nil
 }
 
-// setAllOffsetsLocked puts every progress offset at off (an empty or a
-// truncated log). mu, dispMu and flushMu held.
-func (s *Store) setAllOffsetsLocked(off int64) {
+// cutOffsetsLocked lowers the offsets the append lock guards to off (a
+// truncated log); cutWaiters then lowers the others. mu, dispMu and
+// flushMu held.
+func (s *Store) cutOffsetsLocked(off int64) {
 	s.received = off
 	s.stage.at = off
 	s.written.Store(off)
+	s.mapped.Store(min(s.mapped.Load(), off))
 	s.dispatched.Store(min(s.dispatched.Load(), off))
-	if s.dispatched.Load() < s.cl.minOffset() {
-		s.dispatched.Store(off)
-	}
-	notFlushed := func(w *waiter) { s.flushFailed(w, errors.New("store: commit log truncated")) }
-	notReplicated := func(w *waiter) {
-		w.res.Status, w.res.Err, w.needs = ServiceNotAvailable, errors.New("store: commit log truncated"), 0
+}
+
+// cutWaiters lowers flushed and replicated to off and answers the puts
+// waiting past it: their records are gone (ServiceNotAvailable). dispMu and
+// flushMu held, mu not (the callbacks may call into the store).
+func (s *Store) cutWaiters(off int64) {
+	gone := func(w *waiter) {
+		w.res.Status, w.res.Err, w.needs = ServiceNotAvailable, errors.New("store: commit log truncated past the record"), 0
 		w.done(w.res)
 	}
-	s.mapped.Store(min(s.mapped.Load(), off))
-	s.flushed.reset(min(s.flushed.Load(), off), notFlushed)
-	s.replicated.reset(min(s.replicated.Load(), off), notReplicated)
+	s.flushed.reset(min(s.flushed.Load(), off), gone)
+	s.replicated.reset(min(s.replicated.Load(), off), gone)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -221,4 +222,35 @@ func TestSetRoleAtRunTime(t *testing.T) {
 	require.Equal(t, fmt.Sprint(Slave), slave.Role().String())
 	waitDispatched(t, slave)
 	require.NoError(t, slave.Check())
+}
+
+// A slave's AppendRaw allocates nothing per call (segment rolls aside).
+func TestAppendRawAllocationBudget(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	cfg.MessageIndexEnable = false
+	cfg.FlushIntervalConsumeQueue = time.Hour
+	master := openT(t, cfg)
+	defer master.Close()
+	slave := openT(t, slaveConfig(t, cfg))
+	defer slave.Close()
+	m := benchMsg(0)
+	for i := 0; i < 800; i++ {
+		require.Equal(t, PutOK, putSync(t, master, m).Status)
+	}
+	require.Less(t, master.MaxPhyOffset(), cfg.MappedFileSizeCommitLog, "no roll")
+	var v RawView
+	defer v.Release()
+	step := func() {
+		if err := master.ReadRaw(slave.ReceivedOffset(), 3000, &v); err != nil || len(v.Data) == 0 {
+			t.Fatalf("read raw: %v", err)
+		}
+		if err := slave.AppendRaw(v.Offset, v.Data); err != nil {
+			t.Fatalf("append raw: %v", err)
+		}
+	}
+	for range 20 { // the queue's table entries
+		step()
+	}
+	waitDispatched(t, slave)
+	require.Zero(t, testing.AllocsPerRun(200, step))
 }

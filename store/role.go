@@ -69,6 +69,9 @@ func (s *Store) SetRole(r Role) error {
 	if r < AsyncMaster || r > Slave {
 		return fmt.Errorf("store: unknown role %d", r)
 	}
+	if s.closed.Load() {
+		return ErrClosed
+	}
 	old := s.Role()
 	if old == r {
 		return nil

@@ -70,8 +70,9 @@ func (s *Store) TruncateTo(offset int64) error {
 	s.cl.truncateAfter(offset)
 	s.cur = seg
 	s.truncateHook(3)
-	s.setAllOffsetsLocked(offset)
+	s.cutOffsetsLocked(offset)
 	s.mu.Unlock()
+	s.cutWaiters(offset)
 
 	// 4. Consume queues and index: nothing at or past offset.
 	s.cqMu.RLock()

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -158,4 +159,26 @@ func TestTruncateCrash(t *testing.T) {
 			require.Equal(t, int64(10), s.MaxOffset("Mix", 0), "the records before the cut are kept")
 		})
 	}
+}
+
+// Puts still waiting for slaves when their records are truncated away are
+// answered ServiceNotAvailable (not stored), at once.
+func TestTruncateAnswersWaitersPastTheCut(t *testing.T) {
+	cfg := smallSegConfig(t)
+	cfg.BrokerRole = SyncMaster
+	cfg.InSyncReplicas = 2
+	cfg.SlaveTimeout = time.Minute
+	s := openT(t, cfg)
+	defer s.Close()
+	s.SetInSyncReplicas(1)
+	fillMixed(t, s, 20)
+	cut := s.MaxPhyOffset()
+	s.SetInSyncReplicas(2)
+	ch := make(chan PutResult, 1)
+	s.Put(testMsg("Mix", 0, 99, 100), func(r PutResult) { ch <- r })
+	require.NoError(t, s.SetRole(Slave))
+	require.NoError(t, s.TruncateTo(cut))
+	r := <-ch
+	require.Equal(t, ServiceNotAvailable, r.Status)
+	require.Equal(t, cut, s.MaxPhyOffset())
 }
