@@ -75,7 +75,15 @@ func TestBigRegistrationDoesNotStallRouteQueries(t *testing.T) {
 	// readers wait at most that long. End-to-end latencies on a shared
 	// 2-core machine also include scheduling and GC, so they are only logged
 	// and sanity-bounded.
-	require.Less(t, hold, regTime/4, "the registration holds the table lock for most of its work")
+	// One preemption of the lock holder on a loaded 2-core machine can add
+	// ~20 ms to a single hold, so the bound has a floor; decoding under the
+	// lock (the regression this guards against) holds it for ~the whole
+	// registration, 25-75 ms here, and still fails.
+	bound := regTime / 4
+	if bound < 25*time.Millisecond {
+		bound = 25 * time.Millisecond
+	}
+	require.Less(t, hold, bound, "the registration holds the table lock for most of its work")
 	require.Less(t, hold, 100*time.Millisecond)
 	require.Less(t, p50, 50*time.Millisecond)
 	require.Less(t, max, 2*time.Second)

@@ -75,8 +75,10 @@ func tail(b []byte, n int) []byte {
 // watchdog kills the broker at 1 GiB, so a regression cannot take the
 // machine down.
 func TestHostileMixStaysBounded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a broker process and attacks it for ~15 s")
+	if os.Getenv("ROCKETGO_HOSTILE") == "" {
+		// It saturates both cores for ~15 s: run alone (make test does, after
+		// the parallel package run), never beside timing-sensitive tests.
+		t.Skip("set ROCKETGO_HOSTILE=1 (make test runs it on its own)")
 	}
 	pid, broker := startRocketgo(t)
 	cfg := hostileConfig{
