@@ -40,9 +40,9 @@ func (s *Store) proceed(w *waiter) {
 		w.needs &^= needFlushed
 	}
 	if w.needs&needReplicated != 0 {
-		if time.Since(w.at) > s.cfg.SlaveTimeout {
-			// The flush took longer than the slaves may (Java: the HA
-			// status overrides the flush status).
+		if s.replicated.Load() < w.target && time.Since(w.at) > s.cfg.SlaveTimeout {
+			// Not replicated, and the flush took longer than the slaves
+			// may (Java: the HA status overrides the flush status).
 			s.slaveTimeout(w)
 			return
 		}

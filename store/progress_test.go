@@ -206,3 +206,25 @@ func TestSyncMasterAllocationBudget(t *testing.T) {
 		})
 	}
 }
+
+// A put whose slaves acknowledged in time is not answered FlushSlaveTimeout
+// when its fdatasync alone took longer than SlaveTimeout.
+func TestSlowFlushAfterReplication(t *testing.T) {
+	cfg := syncMasterConfig(t, SyncFlush)
+	cfg.SlaveTimeout = 50 * time.Millisecond
+	s := openT(t, cfg)
+	defer s.Close()
+	block := make(chan struct{})
+	s.flushMu.Lock()
+	s.beforeSync = func() { <-block }
+	s.flushMu.Unlock()
+	ch := make(chan PutResult, 1)
+	t0 := time.Now()
+	s.Put(testMsg("R", 0, 0, 100), func(r PutResult) { ch <- r })
+	require.Eventually(t, func() bool { return s.RawEnd() == s.MaxPhyOffset() }, 5*time.Second, time.Millisecond)
+	s.AckReplicated(s.RawEnd())
+	require.Eventually(t, func() bool { return time.Since(t0) > 3*cfg.SlaveTimeout }, 5*time.Second, time.Millisecond)
+	close(block)
+	r := <-ch
+	require.Equal(t, PutOK, r.Status, "%v", r.Err)
+}
