@@ -126,18 +126,20 @@ func (p *progress) runLocked(then func(*waiter)) {
 	p.fireMu.Unlock()
 }
 
-// sweep hands every queued waiter for which take is true to then. then
-// must not sweep p again (it may advance it).
+// sweep hands every queued waiter for which take is true to then, after
+// releasing the locks (off the hot path: it allocates), so a callback that
+// blocks holds up only its caller, never the advances.
 func (p *progress) sweep(take func(*waiter) bool, then func(*waiter)) {
 	if p.waiting.Load() == 0 {
 		return
 	}
+	var out []waiter
 	p.fireMu.Lock()
 	p.mu.Lock()
 	n := p.head
 	for i := p.head; i < len(p.ws); i++ {
 		if take(&p.ws[i]) {
-			p.ready = append(p.ready, p.ws[i])
+			out = append(out, p.ws[i])
 			continue
 		}
 		p.ws[n] = p.ws[i]
@@ -145,9 +147,17 @@ func (p *progress) sweep(take func(*waiter) bool, then func(*waiter)) {
 	}
 	clear(p.ws[n:])
 	p.ws = p.ws[:n]
-	p.runLocked(then)
+	if p.head == len(p.ws) {
+		p.ws, p.head = p.ws[:0], 0
+	}
+	p.waiting.Add(-int32(len(out)))
+	p.mu.Unlock()
+	p.fireMu.Unlock()
 	if p.pending.Load() {
 		p.wake()
+	}
+	for i := range out {
+		then(&out[i])
 	}
 }
 

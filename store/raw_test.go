@@ -74,6 +74,7 @@ func TestReadRaw(t *testing.T) {
 // A view keeps its segment mapped after retention deleted it.
 func TestReadRawHoldsSegment(t *testing.T) {
 	cfg := smallSegConfig(t)
+	cfg.FlushCommitLogLeastPages = 0 // flush at every tick
 	s := openT(t, cfg)
 	defer s.Close()
 	for i := 0; i < 200; i++ {
