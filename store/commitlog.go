@@ -250,6 +250,43 @@ func (c *commitLog) truncateAfter(off int64) {
 	}
 }
 
+// resetTo replaces the segments of an empty log by one new empty segment
+// starting at start (an empty slave joining at the master's offset). The
+// old files go first, so a crash never leaves two segments with a gap.
+func (c *commitLog) resetTo(start int64) (*segment, error) {
+	c.spareMu.Lock()
+	defer c.spareMu.Unlock()
+	if c.spare != nil {
+		c.spare.destroy()
+		c.spare = nil
+	}
+	c.segMu.Lock()
+	defer c.segMu.Unlock()
+	old := c.list()
+	for i := len(old) - 1; i >= 0; i-- {
+		os.Remove(old[i].path)
+	}
+	syncDir(c.dir)
+	s, err := createSegment(filepath.Join(c.dir, segmentName(start)), start, c.segSize)
+	if err != nil {
+		// Keep the (empty) log where it was.
+		if len(old) > 0 {
+			if back, berr := createSegment(old[0].path, old[0].start, c.segSize); berr == nil {
+				for _, o := range old {
+					o.close()
+				}
+				c.segs.Store(&[]*segment{back})
+			}
+		}
+		return nil, err
+	}
+	c.segs.Store(&[]*segment{s})
+	for _, o := range old {
+		o.close()
+	}
+	return s, nil
+}
+
 // syncDir makes the removals in dir durable (best effort).
 func syncDir(dir string) {
 	if d, err := os.Open(dir); err == nil {

@@ -173,7 +173,7 @@ func (s *Store) reserve(size int) ([]byte, int64, error) {
 		// Opened sparse on a full disk (recovery): allocate before writing.
 		if err := s.cur.ensureAllocated(); err != nil {
 			s.noSpace(err)
-			return nil, 0, s.Writable()
+			return nil, 0, s.refusal(fmt.Errorf("%w: %w", ErrDiskFull, err))
 		}
 	}
 	if pos+int64(size)+message.BlankLen > s.cur.size {
@@ -181,16 +181,17 @@ func (s *Store) reserve(size int) ([]byte, int64, error) {
 		if err != nil {
 			if isNoSpace(err) {
 				s.noSpace(err) // clears by itself once space is freed
+				err = fmt.Errorf("%w: %w", ErrDiskFull, err)
 			} else {
 				s.setReadOnly(err)
 			}
-			return nil, 0, s.Writable()
+			return nil, 0, s.refusal(err)
 		}
 		if s.staging {
 			message.PutBlank(s.stage.reserve(message.BlankLen), int32(s.cur.size-pos))
 			if err := s.writeStageLocked(next.start); err != nil {
 				s.setReadOnly(err)
-				return nil, 0, s.Writable()
+				return nil, 0, s.refusal(err)
 			}
 		} else {
 			message.PutBlank(s.cur.data[pos:], int32(s.cur.size-pos))
@@ -207,6 +208,16 @@ func (s *Store) reserve(size int) ([]byte, int64, error) {
 		return s.stage.reserve(size), w, nil
 	}
 	return s.cur.data[pos : pos+int64(size)], w, nil
+}
+
+// refusal is why a failed reservation refuses the put: the store's state
+// (Writable), or cause when the cleaner already cleared that state again
+// (a concurrent check found room) — never nil.
+func (s *Store) refusal(cause error) error {
+	if err := s.Writable(); err != nil {
+		return err
+	}
+	return cause
 }
 
 // writeStageLocked writes the staged tail of the current segment before

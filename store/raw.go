@@ -105,16 +105,17 @@ func (s *Store) appendRawLocked(offset int64, b []byte) error {
 			if err != nil {
 				if isNoSpace(err) {
 					s.noSpace(err)
+					err = fmt.Errorf("%w: %w", ErrDiskFull, err)
 				} else {
 					s.setReadOnly(err)
 				}
-				return s.healthy()
+				return err
 			}
 			s.cur, seg = next, next
 		}
 		if err := seg.ensureAllocated(); err != nil {
 			s.noSpace(err)
-			return s.healthy()
+			return fmt.Errorf("%w: %w", ErrDiskFull, err)
 		}
 		pos := s.received - seg.start
 		n := min(int64(len(b)), seg.size-pos)
@@ -137,7 +138,6 @@ func (s *Store) appendRawLocked(offset int64, b []byte) error {
 // validateLocked makes the complete records received in seg visible, in
 // order, and stops at the first incomplete one. mu held.
 func (s *Store) validateLocked(seg *segment) error {
-	var e message.Ext
 	for {
 		w := s.written.Load()
 		pos := w - seg.start
@@ -166,8 +166,9 @@ func (s *Store) validateLocked(seg *segment) error {
 		if err := verifyRecord(v, w); err != nil {
 			return s.dropReceivedLocked(seg, fmt.Errorf("store: received record at %d: %w: %w", w, ErrCorrupt, err))
 		}
-		_ = message.Decode(v, &e)
-		s.lastTS = e.StoreTimestamp
+		if ts, err := message.StoreTimestampOf(v); err == nil {
+			s.lastTS = ts
+		}
 		s.written.Store(w + int64(size))
 	}
 }
@@ -209,11 +210,17 @@ func (s *Store) restartAt(offset int64) error {
 	if !s.isEmptyLocked() || s.IsWritable() {
 		return nil // appendRawLocked reports it
 	}
-	s.cl.truncateAfter(-1)
-	next, err := s.cl.appendSegment(offset)
+	next, err := s.cl.resetTo(offset)
+	if l := s.cl.list(); len(l) == 1 {
+		s.cur = l[0]
+	}
 	if err != nil {
+		if isNoSpace(err) {
+			s.noSpace(err)
+			return fmt.Errorf("%w: %w", ErrDiskFull, err)
+		}
 		s.setReadOnly(err)
-		return s.healthy()
+		return err
 	}
 	s.cur = next
 	s.log.Info("store: empty slave starts at the master's offset", "offset", offset)
