@@ -34,7 +34,7 @@ type ClientConfig struct {
 	MinBackoff time.Duration
 	// MaxFrameBody bounds a frame's body (Java's slave read buffer, 4 MiB).
 	MaxFrameBody int
-	// DialTimeout bounds a connect (3 s).
+	// DialTimeout bounds a connect (Java RemotingHelper.connect, 5 s).
 	DialTimeout time.Duration
 	Logger      *slog.Logger
 }
@@ -56,7 +56,7 @@ func (c *ClientConfig) fill() {
 		c.MaxFrameBody = 4 << 20
 	}
 	if c.DialTimeout <= 0 {
-		c.DialTimeout = 3 * time.Second
+		c.DialTimeout = 5 * time.Second
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -317,7 +317,7 @@ func (c *serverConn) write() {
 	var (
 		v     store.RawView
 		hdr   [FrameHeaderSize]byte
-		bufs  net.Buffers
+		iov   = make([][]byte, 2) // WriteTo consumes its slice, not this one
 		timer = time.NewTimer(s.cfg.HeartbeatInterval)
 	)
 	defer timer.Stop()
@@ -326,9 +326,12 @@ func (c *serverConn) write() {
 	lastWrite := time.Now()
 	send := func(body []byte) bool {
 		AppendHeader(hdr[:0], Header{Offset: next, Size: int32(len(body))})
-		bufs = append(bufs[:0], hdr[:], body)
+		iov[0], iov[1] = hdr[:], body
+		bufs := net.Buffers(iov)
 		_ = c.c.SetWriteDeadline(time.Now().Add(s.cfg.HousekeepingInterval))
-		if _, err := bufs.WriteTo(c.c); err != nil {
+		_, err := bufs.WriteTo(c.c)
+		iov[1] = nil
+		if err != nil {
 			c.shut("write", "err", err)
 			return false
 		}
