@@ -204,7 +204,14 @@ func TestEmptySlaveStartsAtLastSegment(t *testing.T) {
 // acknowledged it; with the slave stopped it answers FlushSlaveTimeout
 // (stored), and puts recover when the slave is back.
 func TestSyncMasterWaitsForSlave(t *testing.T) {
+	for _, ft := range []store.FlushType{store.AsyncFlush, store.SyncFlush} {
+		t.Run(ft.String(), func(t *testing.T) { testSyncMasterWaitsForSlave(t, ft) })
+	}
+}
+
+func testSyncMasterWaitsForSlave(t *testing.T, ft store.FlushType) {
 	mc, sc := storeConfig(t, store.SyncMaster), storeConfig(t, store.Slave)
+	mc.FlushDiskType, sc.FlushDiskType = ft, ft
 	mc.InSyncReplicas = 2
 	mc.SlaveTimeout = 300 * time.Millisecond
 	master, slave := openStore(t, mc), openStore(t, sc)
@@ -388,4 +395,26 @@ func TestSlaveClosesOnWrongOffset(t *testing.T) {
 	require.Eventually(t, func() bool { return slave.MaxPhyOffset() == int64(len(data)) }, 5*time.Second, time.Millisecond)
 	require.GreaterOrEqual(t, c.Disconnects(), 2)
 	require.True(t, c.Status().Connected)
+}
+
+// Two real slaves at once, inSyncReplicas=3: every put completes only
+// once both have it, and both end byte-identical to the master.
+func TestTwoSlaves(t *testing.T) {
+	mc := storeConfig(t, store.SyncMaster)
+	mc.InSyncReplicas = 3
+	master := openStore(t, mc)
+	srv := startServer(t, master, 3)
+	sc1, sc2 := storeConfig(t, store.Slave), storeConfig(t, store.Slave)
+	s1, s2 := openStore(t, sc1), openStore(t, sc2)
+	startClient(t, s1, srv.Addr().String())
+	startClient(t, s2, srv.Addr().String())
+	waitSlaves(t, srv, 2)
+	for i := 0; i < 60; i++ {
+		r := put(t, master, msg("Two", int32(i%2), i, 2000+i*100))
+		require.Equal(t, store.PutOK, r.Status, "%v", r.Err)
+		end := r.WroteOffset + int64(r.WroteBytes)
+		require.GreaterOrEqual(t, min(s1.ReceivedOffset(), s2.ReceivedOffset()), end, "put %d", i)
+	}
+	requireSame(t, mc, sc1, master, s1, 0)
+	requireSame(t, mc, sc2, master, s2, 0)
 }
