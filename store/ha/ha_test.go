@@ -418,3 +418,32 @@ func TestTwoSlaves(t *testing.T) {
 	requireSame(t, mc, sc1, master, s1, 0)
 	requireSame(t, mc, sc2, master, s2, 0)
 }
+
+// A slave whose log diverged from the master's (its own record ends where
+// the master has the middle of one) refuses the master's bytes: nothing is
+// made visible at a wrong offset, the connection closes and is retried,
+// and the master keeps serving its good slave.
+func TestDivergedSlaveNeverAppends(t *testing.T) {
+	mc, gc := storeConfig(t, store.AsyncMaster), storeConfig(t, store.Slave)
+	master, good := openStore(t, mc), openStore(t, gc)
+	srv := startServer(t, master, 1)
+	startClient(t, good, srv.Addr().String())
+	waitSlaves(t, srv, 1)
+	for i := 0; i < 100; i++ {
+		require.Equal(t, store.PutOK, put(t, master, msg("D", 0, i, 1000)).Status)
+	}
+
+	div := openStore(t, storeConfig(t, store.AsyncMaster))
+	require.Equal(t, store.PutOK, put(t, div, msg("D", 0, 7, 1500)).Status)
+	require.NoError(t, div.SetRole(store.Slave))
+	l := div.MaxPhyOffset()
+	c := startClient(t, div, srv.Addr().String())
+	require.Eventually(t, func() bool { return c.Disconnects() >= 3 }, 10*time.Second, time.Millisecond)
+	require.Equal(t, l, div.MaxPhyOffset(), "no record appended at a wrong offset")
+
+	for i := 100; i < 150; i++ {
+		require.Equal(t, store.PutOK, put(t, master, msg("D", 0, i, 1000)).Status)
+	}
+	requireSame(t, mc, gc, master, good, 0)
+	require.Equal(t, l, div.MaxPhyOffset())
+}
