@@ -35,6 +35,16 @@
 // error or nothing read for HousekeepingInterval closes the connection;
 // the client reconnects with a doubling backoff up to ReconnectInterval.
 //
+// Where this differs from Java (on purpose): Java's master takes every
+// report as the ack, even one that went backwards or past its end
+// (apache/rocketmq#3015), waits forever for a first report past its end
+// or below its first segment, and has no write timeout; here those close
+// the connection or clamp the ack, and a socket write is bounded by
+// HousekeepingInterval. The slave reports ReceivedOffset (written plus
+// the head of a record still arriving) where Java reports its max
+// physical offset; the master resumes from it just as well. The caller
+// keeps Server.SetInSyncReplicas and the store's SetInSyncReplicas equal.
+//
 // The frame decoder (FrameReader) never allocates a length read from the
 // wire before the bytes arrive: a body larger than its bound is refused
 // and the buffer grows only as bytes are read.

@@ -113,9 +113,7 @@ func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 // SetInSyncReplicas changes how many replicas an acknowledgement needs.
 func (s *Server) SetInSyncReplicas(n int) {
 	s.isr.Store(int32(n))
-	s.mu.Lock()
-	s.updateQuorumLocked()
-	s.mu.Unlock()
+	s.updateQuorum()
 }
 
 // Start accepts slaves until Close.
@@ -190,20 +188,24 @@ func (s *Server) Slaves() []SlaveStatus {
 	return out
 }
 
-// updateQuorumLocked reduces the slaves' acks into the store's replicated
-// offset. mu held.
-func (s *Server) updateQuorumLocked() {
+// updateQuorum reduces the slaves' acks into the store's replicated
+// offset. AckReplicated runs outside mu: it answers puts on this
+// goroutine, and it only ever raises the offset, so racing calls are fine.
+func (s *Server) updateQuorum() {
+	need := int(s.isr.Load())
+	if need <= 1 {
+		return // no put waits for a slave
+	}
+	s.mu.Lock()
 	s.acks = s.acks[:0]
 	for c := range s.conns {
 		if a := c.acked.Load(); a >= 0 {
 			s.acks = append(s.acks, a)
 		}
 	}
-	need := int(s.isr.Load())
-	if need <= 1 {
-		return // no put waits for a slave
-	}
-	if q := store.QuorumOffset(s.acks, need); q > 0 {
+	q := store.QuorumOffset(s.acks, need)
+	s.mu.Unlock()
+	if q > 0 {
 		s.st.AckReplicated(q)
 	}
 }
@@ -227,8 +229,8 @@ func (c *serverConn) shut(why string, args ...any) {
 		s := c.s
 		s.mu.Lock()
 		delete(s.conns, c)
-		s.updateQuorumLocked()
 		s.mu.Unlock()
+		s.updateQuorum()
 		s.log.Info("ha: slave connection closed", append([]any{"addr", c.addr, "why", why}, args...)...)
 	})
 }
@@ -269,9 +271,7 @@ func (c *serverConn) read() {
 		}
 		if off > prev {
 			c.acked.Store(off)
-			s.mu.Lock()
-			s.updateQuorumLocked()
-			s.mu.Unlock()
+			s.updateQuorum()
 		}
 	}
 }
@@ -293,9 +293,7 @@ func (c *serverConn) begin(off int64) bool {
 	c.from.Store(from)
 	if off > 0 {
 		c.acked.Store(off)
-		s.mu.Lock()
-		s.updateQuorumLocked()
-		s.mu.Unlock()
+		s.updateQuorum()
 	}
 	s.log.Info("ha: transfer starts", "addr", c.addr, "report", off, "from", from)
 	close(c.started)
