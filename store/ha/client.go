@@ -73,6 +73,9 @@ type ClientStatus struct {
 	Connected      bool
 	ReportedOffset int64
 	LastRead       time.Time // last frame from the master
+	LastWrite      time.Time // last report to the master
+	// TransferredBytesPerSecond: body bytes received in the last second.
+	TransferredBytesPerSecond int64
 }
 
 // Client is the slave side of classic HA.
@@ -91,6 +94,8 @@ type Client struct {
 	connected  bool
 	reported   int64
 	lastRead   time.Time
+	lastWrite  time.Time
+	rate       rate
 	closeCount int // connections closed (tests, status)
 }
 
@@ -131,7 +136,8 @@ func (c *Client) MasterAddr() string {
 func (c *Client) Status() ClientStatus {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return ClientStatus{MasterAddr: c.master, Connected: c.connected, ReportedOffset: c.reported, LastRead: c.lastRead}
+	return ClientStatus{MasterAddr: c.master, Connected: c.connected, ReportedOffset: c.reported, LastRead: c.lastRead,
+		LastWrite: c.lastWrite, TransferredBytesPerSecond: c.rate.perSecond(time.Now())}
 }
 
 // Disconnects counts the connections closed so far.
@@ -276,7 +282,7 @@ func (c *Client) report(conn net.Conn, appended, done <-chan struct{}) error {
 		}
 		last = off
 		c.mu.Lock()
-		c.reported = off
+		c.reported, c.lastWrite = off, time.Now()
 		c.mu.Unlock()
 		return nil
 	}
@@ -328,6 +334,7 @@ func (c *Client) receive(conn net.Conn, appended chan<- struct{}) error {
 		if err := c.st.AppendRaw(h.Offset, body); err != nil {
 			return fmt.Errorf("ha: append %d bytes at %d: %w", len(body), h.Offset, err)
 		}
+		c.rate.add(int64(len(body)), now)
 		select {
 		case appended <- struct{}{}:
 		default:

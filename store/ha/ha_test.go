@@ -176,7 +176,7 @@ func TestReplicateByteIdentical(t *testing.T) {
 			requireSame(t, mc, sc, master, slave, 0)
 			require.Eventually(t, func() bool {
 				s := srv.Slaves()
-				return len(s) == 1 && s[0].AckOffset == master.MaxPhyOffset() && s[0].Diff == 0
+				return len(s) == 1 && s[0].AckOffset == master.MaxPhyOffset() && s[0].Diff == 0 && s[0].InSync
 			}, 5*time.Second, time.Millisecond, "acks reach the master: %+v", srv.Slaves())
 		})
 	}

@@ -42,7 +42,10 @@ type ServerConfig struct {
 	// InSyncReplicas: replicas, the master included, a replicated offset
 	// needs (inSyncReplicas, 1); SetInSyncReplicas changes it.
 	InSyncReplicas int
-	Logger         *slog.Logger
+	// MaxGapNotInSync: a slave this far behind is not in sync
+	// (haMaxGapNotInSync, 256 MiB; status only).
+	MaxGapNotInSync int64
+	Logger          *slog.Logger
 }
 
 func (c *ServerConfig) fill() error {
@@ -61,6 +64,9 @@ func (c *ServerConfig) fill() error {
 	if c.InSyncReplicas <= 0 {
 		c.InSyncReplicas = 1
 	}
+	if c.MaxGapNotInSync <= 0 {
+		c.MaxGapNotInSync = 256 << 20
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -73,8 +79,11 @@ type SlaveStatus struct {
 	Addr         string
 	AckOffset    int64 // last acknowledged offset (-1 before the first report)
 	Diff         int64 // master's end minus AckOffset
+	InSync       bool  // Diff < MaxGapNotInSync
 	TransferFrom int64 // where this connection's transfer started
 	SentOffset   int64 // end of what was sent
+	// TransferredBytesPerSecond: body bytes sent in the last second.
+	TransferredBytesPerSecond int64
 }
 
 // Server is the master side of classic HA.
@@ -181,9 +190,12 @@ func (s *Server) Slaves() []SlaveStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]SlaveStatus, 0, len(s.conns))
+	now := time.Now()
 	for c := range s.conns {
 		a := c.acked.Load()
-		out = append(out, SlaveStatus{Addr: c.addr, AckOffset: a, Diff: end - max(a, 0), TransferFrom: c.from.Load(), SentOffset: c.sent.Load()})
+		d := end - max(a, 0)
+		out = append(out, SlaveStatus{Addr: c.addr, AckOffset: a, Diff: d, InSync: a >= 0 && d < s.cfg.MaxGapNotInSync,
+			TransferFrom: c.from.Load(), SentOffset: c.sent.Load(), TransferredBytesPerSecond: c.rate.perSecond(now)})
 	}
 	return out
 }
@@ -220,6 +232,7 @@ type serverConn struct {
 	from    atomic.Int64 // transfer start, -1 before the first report
 	sent    atomic.Int64 // end of the bytes written to the socket
 	acked   atomic.Int64 // clamped acknowledgement, -1 before a report
+	rate    rate
 }
 
 func (c *serverConn) shut(why string, args ...any) {
@@ -334,6 +347,7 @@ func (c *serverConn) write() {
 			return false
 		}
 		lastWrite = time.Now()
+		c.rate.add(int64(len(body)), lastWrite)
 		return true
 	}
 	for {
