@@ -52,10 +52,15 @@ type Broker struct {
 	txn    *txnService
 	timer  *timerService
 	reg    *registrar
+	role   *roleState // role, brokerId, master addresses (role.go)
 	nsCli  *transport.Client
 
 	pools      []*transport.Pool
 	main, fast *transport.Server
+
+	roleMu     sync.Mutex  // serializes role changes; guards rrt, roleClosed
+	rrt        roleRuntime // what the current role started
+	roleClosed bool
 
 	quit      chan struct{}
 	wg        sync.WaitGroup
@@ -74,6 +79,14 @@ func New(cfg Config, deps Deps) (*Broker, error) {
 	log = log.With("broker", cfg.BrokerName)
 	b := &Broker{cfg: cfg, log: log, store: deps.Store, host: new(hostBox), quit: make(chan struct{})}
 	b.live = newLiveConfig(&b.cfg)
+	role, err := newRoleState(&b.cfg)
+	if err != nil {
+		return nil, err
+	}
+	if role.role != store.Slave {
+		role.brokerID = 0 // compat: Java's BrokerStartup sets a master's brokerId to 0
+	}
+	b.role = role
 	levels, _ := cfg.DelayLevels()
 	b.delays = &delayTable{levels: levels}
 	if b.store == nil {
@@ -100,9 +113,11 @@ func New(cfg Config, deps Deps) (*Broker, error) {
 	}
 	b.nsCli = transport.NewClient(transport.ClientConfig{Logger: log, DialTimeout: 3 * time.Second})
 	b.reg = newRegistrar(&b.cfg, b.live, b.topics, b.nsCli, log)
+	b.reg.role, b.reg.haServerAddr, b.reg.onResult = b.role, b.haServerAddr, b.onRegisterResult
 	b.topics.onChange = b.reg.changed
 	b.send = newSendProcessor(&b.cfg, b.live, b.store, b.topics, b.groups, b.locks, b.stats, b.host, log)
 	b.send.delays = b.delays
+	b.send.role = b.role
 	b.pull = newPullProcessor(&b.cfg, b.live, b.store, b.topics, b.groups, b.clients, b.offsets, b.stats, b.filters, log)
 	timers, err := newTimerService(&b.cfg, b.store, b.offsets, log)
 	if err != nil {
@@ -113,6 +128,7 @@ func New(cfg Config, deps Deps) (*Broker, error) {
 	b.timer = timers
 	b.txn = newTxnService(&b.cfg, b.live, b.store, b.topics, b.clients, b.offsets, b.host, log)
 	b.retry = &retryProcessor{cfg: &b.cfg, live: b.live, store: b.store, topics: b.topics, groups: b.groups, delays: b.delays, storeHost: b.host, log: log}
+	b.pull.role, b.txn.role, b.retry.role = b.role, b.role, b.role
 	return b, nil
 }
 
@@ -145,6 +161,11 @@ func StoreConfig(cfg *Config, log *slog.Logger) store.Config {
 	levels, _ := cfg.DelayLevels()
 	sc.TagsCode = (&delayTable{levels: levels}).tagsCode
 	sc.Logger = log
+	if role, err := store.ParseRole(cfg.BrokerRole); err == nil {
+		sc.BrokerRole = role
+	}
+	sc.InSyncReplicas = max(cfg.InSyncReplicas, 1)
+	sc.SlaveTimeout = time.Duration(cfg.SlaveTimeout) * time.Millisecond
 	return sc
 }
 
@@ -213,9 +234,12 @@ func (b *Broker) Start() error {
 		}
 	}
 	b.send.start()
-	b.delay.start()
-	b.txn.start()
-	b.timer.start()
+	b.roleMu.Lock()
+	err = b.applyRoleLocked(b.role.Role())
+	b.roleMu.Unlock()
+	if err != nil {
+		b.log.Error("start role", "role", b.role.Role(), "err", err)
+	}
 
 	b.reg.start()
 	b.wg.Add(2)
@@ -255,6 +279,9 @@ func (b *Broker) Close() error {
 	var errs []error
 	b.closeOnce.Do(func() {
 		if b.main == nil { // never started
+			b.roleMu.Lock()
+			b.roleClosed = true
+			b.roleMu.Unlock()
 			b.timer.close()
 			b.nsCli.Close()
 			b.closeStore()
@@ -272,9 +299,8 @@ func (b *Broker) Close() error {
 			}
 		}
 		b.send.stop()
-		b.delay.stop()
-		b.txn.stop()
-		b.timer.stop()
+		b.closeRole()
+		b.timer.close()
 		b.pull.holds.stop()
 		for _, p := range b.pools {
 			p.Close()

@@ -47,6 +47,27 @@ type Config struct {
 	// to whole 20-byte units.
 	MappedFileSizeConsumeQueue int64 `conf:"mappedFileSizeConsumeQueue"`
 
+	// Replication (Java MessageStoreConfig / BrokerConfig). brokerRole and
+	// brokerId are the start values; the role component (role.go) holds
+	// the run-time ones.
+	//
+	// HaListenPort is the HA port; -1 (default) is listenPort+1 (Java's
+	// BrokerStartup), 0 picks a free port.
+	HaListenPort            int    `conf:"haListenPort"`
+	HaMasterAddress         string `conf:"haMasterAddress"`
+	HaSendHeartbeatInterval int    `conf:"haSendHeartbeatInterval"` // ms
+	HaHousekeepingInterval  int    `conf:"haHousekeepingInterval"`  // ms
+	HaTransferBatchSize     int    `conf:"haTransferBatchSize"`
+	HaMaxGapNotInSync       int64  `conf:"haMaxGapNotInSync"`
+	SlaveReadEnable         bool   `conf:"slaveReadEnable"`
+	TotalReplicas           int    `conf:"totalReplicas"`
+	InSyncReplicas          int    `conf:"inSyncReplicas"`
+	MinInSyncReplicas       int    `conf:"minInSyncReplicas"`
+	SlaveTimeout            int    `conf:"slaveTimeout"` // ms
+	// AccessMessageInMemoryMaxRatio (percent of RAM) bounds how far a
+	// consumer may lag before the master suggests the slave.
+	AccessMessageInMemoryMaxRatio int `conf:"accessMessageInMemoryMaxRatio"`
+
 	AutoCreateTopicEnable       bool   `conf:"autoCreateTopicEnable"`
 	AutoCreateSubscriptionGroup bool   `conf:"autoCreateSubscriptionGroup"`
 	DefaultTopicQueueNums       int32  `conf:"defaultTopicQueueNums"`
@@ -219,6 +240,18 @@ func DefaultConfig() Config {
 		MaxHeldPullsPerConnection: DefaultMaxHeldPullsPerConnection,
 		MaxHeldPullBytes:          DefaultMaxHeldPullBytes,
 		MaxMsgsNumBatch:           64,
+
+		// Replication (Java's defaults; haListenPort -1 = listenPort+1).
+		HaListenPort:                  -1,
+		HaSendHeartbeatInterval:       5000,
+		HaHousekeepingInterval:        20000,
+		HaTransferBatchSize:           32 << 10,
+		HaMaxGapNotInSync:             256 << 20,
+		TotalReplicas:                 1,
+		InSyncReplicas:                1,
+		MinInSyncReplicas:             1,
+		SlaveTimeout:                  3000,
+		AccessMessageInMemoryMaxRatio: 40,
 	}
 }
 
@@ -263,6 +296,9 @@ func (c *Config) Validate() error {
 	}
 	if c.StorePathRootDir == "" {
 		return errors.New("broker: storePathRootDir is empty")
+	}
+	if err := c.validateRole(); err != nil {
+		return err
 	}
 	if c.StorePathCommitLog == "" {
 		c.StorePathCommitLog = filepath.Join(c.StorePathRootDir, "commitlog")

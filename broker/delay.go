@@ -111,6 +111,7 @@ func (d *delayService) persist() error {
 }
 
 func (d *delayService) start() {
+	d.quit = make(chan struct{}) // a new one per start (role changes)
 	d.wg.Add(1)
 	go d.loop()
 }
@@ -221,7 +222,7 @@ func (d *delayService) redeliver(e *message.Ext) bool {
 	done := make(chan store.PutResult, 1)
 	d.store.Put(&m, func(r store.PutResult) { done <- r })
 	r := <-done
-	if r.Status != store.PutOK && r.Status != store.FlushDiskTimeout {
+	if !putStored(r.Status) {
 		d.log.Warn("delay: redelivery failed; will retry", "topic", topic, "status", r.Status, "err", r.Err)
 		return false
 	}

@@ -92,6 +92,7 @@ func (pr *pullRequest) onWritten(error) {
 
 // pullProcessor serves PULL_MESSAGE and LITE_PULL_MESSAGE.
 type pullProcessor struct {
+	role    *roleState // a slave refuses pulls unless slaveReadEnable (nil: a master)
 	cfg     *Config
 	live    *liveConfig
 	store   MessageStore
@@ -179,6 +180,10 @@ func (p *pullProcessor) free(pr *pullRequest) {
 // answers itself (or parks the request), so it returns nil; the request
 // stays leased until pr is freed.
 func (p *pullProcessor) handle(c *transport.Conn, req *codec.Frame, l *transport.Lease) *codec.Frame {
+	if p.role != nil && p.role.rejectPull() {
+		// compat: Java's PullMessageProcessor.rejectRequest.
+		return rejectSlave(req)
+	}
 	pr := p.alloc(c, req, l)
 	if r := headerFailure(req, pr.h.Decode(req)); r != nil {
 		p.reply(pr, r)

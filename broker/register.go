@@ -24,6 +24,12 @@ type registrar struct {
 	log    *slog.Logger
 	period time.Duration
 
+	// Set by New: the run-time brokerId, the advertised HA address and
+	// the handler of a reply's masterAddr/haServerAddr (nil in tests).
+	role         *roleState
+	haServerAddr func() string
+	onResult     func(masterAddr, haServerAddr string)
+
 	trigger chan struct{}
 	quit    chan struct{}
 	wg      sync.WaitGroup
@@ -77,6 +83,9 @@ func (r *registrar) stop() {
 }
 
 func (r *registrar) haAddr() string {
+	if r.haServerAddr != nil {
+		return r.haServerAddr()
+	}
 	ip := r.cfg.BrokerIP2
 	if ip == "" {
 		ip = r.cfg.BrokerIP1
@@ -118,7 +127,7 @@ func (r *registrar) registerAll() {
 				{Key: "brokerAddr", Value: r.cfg.BrokerAddr()},
 				{Key: "clusterName", Value: r.cfg.BrokerClusterName},
 				{Key: "haServerAddr", Value: r.haAddr()},
-				{Key: "brokerId", Value: strconv.FormatInt(r.cfg.BrokerID, 10)},
+				{Key: "brokerId", Value: strconv.FormatInt(r.brokerID(), 10)},
 				{Key: "heartbeatTimeoutMillis", Value: "120000"},
 				{Key: "enableActingMaster", Value: "false"},
 				{Key: "compressed", Value: "false"},
@@ -136,6 +145,9 @@ func (r *registrar) registerAll() {
 				return
 			}
 			r.log.Debug("registered with name server", "namesrv", addr)
+			if r.onResult != nil {
+				r.onResult(resp.Value("masterAddr"), resp.Value("haServerAddr"))
+			}
 		}()
 	}
 	wg.Wait()
@@ -152,7 +164,7 @@ func (r *registrar) unregisterAll() {
 				{Key: "brokerName", Value: r.cfg.BrokerName},
 				{Key: "brokerAddr", Value: r.cfg.BrokerAddr()},
 				{Key: "clusterName", Value: r.cfg.BrokerClusterName},
-				{Key: "brokerId", Value: strconv.FormatInt(r.cfg.BrokerID, 10)},
+				{Key: "brokerId", Value: strconv.FormatInt(r.brokerID(), 10)},
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 			defer cancel()
@@ -162,4 +174,13 @@ func (r *registrar) unregisterAll() {
 		}()
 	}
 	wg.Wait()
+}
+
+// brokerID is the run-time brokerId (the role component's), else the
+// configured one.
+func (r *registrar) brokerID() int64 {
+	if r.role != nil {
+		return r.role.BrokerID()
+	}
+	return r.cfg.BrokerID
 }

@@ -24,11 +24,17 @@ type retryProcessor struct {
 	topics    *topicTable
 	groups    *groupTable
 	delays    *delayTable
+	role      *roleState // a slave refuses (nil: always a master)
 	storeHost *hostBox
 	log       *slog.Logger
 }
 
 func (p *retryProcessor) sendBack(c *transport.Conn, req *codec.Frame) *codec.Frame {
+	if p.role != nil && p.role.IsSlave() {
+		// compat: CONSUMER_SEND_MSG_BACK is SendMessageProcessor's in Java,
+		// whose rejectRequest refuses it on a slave.
+		return rejectSlave(req)
+	}
 	var h header.ConsumerSendMsgBackRequest
 	if r := decodeHeader(&h, req); r != nil {
 		return r
@@ -101,7 +107,7 @@ func (p *retryProcessor) sendBack(c *transport.Conn, req *codec.Frame) *codec.Fr
 	p.delays.schedule(m)
 	p.store.Put(m, func(r store.PutResult) {
 		resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
-		if r.Status != store.PutOK && r.Status != store.FlushDiskTimeout {
+		if !putStored(r.Status) {
 			resp = errResp(req, codec.RespSystemError, r.Status.String())
 		}
 		if !req.IsOneway() {

@@ -88,6 +88,7 @@ type sendProcessor struct {
 	groups    *groupTable
 	locks     *lockTable
 	delays    *delayTable
+	role      *roleState // a slave refuses sends (nil: always a master)
 	stats     *brokerStats
 	log       *slog.Logger
 	storeHost *hostBox
@@ -133,6 +134,10 @@ func (p *sendProcessor) stop() {
 // holds it until the reply is written (sendCtx, the batch callback, or
 // work for an immediate answer).
 func (p *sendProcessor) enqueue(c *transport.Conn, req *codec.Frame, l *transport.Lease) *codec.Frame {
+	if p.role != nil && p.role.IsSlave() {
+		// compat: Java's SendMessageProcessor.rejectRequest on a slave.
+		return rejectSlave(req)
+	}
 	l.Hold()
 	select {
 	case p.queue <- sendTask{c: c, req: req, lease: l, enqueued: time.Now()}:
@@ -360,12 +365,15 @@ func (sc *sendCtx) onPut(r store.PutResult) {
 // putResponseInto builds the response of a single send in sc's own
 // frame; it is valid until sc goes back to the pool.
 func (p *sendProcessor) putResponseInto(sc *sendCtx, r store.PutResult) *codec.Frame {
-	if r.Status != store.PutOK && r.Status != store.FlushDiskTimeout {
+	if !putStored(r.Status) {
 		return p.putResponse(sc.req, r, sc.queueID, sc.uniq, nil)
 	}
 	code := codec.RespSuccess
-	if r.Status == store.FlushDiskTimeout {
+	switch r.Status {
+	case store.FlushDiskTimeout:
 		code = codec.RespFlushDiskTimeout
+	case store.FlushSlaveTimeout:
+		code = codec.RespFlushSlaveTimeout
 	}
 	v := sc.vals[:0]
 	v = message.AppendOffsetMsgID(v, p.storeHost.get(), r.WroteOffset)
@@ -571,6 +579,8 @@ func (p *sendProcessor) putResponse(req *codec.Frame, r store.PutResult, queueID
 		code = codec.RespSuccess
 	case store.FlushDiskTimeout:
 		code = codec.RespFlushDiskTimeout
+	case store.FlushSlaveTimeout:
+		code = codec.RespFlushSlaveTimeout
 	case store.MessageIllegal, store.PropertiesSizeExceeded:
 		return errResp(req, codec.RespMessageIllegal, illegalRemark(p.cfg.MaxMessageSize))
 	case store.ServiceNotAvailable:

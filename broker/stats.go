@@ -30,7 +30,7 @@ func newBrokerStats() *brokerStats {
 }
 
 func (s *brokerStats) onPut(topic string, r store.PutResult) {
-	if r.Status != store.PutOK && r.Status != store.FlushDiskTimeout {
+	if !putStored(r.Status) {
 		return
 	}
 	n := int64(max(r.MsgCount, 1))

@@ -208,6 +208,7 @@ func (t *timerService) start() {
 	t.writeMs.Store(time.Now().UnixMilli() / t.prec * t.prec)
 	t.batch = make([]timer.Entry, 0, timerDequeueBatch)
 	t.wps = timer.NewWaypoints(4096)
+	t.quit = make(chan struct{}) // a new one per start: halt closes it
 	t.wg.Add(2)
 	go t.enqueueLoop()
 	go t.dequeueLoop()
@@ -215,6 +216,13 @@ func (t *timerService) start() {
 
 // stop ends both loops and persists where they stopped.
 func (t *timerService) stop() {
+	t.halt()
+	t.close()
+}
+
+// halt ends both loops and persists where they stopped; start resumes
+// (a role change: a slave delivers no timers).
+func (t *timerService) halt() {
 	if t.ts == nil {
 		return
 	}
@@ -223,7 +231,6 @@ func (t *timerService) stop() {
 	if err := t.persist(); err != nil {
 		t.log.Error("timer: persist on stop", "err", err)
 	}
-	t.close()
 }
 
 // close releases the wheel files (also for a broker never started).
@@ -549,7 +556,7 @@ func (t *timerService) putSync(m *message.Message) (retry bool) {
 // never succeed is dropped with an error (Java's PUT_NO_RETRY).
 func (t *timerService) putFailed(r store.PutResult) bool {
 	switch r.Status {
-	case store.PutOK, store.FlushDiskTimeout:
+	case store.PutOK, store.FlushDiskTimeout, store.FlushSlaveTimeout:
 		return false
 	case store.MessageIllegal, store.PropertiesSizeExceeded:
 		t.log.Error("timer: delivery refused; dropped", "status", r.Status, "err", r.Err)

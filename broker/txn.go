@@ -50,6 +50,8 @@ type txnService struct {
 	opDone  map[int64]bool  // op queue offsets at or above opCP with nothing left to decide
 	opNext  int64           // next op queue offset to read
 
+	role *roleState // a slave answers SLAVE_NOT_AVAILABLE (nil: a master)
+
 	quit chan struct{}
 	wg   sync.WaitGroup
 }
@@ -89,6 +91,7 @@ func isPrepared(sysFlag int32, props string) bool {
 }
 
 func (s *txnService) start() {
+	s.quit = make(chan struct{}) // a new one per start (role changes)
 	s.wg.Add(1)
 	go s.checkLoop()
 }
@@ -108,6 +111,11 @@ func (s *txnService) endTransaction(c *transport.Conn, req *codec.Frame) *codec.
 }
 
 func (s *txnService) end(c *transport.Conn, req *codec.Frame) *codec.Frame {
+	if s.role != nil && s.role.IsSlave() {
+		// compat: Java's EndTransactionProcessor answers a slave's
+		// END_TRANSACTION SLAVE_NOT_AVAILABLE with no remark.
+		return codec.NewResponse(req, int32(codec.RespSlaveNotAvailable), "")
+	}
 	var h header.EndTransactionRequest
 	if r := decodeHeader(&h, req); r != nil {
 		return r
@@ -159,7 +167,7 @@ func (s *txnService) end(c *transport.Conn, req *codec.Frame) *codec.Frame {
 	halfOffset := e.QueueOffset
 	s.store.Put(m, func(r store.PutResult) {
 		resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
-		if r.Status == store.PutOK || r.Status == store.FlushDiskTimeout {
+		if putStored(r.Status) {
 			s.writeOp(halfOffset)
 		} else {
 			resp = codec.NewResponse(req, int32(codec.RespSystemError), r.Status.String())
@@ -183,7 +191,7 @@ func (s *txnService) writeOp(halfOffset int64) {
 		TagsCode: message.TagsHash(txnOpTag),
 	}
 	s.store.Put(m, func(r store.PutResult) {
-		if r.Status != store.PutOK && r.Status != store.FlushDiskTimeout {
+		if !putStored(r.Status) {
 			s.log.Error("transaction op message not stored", "halfOffset", halfOffset, "status", r.Status, "err", r.Err)
 		}
 	})
@@ -304,7 +312,7 @@ func (s *txnService) putHalfCopy(e *message.Ext, props string) (store.PutResult,
 		TagsCode: message.TagsHash(tags),
 	}
 	r := s.putWait(m)
-	if r.Status != store.PutOK && r.Status != store.FlushDiskTimeout {
+	if !putStored(r.Status) {
 		s.log.Error("transaction check: half message not re-stored; will retry", "halfOffset", e.QueueOffset, "status", r.Status, "err", r.Err)
 		return r, false
 	}
