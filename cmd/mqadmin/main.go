@@ -35,6 +35,7 @@ func commands() []command {
 		{"updateSubGroup", "Update or create subscription group", setupUpdateSubGroup},
 		{"resetOffsetByTime", "Reset consumer offset by timestamp(without client restart).", setupResetOffsetByTime},
 		{"getBrokerConfig", "Get broker config by cluster or special broker!", setupGetBrokerConfig},
+		{"haStatus", "Fetch ha runtime status data.", setupHAStatus},
 	}
 }
 
