@@ -110,6 +110,17 @@ func (c *Config) validateRole() error {
 	if c.InSyncReplicas < 0 || c.TotalReplicas < 0 || c.MinInSyncReplicas < 0 {
 		return errors.New("broker: totalReplicas, inSyncReplicas and minInSyncReplicas must not be negative")
 	}
+	if c.HaListenPort < 0 {
+		// Java's BrokerStartup: listenPort+1; with listenPort 0 (any
+		// port) the HA port is any port too.
+		c.HaListenPort = 0
+		if c.ListenPort > 0 {
+			c.HaListenPort = c.ListenPort + 1
+		}
+	}
+	if c.HaListenPort > 65535 {
+		return fmt.Errorf("broker: haListenPort %d out of range", c.HaListenPort)
+	}
 	return nil
 }
 
@@ -292,14 +303,10 @@ func (b *Broker) closeRole() {
 	}
 }
 
-// haListen is the HA listen address: haListenPort, -1 = listenPort+1
-// (Java's BrokerStartup default), bound like the main port.
+// haListen is the HA listen address: haListenPort (Validate resolved
+// -1), bound like the main port.
 func (b *Broker) haListen() string {
-	port := b.cfg.HaListenPort
-	if port < 0 {
-		port = b.cfg.ListenPort + 1
-	}
-	return net.JoinHostPort(b.cfg.BindIP(), strconv.Itoa(port))
+	return net.JoinHostPort(b.cfg.BindIP(), strconv.Itoa(b.cfg.HaListenPort))
 }
 
 func (b *Broker) haServerConfig() ha.ServerConfig {
@@ -338,9 +345,6 @@ func (b *Broker) haServerAddr() string {
 		}
 	}
 	b.roleMu.Unlock()
-	if port < 0 {
-		port = b.cfg.ListenPort + 1
-	}
 	return net.JoinHostPort(ip, strconv.Itoa(port))
 }
 
