@@ -1,17 +1,26 @@
 package broker
 
 import (
+	"encoding/binary"
+	"time"
+
 	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/store/timer"
 )
 
 // emptyMessageRequestModes is what Java's MessageRequestModeManager.encode
 // writes when no consumer group set a request mode.
 const emptyMessageRequestModes = `{"messageRequestModeMap":{}}`
 
+// timerCheckpointWireSize is TimerCheckpoint.encode: seven longs.
+const timerCheckpointWireSize = 56
+
 // registerMasterSync adds the master-side answers a Java slave's
 // SlaveSynchronize asks for and the other admin handlers do not cover.
-func registerMasterSync(r *transport.Router, pool *transport.Pool) {
+// timerEnabled is timerWheelEnable; storeRoot holds config/timercheck.
+func registerMasterSync(r *transport.Router, pool *transport.Pool, timerEnabled bool, storeRoot string) {
 	// We keep no message request modes (SET_MESSAGE_REQUEST_MODE is not
 	// served), so the honest answer is Java's empty table.
 	r.Handle(codec.ReqGetAllMessageRequestMode, pool, func(_ *transport.Conn, req *codec.Frame) *codec.Frame {
@@ -19,4 +28,46 @@ func registerMasterSync(r *transport.Router, pool *transport.Pool) {
 		resp.Body = []byte(emptyMessageRequestModes)
 		return resp
 	})
+
+	// GET_TIMER_CHECK_POINT: the last checkpoint the timer wrote, in
+	// TimerCheckpoint.encode's layout.
+	ckPath := timer.CheckpointPath(storeRoot)
+	r.Handle(codec.ReqGetTimerCheckPoint, pool, func(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+		if !timerEnabled {
+			return codec.NewResponse(req, int32(codec.RespSystemError), "The checkpoint is null")
+		}
+		ck, found, err := timer.ReadCheckpoint(ckPath)
+		if err != nil {
+			return codec.NewResponse(req, int32(codec.RespSystemError), err.Error())
+		}
+		if !found {
+			ck.Timestamp = time.Now().UnixMilli() // a fresh Java DataVersion
+		}
+		resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
+		resp.Body = appendTimerCheckpoint(nil, &ck)
+		return resp
+	})
+
+	// GET_TIMER_METRICS: we keep no per-topic timing counts, so the answer
+	// is Java's empty TimerMetricsSerializeWrapper with a version that
+	// stays put (a Java slave re-applies only when it changes).
+	metricsVersion := body.TopicVersion{Timestamp: time.Now().UnixMilli()}
+	r.Handle(codec.ReqGetTimerMetrics, pool, func(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+		if !timerEnabled {
+			return codec.NewResponse(req, int32(codec.RespSystemError), "The timer message store is null")
+		}
+		resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
+		b := append([]byte(nil), `{"dataVersion":`...)
+		b = body.AppendTopicVersion(b, metricsVersion)
+		resp.Body = append(b, `,"timingCount":{}}`...)
+		return resp
+	})
+}
+
+func appendTimerCheckpoint(dst []byte, c *timer.Checkpoint) []byte {
+	for _, v := range []int64{c.LastReadTimeMs, c.LastTimerLogFlushPos, c.LastTimerQueueOffset,
+		c.MasterTimerQueueOffset, c.StateVersion, c.Timestamp, c.Counter} {
+		dst = binary.BigEndian.AppendUint64(dst, uint64(v))
+	}
+	return dst
 }
