@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/store/timer"
 )
 
 // Java's SlaveSynchronize schedule (BrokerController.initializeBrokerScheduledTasks):
@@ -49,6 +51,13 @@ type slaveSyncTables struct {
 	offsets *offsetTable
 	groups  *groupTable
 	delay   *delayService
+	// timerWheel is timerWheelEnable: syncAll then also asks for the timer
+	// metrics (Java syncTimerMetrics; we keep none, so they are only checked).
+	timerWheel bool
+	// timerCheckpoint, when set with timerWheel, receives the master's
+	// timer checkpoint every tick (Java syncTimerCheckPoint: lastReadTimeMs,
+	// masterTimerQueueOffset and the data version).
+	timerCheckpoint func(timer.Checkpoint)
 }
 
 // slaveSync is the slave's periodic metadata synchronization from its
@@ -122,11 +131,14 @@ func (s *slaveSync) loop() {
 		s.mu.Lock()
 		due := time.Since(s.lastSync) > slaveSyncEvery
 		s.mu.Unlock()
-		if !due {
-			continue
+		if due {
+			if err := s.SyncOnce(ctx); err != nil {
+				s.log.Warn("slave sync from master", "err", err)
+			}
 		}
-		if err := s.SyncOnce(ctx); err != nil {
-			s.log.Warn("slave sync from master", "err", err)
+		// The timer checkpoint is latency-sensitive: every tick, as Java.
+		if err := s.SyncTimerCheckpoint(ctx); err != nil {
+			s.log.Warn("slave sync timer checkpoint from master", "err", err)
 		}
 	}
 }
@@ -154,8 +166,9 @@ func (s *slaveSync) SyncOnce(ctx context.Context) error {
 	step("delay offset", s.syncDelayOffset)
 	step("subscription group", s.syncSubscriptionGroup)
 	step("message request mode", s.syncMessageRequestMode)
-	// Java also syncs timer metrics here when timerWheelEnable; our timer
-	// keeps no TimerMetrics, so there is nothing to apply.
+	if s.tables.timerWheel {
+		step("timer metrics", s.syncTimerMetrics)
+	}
 	return errors.Join(errs...)
 }
 
@@ -362,4 +375,61 @@ func (s *slaveSync) syncMessageRequestMode(ctx context.Context, addr string) err
 		return fmt.Errorf("message request modes: %w", err)
 	}
 	return nil
+}
+
+// syncTimerMetrics asks GET_TIMER_METRICS as Java's slave does when
+// timerWheelEnable. Our timer keeps no TimerMetrics, so the answer is only
+// checked.
+func (s *slaveSync) syncTimerMetrics(ctx context.Context, addr string) error {
+	resp, err := s.call(ctx, addr, syncRequest(codec.ReqGetTimerMetrics), slaveSyncCallTimeout)
+	if err != nil {
+		return err
+	}
+	var w struct {
+		DataVersion body.TopicVersion          `json:"dataVersion"`
+		TimingCount map[string]json.RawMessage `json:"timingCount"`
+	}
+	if err := json.Unmarshal(resp.Body, &w); err != nil {
+		return fmt.Errorf("timer metrics: %w", err)
+	}
+	return nil
+}
+
+// SyncTimerCheckpoint is Java's syncTimerCheckPoint: GET_TIMER_CHECK_POINT
+// from the master, handed to tables.timerCheckpoint. It does nothing when
+// the broker is not a slave, the timer is off or nothing takes the result.
+func (s *slaveSync) SyncTimerCheckpoint(ctx context.Context) error {
+	if !s.tables.timerWheel || s.tables.timerCheckpoint == nil || !s.role.IsSlave() {
+		return nil
+	}
+	master := s.role.MasterAddr()
+	if master == "" {
+		return nil
+	}
+	resp, err := s.call(ctx, master, syncRequest(codec.ReqGetTimerCheckPoint), slaveSyncCallTimeout)
+	if err != nil {
+		return fmt.Errorf("slave sync timer checkpoint from %s: %w", master, err)
+	}
+	ck, err := decodeTimerCheckpoint(resp.Body)
+	if err != nil {
+		return fmt.Errorf("slave sync timer checkpoint from %s: %w", master, err)
+	}
+	s.tables.timerCheckpoint(ck)
+	return nil
+}
+
+// decodeTimerCheckpoint reads TimerCheckpoint.encode: four longs, then
+// (since 4.9.x) the data version's stateVersion, timestamp and counter.
+func decodeTimerCheckpoint(b []byte) (timer.Checkpoint, error) {
+	ck := timer.Checkpoint{ProgressPos: -1}
+	if len(b) < 32 {
+		return ck, fmt.Errorf("timer checkpoint: %d bytes", len(b))
+	}
+	get := func(i int) int64 { return int64(binary.BigEndian.Uint64(b[i*8:])) }
+	ck.LastReadTimeMs, ck.LastTimerLogFlushPos = get(0), get(1)
+	ck.LastTimerQueueOffset, ck.MasterTimerQueueOffset = get(2), get(3)
+	if len(b) >= timerCheckpointWireSize {
+		ck.StateVersion, ck.Timestamp, ck.Counter = get(4), get(5), get(6)
+	}
+	return ck, nil
 }

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/store/timer"
 )
 
 type fixedRole struct {
@@ -168,4 +171,58 @@ func TestSlaveSyncStartStop(t *testing.T) {
 	s.Start()
 	s.Stop()
 	s.Stop()
+}
+
+func TestSlaveSyncTimer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	root := t.TempDir()
+	page := make([]byte, 4096)
+	for i, v := range []int64{111, 222, 333, 444, 1, 1700000000000, 9} {
+		binary.BigEndian.PutUint64(page[i*8:], uint64(v))
+	}
+	require.NoError(t, os.MkdirAll(filepath.Dir(timer.CheckpointPath(root)), 0o755))
+	require.NoError(t, os.WriteFile(timer.CheckpointPath(root), page, 0o644))
+	r := transport.NewRouter()
+	registerMasterSync(r, nil, true, root)
+	srv := transport.NewServer(transport.ServerConfig{Addr: "127.0.0.1:0", Logger: testLogger()}, r)
+	require.NoError(t, srv.Start())
+	t.Cleanup(func() { require.NoError(t, srv.Close()) })
+
+	var got []timer.Checkpoint
+	tables, _ := freshSlaveTables(t)
+	tables.timerWheel = true
+	tables.timerCheckpoint = func(c timer.Checkpoint) { got = append(got, c) }
+	role := &fixedRole{slave: false, master: srv.Addr()}
+	s := newSlaveSync(newTestClient(t), role, nil, tables, testLogger())
+	require.NoError(t, s.SyncTimerCheckpoint(ctx))
+	require.Empty(t, got, "a master does not sync")
+	role.slave = true
+	s = newSlaveSync(newTestClient(t), role, nil, tables, testLogger())
+	require.NoError(t, s.SyncTimerCheckpoint(ctx))
+	require.Equal(t, []timer.Checkpoint{{LastReadTimeMs: 111, LastTimerLogFlushPos: 222, LastTimerQueueOffset: 333,
+		MasterTimerQueueOffset: 444, StateVersion: 1, Timestamp: 1700000000000, Counter: 9, ProgressPos: -1}}, got)
+
+	// syncAll asks for the timer metrics too; this master answers only the
+	// timer codes, so every other step fails and the metrics step does not.
+	err := s.SyncOnce(ctx)
+	require.ErrorContains(t, err, "topic config")
+	require.NotContains(t, err.Error(), "timer metrics")
+
+	// Without the timer the master answers Java's error and nothing is applied.
+	r2 := transport.NewRouter()
+	registerMasterSync(r2, nil, false, root)
+	srv2 := transport.NewServer(transport.ServerConfig{Addr: "127.0.0.1:0", Logger: testLogger()}, r2)
+	require.NoError(t, srv2.Start())
+	t.Cleanup(func() { require.NoError(t, srv2.Close()) })
+	role.master = srv2.Addr()
+	require.ErrorContains(t, s.SyncTimerCheckpoint(ctx), "The checkpoint is null")
+	require.Len(t, got, 1)
+	require.ErrorContains(t, s.SyncOnce(ctx), "timer metrics")
+
+	_, err = decodeTimerCheckpoint(make([]byte, 31))
+	require.Error(t, err)
+	old, err := decodeTimerCheckpoint(page[:32]) // before the data version was added
+	require.NoError(t, err)
+	require.Equal(t, int64(444), old.MasterTimerQueueOffset)
 }
