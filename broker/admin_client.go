@@ -29,6 +29,11 @@ func (a *adminProcessor) registerClientAdmin(r *transport.Router, pool *transpor
 // timestamp, store it, and push RESET_CONSUMER_CLIENT_OFFSET to every
 // online member of the group.
 func (a *adminProcessor) resetOffset(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	if a.b.role.IsSlave() {
+		// compat: Java 5.x resets offsets on the server side
+		// (useServerSideResetOffset=true), which a slave refuses.
+		return codec.NewResponse(req, int32(codec.RespSystemError), "Can not reset offset in slave broker")
+	}
 	var h header.ResetOffsetRequest
 	if r := decodeHeader(&h, req); r != nil {
 		return r

@@ -120,3 +120,32 @@ func TestRegisterResultSetsMasterHA(t *testing.T) {
 	require.Equal(t, "127.0.0.1:20912", st.MasterAddr, "haMasterAddress is fixed")
 	require.Equal(t, "127.0.0.1:10911", fixed.MasterAddr())
 }
+
+// With a name server and no haMasterAddress, a slave learns its master's
+// HA address from the REGISTER_BROKER reply (haServerAddr = brokerIP2 and
+// the bound HA port the master advertised) and replicates.
+func TestSlaveFindsMasterByNameServer(t *testing.T) {
+	ns := startNamesrv(t)
+	master := startBroker(t, func(c *Config) { c.NamesrvAddr = ns; c.HaListenPort = 0 })
+	slave := startBroker(t, func(c *Config) {
+		c.NamesrvAddr = ns
+		c.BrokerRole = "SLAVE"
+		c.BrokerID = 1
+		c.HaSendHeartbeatInterval = 200
+	})
+	require.Equal(t, master.BrokerAddr(), slave.MasterAddr())
+	st, ok := slave.HAClientStatus()
+	require.True(t, ok)
+	require.Equal(t, master.HAAddr(), st.MasterAddr)
+
+	resp := master.invoke(t, sendV1("ReplNS", 0, props("UNIQ_KEY", "u"), []byte("x")))
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+	end := master.store.MaxPhyOffset()
+	require.Eventually(t, func() bool { return slave.store.MaxPhyOffset() == end }, 5*time.Second, time.Millisecond)
+
+	// The route lists both: the master as brokerId 0, the slave as 1.
+	resp = master.route(t, ns, "TBW102")
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+	require.Contains(t, string(resp.Body), `0:"`+master.BrokerAddr()+`"`)
+	require.Contains(t, string(resp.Body), `1:"`+slave.BrokerAddr()+`"`)
+}

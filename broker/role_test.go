@@ -45,6 +45,14 @@ func TestRoleChangeAtRunTime(t *testing.T) {
 	resp = tb.invoke(t, request(codec.ReqConsumerSendMsgBack, "offset", "0", "group", "g", "delayLevel", "0",
 		"originMsgId", "x", "originTopic", "RoleT", "maxReconsumeTimes", "16"))
 	require.Equal(t, int32(codec.RespSystemBusy), resp.Code)
+	resp = tb.invoke(t, request(codec.ReqInvokeBrokerToResetOffset, "topic", "RoleT", "group", "g", "timestamp", "0", "isForce", "true"))
+	require.Equal(t, int32(codec.RespSystemError), resp.Code)
+	require.Equal(t, "Can not reset offset in slave broker", resp.Remark)
+	// Admin writes are served: Java 5.x lets mqadmin operate a slave
+	// (apache/rocketmq#7351 dropped validateSlave's calls).
+	resp = tb.invoke(t, request(codec.ReqUpdateAndCreateTopic, "topic", "RoleS", "defaultTopic", "TBW102",
+		"readQueueNums", "4", "writeQueueNums", "4", "perm", "6", "topicFilterType", "SINGLE_TAG", "order", "false"))
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
 
 	require.NoError(t, tb.SetRole(store.AsyncMaster, 1, ""))
 	require.False(t, tb.IsSlave())
