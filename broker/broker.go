@@ -238,7 +238,8 @@ func (b *Broker) Start() error {
 	err = b.applyRoleLocked(b.role.Role())
 	b.roleMu.Unlock()
 	if err != nil {
-		b.log.Error("start role", "role", b.role.Role(), "err", err)
+		// The HA port is taken, say: fail like Java; Close cleans up.
+		return fmt.Errorf("broker: start as %s: %w", b.role.Role(), err)
 	}
 
 	b.reg.start()

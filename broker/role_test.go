@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"net"
 	"testing"
 	"time"
 
@@ -107,4 +108,20 @@ func (b *Broker) servicesRunning() bool {
 	b.roleMu.Lock()
 	defer b.roleMu.Unlock()
 	return b.rrt.services
+}
+
+// Start fails, as Java's does, when the HA port is taken; Close cleans up.
+func TestStartFailsOnBusyHAPort(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	cfg := testConfig(t.TempDir())
+	cfg.HaListenPort = ln.Addr().(*net.TCPAddr).Port
+	st, err := openTestStore(&cfg)
+	require.NoError(t, err)
+	defer st.Close()
+	b, err := New(cfg, Deps{Logger: testLogger(), Store: st})
+	require.NoError(t, err)
+	require.ErrorContains(t, b.Start(), "ha: listen")
+	require.NoError(t, b.Close())
 }

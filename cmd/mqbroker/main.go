@@ -62,6 +62,9 @@ func run() error {
 		return err
 	}
 	addrs := boundAddrs(b.Addr(), b.FastAddr())
+	if ha := b.HAAddr(); ha != "" {
+		addrs = append(addrs, ha) // the HA port, bound like the main one
+	}
 	level, msg := listenNotice(addrs...)
 	log.Log(context.Background(), level, msg, "addrs", strings.Join(addrs, ","))
 	fmt.Printf("The broker[%s, %s] boot success. serializeType=JSON and name server is %s\n", cfg.BrokerName, b.BrokerAddr(), cfg.NamesrvAddr)
