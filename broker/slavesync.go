@@ -233,12 +233,11 @@ func (s *slaveSync) fetchPaged(ctx context.Context, addr string, code codec.Requ
 			reset()
 			continue
 		}
-		// compat: Java stops at total-1, not total.
-		if seq >= total-1 {
+		// compat: Java's loop stops at total-1, which drops the last entry
+		// of a table one past a page multiple; we read to total, and an
+		// empty page ends the table.
+		if seq >= total || n == 0 {
 			return *version, nil
-		}
-		if n == 0 {
-			return body.TopicVersion{}, fmt.Errorf("master sent an empty page at %d of %d", seq, total)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -225,4 +226,57 @@ func TestSlaveSyncTimer(t *testing.T) {
 	old, err := decodeTimerCheckpoint(page[:32]) // before the data version was added
 	require.NoError(t, err)
 	require.Equal(t, int64(444), old.MasterTimerQueueOffset)
+}
+
+// A 5.x master splits its tables into pages (enableSplitMetadata): the
+// slave follows topicSeq to the total, and starts over when the data
+// version moves.
+func TestSlaveSyncPagedTopics(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	names := []string{"P1", "P2", "P3", "P4", "P5"}
+	version := body.TopicVersion{Counter: 3, Timestamp: 1700000000000}
+	moved := false
+	var seqs []string
+	cli := invokerFunc(func(_ context.Context, _ string, req *codec.Frame) (*codec.Frame, error) {
+		if req.Code != int32(codec.ReqGetAllTopicConfig) {
+			return codec.NewResponse(req, int32(codec.RespSystemError), "not in this test"), nil
+		}
+		seqs = append(seqs, req.Value("topicSeq")+"/"+req.Value("maxTopicNum"))
+		seq := 0
+		if req.Value("dataVersion") == string(body.AppendTopicVersion(nil, version)) {
+			seq = int(mustAtoi(t, req.Value("topicSeq")))
+		}
+		if seq == 2 && !moved { // the table changes under the slave once
+			moved = true
+			version.Counter++
+		}
+		end := min(seq+2, len(names))
+		var page []body.TopicConfig
+		for _, n := range names[seq:end] {
+			page = append(page, body.NewTopicConfig(n))
+		}
+		resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
+		resp.Body = body.AppendTopicConfigFile(nil, version, page)
+		resp.SetInt("totalTopicNum", int64(len(names)))
+		return resp, nil
+	})
+	tables, _ := freshSlaveTables(t)
+	s := newSlaveSync(cli, fixedRole{slave: true, master: "127.0.0.1:9"}, nil, tables, testLogger())
+	require.Error(t, s.SyncOnce(ctx)) // the other steps fail here
+	_, topics := tables.topics.snapshot()
+	var got []string
+	for _, tc := range topics {
+		got = append(got, tc.TopicName)
+	}
+	require.Equal(t, names, got)
+	require.Equal(t, []string{"0/2000", "2/2000", "0/2000", "2/2000", "4/2000"}, seqs)
+	v, _ := tables.topics.snapshot()
+	require.Equal(t, version.Counter+1, v.Counter)
+}
+
+func mustAtoi(t *testing.T, s string) int64 {
+	n, err := strconv.ParseInt(s, 10, 64)
+	require.NoError(t, err)
+	return n
 }
