@@ -105,10 +105,11 @@ func TestKilledBrokerLeavesRoutes(t *testing.T) {
 		code, body := routeOf(t, c, ns.Addr(), "broker-kill")
 		return code == int32(codec.RespSuccess) && strings.Contains(body, addr)
 	}, 20*time.Second, 50*time.Millisecond, "broker never registered")
-	// One start-up line names the bound address.
+	// One start-up line names the bound addresses: the main one and the
+	// HA port, listenPort+1 by default (Java's).
 	logged, err := os.ReadFile(logf.Name())
 	require.NoError(t, err)
-	require.Contains(t, string(logged), `msg="mqbroker: listening" addrs=`+addr+"\n")
+	require.Contains(t, string(logged), `msg="mqbroker: listening" addrs=`+addr+fmt.Sprintf(",127.0.0.1:%d", port+1)+"\n")
 
 	killed := time.Now()
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
