@@ -51,8 +51,8 @@ type Config struct {
 	// brokerId are the start values; the role component (role.go) holds
 	// the run-time ones.
 	//
-	// HaListenPort is the HA port; -1 (default) is listenPort+1 (Java's
-	// BrokerStartup), 0 picks a free port.
+	// HaListenPort is the HA port; <= 0 (default) is listenPort+1 (Java's
+	// BrokerStartup), or any free port when listenPort is 0.
 	HaListenPort            int    `conf:"haListenPort"`
 	HaMasterAddress         string `conf:"haMasterAddress"`
 	HaSendHeartbeatInterval int    `conf:"haSendHeartbeatInterval"` // ms
@@ -241,8 +241,8 @@ func DefaultConfig() Config {
 		MaxHeldPullBytes:          DefaultMaxHeldPullBytes,
 		MaxMsgsNumBatch:           64,
 
-		// Replication (Java's defaults; haListenPort -1 = listenPort+1).
-		HaListenPort:                  -1,
+		// Replication (Java's defaults; haListenPort 0 = listenPort+1).
+		HaListenPort:                  0,
 		HaSendHeartbeatInterval:       5000,
 		HaHousekeepingInterval:        20000,
 		HaTransferBatchSize:           32 << 10,

@@ -110,9 +110,10 @@ func (c *Config) validateRole() error {
 	if c.InSyncReplicas < 0 || c.TotalReplicas < 0 || c.MinInSyncReplicas < 0 {
 		return errors.New("broker: totalReplicas, inSyncReplicas and minInSyncReplicas must not be negative")
 	}
-	if c.HaListenPort < 0 {
-		// Java's BrokerStartup: listenPort+1; with listenPort 0 (any
-		// port) the HA port is any port too.
+	if c.HaListenPort <= 0 {
+		// compat: Java's BrokerStartup turns haListenPort <= 0 into
+		// listenPort+1; with listenPort 0 (any port, tests) it is any
+		// port too.
 		c.HaListenPort = 0
 		if c.ListenPort > 0 {
 			c.HaListenPort = c.ListenPort + 1
@@ -303,8 +304,8 @@ func (b *Broker) closeRole() {
 	}
 }
 
-// haListen is the HA listen address: haListenPort (Validate resolved
-// -1), bound like the main port.
+// haListen is the HA listen address: haListenPort (as Validate resolved
+// it), bound like the main port.
 func (b *Broker) haListen() string {
 	return net.JoinHostPort(b.cfg.BindIP(), strconv.Itoa(b.cfg.HaListenPort))
 }
