@@ -71,6 +71,11 @@ func TestRoleChangeAtRunTime(t *testing.T) {
 	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
 	require.Len(t, decodeRecords(t, resp.Body), 2)
 
+	// The restarted timer service delivers a 1 s timer message.
+	resp = tb.invoke(t, sendV1("RoleTM", 0, props("UNIQ_KEY", "u4", "TIMER_DELAY_SEC", "1"), []byte("m4")))
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+	require.Eventually(t, func() bool { return tb.store.MaxOffset("RoleTM", 0) >= 1 }, 10*time.Second, 10*time.Millisecond)
+
 	// SYNC_MASTER ↔ ASYNC_MASTER only changes the store's put policy.
 	require.NoError(t, tb.SetRole(store.SyncMaster, 0, ""))
 	require.Equal(t, store.SyncMaster, tb.store.(*store.Store).Role())
