@@ -66,4 +66,17 @@
 // Request codes without a processor fall through to the transport's
 // default answer, REQUEST_CODE_NOT_SUPPORTED. The VIP port (listenPort-2)
 // serves the same table minus the pulls.
+//
+// Replication (role.go): role, brokerId and the master's broker and HA
+// addresses are run-time state (roleState), not Config; Broker.SetRole
+// switches at run time. A master serves store/ha's Server on haListenPort
+// (<= 0: listenPort+1) and runs the master-only services (delay levels,
+// timers, transaction checks); a slave runs store/ha's Client against
+// haMasterAddress or the REGISTER_BROKER reply's haServerAddr, and
+// refuses sends, send-backs and (unless slaveReadEnable) pulls with Java's
+// rejectRequest answer (SYSTEM_BUSY "[REJECTREQUEST]system busy, start
+// flow control for a while"), END_TRANSACTION with SLAVE_NOT_AVAILABLE
+// and offset resets with SYSTEM_ERROR. FLUSH_SLAVE_TIMEOUT (a SYNC_MASTER
+// put that no slave acknowledged within slaveTimeout, inSyncReplicas >= 2)
+// counts as stored everywhere, as FLUSH_DISK_TIMEOUT does.
 package broker
