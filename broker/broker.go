@@ -54,6 +54,7 @@ type Broker struct {
 	reg    *registrar
 	role   *roleState // role, brokerId, master addresses (role.go)
 	nsCli  *transport.Client
+	sync   *slaveSync // a slave's metadata sync from its master (slavesync.go)
 
 	pools      []*transport.Pool
 	main, fast *transport.Server
@@ -129,6 +130,9 @@ func New(cfg Config, deps Deps) (*Broker, error) {
 	b.txn = newTxnService(&b.cfg, b.live, b.store, b.topics, b.clients, b.offsets, b.host, log)
 	b.retry = &retryProcessor{cfg: &b.cfg, live: b.live, store: b.store, topics: b.topics, groups: b.groups, delays: b.delays, storeHost: b.host, log: log}
 	b.pull.role, b.txn.role, b.retry.role = b.role, b.role, b.role
+	b.sync = newSlaveSync(b.nsCli, b.role, b.BrokerAddr, slaveSyncTables{
+		topics: b.topics, offsets: b.offsets, groups: b.groups, delay: b.delay, timerWheel: b.timer.ts != nil,
+	}, log)
 	return b, nil
 }
 
@@ -243,6 +247,7 @@ func (b *Broker) Start() error {
 	}
 
 	b.reg.start()
+	b.sync.Start() // idle unless the role is SLAVE (checked every tick)
 	b.wg.Add(2)
 	go b.persistLoop()
 	go b.clientLoop()
@@ -289,6 +294,7 @@ func (b *Broker) Close() error {
 			return
 		}
 		b.reg.stop()
+		b.sync.Stop()
 		close(b.quit)
 		b.wg.Wait()
 		if err := b.main.Close(); err != nil {
@@ -412,6 +418,8 @@ func (b *Broker) routers() (mainR, fastR *transport.Router) {
 		r.Handle(codec.ReqQueryMessage, queryPool, qp.queryMessage)
 		r.Handle(codec.ReqViewMessageById, queryPool, qp.viewMessageByID)
 		ap.register(r, adminPool)
+		registerHAStatus(r, adminPool, b, b.store.MaxPhyOffset)
+		registerMasterSync(r, adminPool, b.timer.ts != nil, b.cfg.StorePathRootDir)
 		return r
 	}
 	return build(true), build(false)
