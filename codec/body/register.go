@@ -410,15 +410,9 @@ func (l *limitedReader) read(n int) ([]byte, error) {
 			ErrRegisterBody, n, MaxInflatedRegisterBody, l.left)
 	}
 	l.left -= n
-	b := l.buf[:0]
-	for len(b) < n {
-		step := min(n-len(b), readStep)
-		b = slices.Grow(b, step)
-		m, err := io.ReadFull(l.r, b[len(b):len(b)+step])
-		b = b[:len(b)+m]
-		if err != nil {
-			return nil, fmt.Errorf("%w: truncated after %d of %d bytes: %w", ErrRegisterBody, len(b), n, err)
-		}
+	b, err := codec.ReadAnnounced(l.r, l.buf, n, readStep)
+	if err != nil {
+		return nil, fmt.Errorf("%w: truncated after %d of %d bytes: %w", ErrRegisterBody, len(b), n, err)
 	}
 	l.buf = b
 	return b, nil

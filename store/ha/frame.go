@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
+
+	"github.com/rocketgo/rocketgo/codec"
 )
 
 // Wire sizes (Java DefaultHAClient.REPORT_HEADER_SIZE and
@@ -66,21 +67,13 @@ func (f *FrameReader) Next() (Header, []byte, error) {
 	if h.Size < 0 || int(h.Size) > f.max {
 		return h, nil, fmt.Errorf("ha: frame at %d of %d bytes (max %d): %w", h.Offset, h.Size, f.max, ErrFrameTooLarge)
 	}
-	size := int(h.Size)
-	body := f.body[:0]
-	for len(body) < size {
-		n := min(size-len(body), growStep)
-		body = slices.Grow(body, n)
-		m, err := io.ReadFull(f.r, body[len(body):len(body)+n])
-		body = body[:len(body)+m]
-		if err != nil {
-			f.body = body
-			if errors.Is(err, io.EOF) {
-				err = io.ErrUnexpectedEOF
-			}
-			return h, nil, fmt.Errorf("ha: frame at %d: %w", h.Offset, err)
-		}
-	}
+	body, err := codec.ReadAnnounced(f.r, f.body, int(h.Size), growStep)
 	f.body = body
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return h, nil, fmt.Errorf("ha: frame at %d: %w", h.Offset, err)
+	}
 	return h, body, nil
 }
