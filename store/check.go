@@ -80,12 +80,7 @@ func (s *Store) Check() error {
 	if off != d && len(errs) == 0 {
 		fail("check: records end at %d, dispatched %d", off, d)
 	}
-	s.cqMu.RLock()
-	qs := make([]*consumeQueue, 0, len(s.cqs))
-	for _, q := range s.cqs {
-		qs = append(qs, q)
-	}
-	s.cqMu.RUnlock()
+	qs := s.queues()
 	seen := make(map[int64]bool, len(records))
 	minPhy := s.cl.minOffset()
 	for _, q := range qs {

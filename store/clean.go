@@ -243,12 +243,7 @@ func (s *Store) DeleteExpired(now time.Time, force bool) int {
 // queueRangesIn lists, per consume queue, the units whose record lies in
 // the commit-log range [start, end).
 func (s *Store) queueRangesIn(start, end int64) []QueueRange {
-	s.cqMu.RLock()
-	qs := make([]*consumeQueue, 0, len(s.cqs))
-	for _, q := range s.cqs {
-		qs = append(qs, q)
-	}
-	s.cqMu.RUnlock()
+	qs := s.queues()
 	var out []QueueRange
 	for _, q := range qs {
 		if from, to := q.unitsIn(start, end); to > from {
@@ -259,12 +254,7 @@ func (s *Store) queueRangesIn(start, end int64) []QueueRange {
 }
 
 func (s *Store) deleteLogicsBelow(minPhy int64) {
-	s.cqMu.RLock()
-	qs := make([]*consumeQueue, 0, len(s.cqs))
-	for _, q := range s.cqs {
-		qs = append(qs, q)
-	}
-	s.cqMu.RUnlock()
+	qs := s.queues()
 	for _, q := range qs {
 		q.deleteBelow(minPhy)
 	}

@@ -419,3 +419,15 @@ func (q *consumeQueue) unitsIn(start, end int64) (from, to int64) {
 	}
 	return from, n
 }
+
+// queues is a snapshot of the store's consume queues, for walks that must
+// not hold cqMu while they work on each queue.
+func (s *Store) queues() []*consumeQueue {
+	s.cqMu.RLock()
+	defer s.cqMu.RUnlock()
+	qs := make([]*consumeQueue, 0, len(s.cqs))
+	for _, q := range s.cqs {
+		qs = append(qs, q)
+	}
+	return qs
+}

@@ -284,12 +284,7 @@ func (s *Store) cqFlushLoop() {
 // checkpoint what they now durably cover.
 func (s *Store) flushLogics() error {
 	d, ts := s.dispatched.Load(), s.dispatchTS.Load()
-	s.cqMu.RLock()
-	qs := make([]*consumeQueue, 0, len(s.cqs))
-	for _, q := range s.cqs {
-		qs = append(qs, q)
-	}
-	s.cqMu.RUnlock()
+	qs := s.queues()
 	var errs []error
 	for _, q := range qs {
 		if err := q.flush(); err != nil {

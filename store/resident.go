@@ -145,12 +145,7 @@ func (s *Store) releaseBehind(sweep bool) {
 		seg.release()
 	}
 	s.releasedTo = limit
-	s.cqMu.RLock()
-	qs := make([]*consumeQueue, 0, len(s.cqs))
-	for _, q := range s.cqs {
-		qs = append(qs, q)
-	}
-	s.cqMu.RUnlock()
+	qs := s.queues()
 	for _, q := range qs {
 		q.releaseOld(sweep)
 	}
