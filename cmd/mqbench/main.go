@@ -36,9 +36,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	case "produce":
 		var cfg produceConfig
 		fs := produceFlags(&cfg, stderr)
-		fs.BoolVar(&asJSON, "json", false, "print the summary as JSON")
-		fs.BoolVar(&quiet, "quiet", false, "no progress lines")
-		if err := fs.Parse(args[1:]); err != nil {
+		if err := parseWithOutput(fs, args[1:], &asJSON, &quiet); err != nil {
 			return err
 		}
 		if !quiet {
@@ -48,9 +46,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	case "consume":
 		var cfg consumeConfig
 		fs := consumeFlags(&cfg, stderr)
-		fs.BoolVar(&asJSON, "json", false, "print the summary as JSON")
-		fs.BoolVar(&quiet, "quiet", false, "no progress lines")
-		if err := fs.Parse(args[1:]); err != nil {
+		if err := parseWithOutput(fs, args[1:], &asJSON, &quiet); err != nil {
 			return err
 		}
 		if !quiet {
@@ -60,9 +56,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	case "hostile":
 		var cfg hostileConfig
 		fs := hostileFlags(&cfg, stderr)
-		fs.BoolVar(&asJSON, "json", false, "print the summary as JSON")
-		fs.BoolVar(&quiet, "quiet", false, "no progress lines")
-		if err := fs.Parse(args[1:]); err != nil {
+		if err := parseWithOutput(fs, args[1:], &asJSON, &quiet); err != nil {
 			return err
 		}
 		if !quiet {
@@ -88,6 +82,14 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	sum.writeText(stdout)
 	return nil
+}
+
+// parseWithOutput adds the flags every subcommand shares (-json, -quiet)
+// to fs and parses args.
+func parseWithOutput(fs *flag.FlagSet, args []string, asJSON, quiet *bool) error {
+	fs.BoolVar(asJSON, "json", false, "print the summary as JSON")
+	fs.BoolVar(quiet, "quiet", false, "no progress lines")
+	return fs.Parse(args)
 }
 
 func produceFlags(cfg *produceConfig, out io.Writer) *flag.FlagSet {
