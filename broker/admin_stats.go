@@ -26,6 +26,7 @@ func (a *adminProcessor) topicStats(_ *transport.Conn, req *codec.Frame) *codec.
 		return codec.NewResponse(req, int32(codec.RespTopicNotExist), "topic["+topic+"] not exist")
 	}
 	st := a.b.store
+	st.AwaitDispatched(dispatchWait)
 	offsets := make([]body.TopicOffset, 0, tc.WriteQueueNums)
 	for q := int32(0); q < tc.WriteQueueNums; q++ {
 		o := body.TopicOffset{
@@ -58,6 +59,7 @@ func (a *adminProcessor) consumeStats(_ *transport.Conn, req *codec.Frame) *code
 		topics = a.b.offsets.topicsOf(group)
 	}
 	st := a.b.store
+	st.AwaitDispatched(dispatchWait)
 	var offsets []body.OffsetWrapper
 	for _, topic := range topics {
 		tc, ok := a.b.topics.get(topic)

@@ -3,6 +3,7 @@ package broker
 import (
 	"net/netip"
 	"sync/atomic"
+	"time"
 
 	"github.com/rocketgo/rocketgo/codec/message"
 	"github.com/rocketgo/rocketgo/store"
@@ -16,6 +17,9 @@ type MessageStore interface {
 	GetMessages(topic string, queueID int32, offset int64, maxMsgs, maxBytes int, filter *store.Filter, res *store.GetResult)
 	MinOffset(topic string, queueID int32) int64
 	MaxOffset(topic string, queueID int32) int64
+	// AwaitDispatched waits (bounded) until every put confirmed so far is
+	// in its consume queue: offset readers see acknowledged sends.
+	AwaitDispatched(timeout time.Duration) bool
 	OffsetByTime(topic string, queueID int32, ts int64) int64
 	EarliestMessageTime(topic string, queueID int32) (int64, error)
 	StoreTime(topic string, queueID int32, offset int64) (int64, error)
@@ -44,5 +48,9 @@ func (h *hostBox) get() netip.AddrPort {
 	}
 	return netip.AddrPort{}
 }
+
+// dispatchWait bounds how long an offset reader waits for the dispatcher
+// to reach the puts already acknowledged (MessageStore.AwaitDispatched).
+const dispatchWait = time.Second
 
 func (h *hostBox) set(a netip.AddrPort) { h.p.Store(&a) }

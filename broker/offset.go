@@ -84,6 +84,7 @@ func (p *offsetProcessor) getMaxOffset(_ *transport.Conn, req *codec.Frame) *cod
 	if r := decodeHeader(&h, req); r != nil {
 		return r
 	}
+	p.store.AwaitDispatched(dispatchWait)
 	return okWith(req, "offset", p.store.MaxOffset(h.Topic, h.QueueID))
 }
 

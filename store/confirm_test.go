@@ -57,3 +57,26 @@ func TestConfirmOffset(t *testing.T) {
 		require.Equal(t, s.MaxPhyOffset(), s.ConfirmOffset())
 	})
 }
+
+// AwaitDispatched returns once the puts confirmed at the call are in their
+// consume queues, and gives up after its timeout while the dispatcher is held.
+func TestAwaitDispatched(t *testing.T) {
+	s := openT(t, testConfig(t, t.TempDir()))
+	defer s.Close()
+	putSync(t, s, testMsg("W", 0, 0, 100))
+	require.True(t, s.AwaitDispatched(5*time.Second))
+	require.Equal(t, int64(1), s.MaxOffset("W", 0))
+
+	s.dispMu.Lock() // no dispatch round can run
+	putSync(t, s, testMsg("W", 0, 1, 100))
+	start := time.Now()
+	require.False(t, s.AwaitDispatched(50*time.Millisecond))
+	require.GreaterOrEqual(t, time.Since(start), 50*time.Millisecond)
+	require.Equal(t, int64(1), s.MaxOffset("W", 0))
+
+	got := make(chan bool, 1)
+	go func() { got <- s.AwaitDispatched(10 * time.Second) }()
+	s.dispMu.Unlock()
+	require.True(t, <-got)
+	require.Equal(t, int64(2), s.MaxOffset("W", 0), "offset readers see every acknowledged put")
+}

@@ -27,8 +27,58 @@ func (s *Store) dispatchLoop() {
 // dispatches at a time (the loop, or recovery/Close while it is stopped).
 func (s *Store) dispatchUpTo(wm int64) {
 	s.dispMu.Lock()
-	defer s.dispMu.Unlock()
+	from := s.dispatched.Load()
 	s.dispatchLocked(wm)
+	moved := s.dispatched.Load() != from
+	s.dispMu.Unlock()
+	if moved {
+		s.endRound()
+	}
+}
+
+// endRound wakes AwaitDispatched callers.
+func (s *Store) endRound() {
+	s.dispRoundMu.Lock()
+	if s.dispRound != nil {
+		close(s.dispRound)
+		s.dispRound = nil
+	}
+	s.dispRoundMu.Unlock()
+}
+
+// AwaitDispatched waits, at most timeout, until every record confirmed when
+// it is called is dispatched, so that a reader of queue offsets (admin
+// stats, GET_MAX_OFFSET) sees each put already acknowledged to its
+// producer. It reports whether that happened in time. Not for the event
+// loops: it blocks.
+func (s *Store) AwaitDispatched(timeout time.Duration) bool {
+	target := s.watermark()
+	if s.dispatched.Load() >= target {
+		return true
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	for {
+		s.dispRoundMu.Lock()
+		if s.dispRound == nil {
+			s.dispRound = make(chan struct{})
+		}
+		ch := s.dispRound
+		s.dispRoundMu.Unlock()
+		// Checked after taking the channel: a round ending in between
+		// closes this one.
+		if s.dispatched.Load() >= min(target, s.watermark()) {
+			return true
+		}
+		s.wakeDispatcher()
+		select {
+		case <-ch:
+		case <-t.C:
+			return s.dispatched.Load() >= min(target, s.watermark())
+		case <-s.stop:
+			return false
+		}
+	}
 }
 
 // dispatchLocked is dispatchUpTo with dispMu held.

@@ -61,6 +61,10 @@ type Store struct {
 	flushedTS   atomic.Int64 // store time of the last durable record
 	dispatched  atomic.Int64 // end of the last dispatched record
 	dispatchTS  atomic.Int64 // store time of the last dispatched record
+	// dispRound is closed and replaced after each dispatch round that
+	// moved dispatched (AwaitDispatched); guarded by dispRoundMu.
+	dispRoundMu sync.Mutex
+	dispRound   chan struct{}
 	recoveredAt int64        // written right after recovery
 
 	cqMu sync.RWMutex
