@@ -13,10 +13,7 @@ import (
 )
 
 // Request codes used only by the restart test (Apache RocketMQ RequestCode).
-const (
-	codeSendMessage  = 10
-	codeGetMaxOffset = 30
-)
+const codeGetMaxOffset = 30
 
 // startForRestart starts kind, skipping when its binaries or Java are missing.
 func startForRestart(t *testing.T, kind Kind) *Cluster {
