@@ -17,17 +17,29 @@ type offsetProcessor struct {
 	store   MessageStore
 	offsets *offsetTable
 	// inMemory is how far behind the commit-log end a message still counts
-	// as in page cache: Java's accessMessageInMemoryMaxRatio (40%) of RAM.
+	// as in page cache (inMemoryWindow); New gives it the pull processor's.
 	inMemory int64
 }
 
 func newOffsetProcessor(st MessageStore, offsets *offsetTable) *offsetProcessor {
-	mem := int64(8 << 30)
+	return &offsetProcessor{store: st, offsets: offsets, inMemory: inMemoryWindow(defaultInMemoryRatio)}
+}
+
+// defaultInMemoryRatio is Java's accessMessageInMemoryMaxRatio default.
+const defaultInMemoryRatio = 40
+
+// inMemoryWindow is ratio percent of the machine's RAM (Java's
+// StoreUtil.TOTAL_PHYSICAL_MEMORY_SIZE, 24 GiB when unknown, times
+// accessMessageInMemoryMaxRatio/100.0): how far behind the commit-log end
+// a read still counts as served from page cache. Pulls further back are
+// steered to a slave; QUERY_CONSUMER_OFFSET's young-queue rule uses it too.
+func inMemoryWindow(ratio int) int64 {
+	mem := int64(24 << 30)
 	var si syscall.Sysinfo_t
 	if syscall.Sysinfo(&si) == nil && si.Totalram > 0 {
 		mem = int64(si.Totalram) * int64(si.Unit)
 	}
-	return &offsetProcessor{store: st, offsets: offsets, inMemory: mem * 40 / 100}
+	return int64(float64(mem) * (float64(ratio) / 100.0))
 }
 
 // firstInMemory mirrors checkInMemByConsumeOffset(topic, q, 0, 1): the

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/header"
+	"github.com/rocketgo/rocketgo/codec/message"
 	"github.com/rocketgo/rocketgo/codec/transport"
 	"github.com/rocketgo/rocketgo/store"
 )
@@ -67,6 +69,12 @@ type pullRequest struct {
 
 	recordFn func([]byte) bool
 
+	// The group's read-from-slave choices (Java SubscriptionGroupConfig
+	// brokerId and whichBrokerWhenConsumeSlowly), copied by check so a
+	// held pull keeps them.
+	groupBrokerID, groupSlowBrokerID int64
+	unit                             [1]store.CQUnit // behindMemory's lookup buffer
+
 	res     store.GetResult
 	resp    codec.Frame
 	ext     [4]codec.KV
@@ -117,11 +125,15 @@ type pullProcessor struct {
 	// inflight counts pullRequests between alloc and free (tests check that
 	// every pull is freed exactly once).
 	inflight atomic.Int64
+
+	// inMemory is how far behind the commit-log end a pull may read before
+	// the broker suggests a slave (accessMessageInMemoryMaxRatio of RAM).
+	inMemory int64
 }
 
 func newPullProcessor(cfg *Config, live *liveConfig, st MessageStore, topics *topicTable, groups *groupTable, clients *clientManager, offsets *offsetTable, stats *brokerStats, filters *filter.Cache, log *slog.Logger) *pullProcessor {
 	p := &pullProcessor{cfg: cfg, live: live, store: st, topics: topics, groups: groups, clients: clients, offsets: offsets, stats: stats, log: log,
-		filters: filters}
+		filters: filters, inMemory: inMemoryWindow(cfg.AccessMessageInMemoryMaxRatio)}
 	p.holds = newHoldTable(p.repull, st, log)
 	p.holds.drop = p.free
 	if cfg.MaxHeldPullsPerConnection > 0 {
@@ -138,7 +150,7 @@ func newPullProcessor(cfg *Config, live *liveConfig, st MessageStore, topics *to
 func (p *pullProcessor) alloc(c *transport.Conn, req *codec.Frame, l *transport.Lease) *pullRequest {
 	pr, _ := p.reqs.Get().(*pullRequest)
 	if pr == nil {
-		pr = &pullRequest{p: p, vals: make([]byte, 0, 64)}
+		pr = &pullRequest{p: p, vals: make([]byte, 0, 96)}
 		pr.sf.CQ = pr.matchCode
 		pr.written = pr.onWritten
 		pr.recordFn = pr.matchRecord
@@ -167,6 +179,7 @@ func (p *pullProcessor) free(pr *pullRequest) {
 	pr.lease.Release()
 	pr.c, pr.req, pr.lease, pr.resp, pr.sub = nil, nil, nil, codec.Frame{}, filter.Subscription{}
 	pr.h = header.PullMessageRequest{}
+	pr.groupBrokerID, pr.groupSlowBrokerID = 0, 0
 	if strictOwnership {
 		// Race-detector builds never reuse a pullRequest: a late touch
 		// then finds nil fields (or a data race) instead of another
@@ -256,9 +269,34 @@ func (p *pullProcessor) process(pr *pullRequest, allowSuspend bool) {
 	} else if pr.sub.MatchAllCodes() {
 		sf = nil
 	}
+	slaveRead := p.role != nil && p.role.slaveRead
+	var maxPhy int64
+	if slaveRead {
+		maxPhy = p.store.MaxPhyOffset() // Java reads it before the scan
+	}
 	p.store.GetMessages(h.Topic, h.QueueID, h.QueueOffset, maxMsgs, maxBytes, sf, res)
 
 	code, remark := pullCode(res.Status, h.QueueOffset)
+	suggest := int64(0) // MixAll.MASTER_ID
+	if slaveRead {
+		// compat: Java's composeResponseHeader. A consumer reading further
+		// back than the in-memory window is sent to the group's
+		// whichBrokerWhenConsumeSlowly, otherwise to its brokerId. A slave
+		// sends a caught-up consumer back to the master and, with nothing
+		// found, answers PULL_RETRY_IMMEDIATELY so it pulls there at once
+		// (Java's minBrokerIdInGroup is the master's 0 unless slave acting
+		// master, which we do not run).
+		slow := p.behindMemory(pr, maxPhy)
+		suggest = pr.groupBrokerID
+		if slow {
+			suggest = pr.groupSlowBrokerID
+		} else if p.role.IsSlave() {
+			suggest = 0
+			if res.Status != store.Found {
+				code = codec.RespPullRetryImmediately
+			}
+		}
+	}
 	if allowSuspend && h.SysFlag&pullFlagCommitOffset != 0 {
 		p.offsets.commit(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
 	}
@@ -284,6 +322,8 @@ func (p *pullProcessor) process(pr *pullRequest, allowSuspend bool) {
 	}
 
 	v := pr.vals[:0]
+	v = strconv.AppendInt(v, suggest, 10)
+	suggestEnd := len(v)
 	v = strconv.AppendInt(v, res.NextBeginOffset, 10)
 	nextEnd := len(v)
 	v = strconv.AppendInt(v, res.MinOffset, 10)
@@ -294,8 +334,8 @@ func (p *pullProcessor) process(pr *pullRequest, allowSuspend bool) {
 	pr.resp = codec.Frame{Code: int32(code), Language: codec.LangJava, Version: codec.ServerVersion,
 		Opaque: req.Opaque, Flag: codec.FlagResponse, Remark: remark, Ext: pr.ext[:0]}
 	pr.resp.Ext = append(pr.resp.Ext,
-		codec.KV{Key: "suggestWhichBrokerId", Value: "0"},
-		codec.KV{Key: "nextBeginOffset", Value: vs[:nextEnd]},
+		codec.KV{Key: "suggestWhichBrokerId", Value: vs[:suggestEnd]},
+		codec.KV{Key: "nextBeginOffset", Value: vs[suggestEnd:nextEnd]},
 		codec.KV{Key: "minOffset", Value: vs[nextEnd:minEnd]},
 		codec.KV{Key: "maxOffset", Value: vs[minEnd:]},
 	)
@@ -327,6 +367,7 @@ func (p *pullProcessor) check(pr *pullRequest) *codec.Frame {
 	if !sg.ConsumeEnable {
 		return pullErr(req, codec.RespNoPermission, "subscription group no permission, "+h.ConsumerGroup)
 	}
+	pr.groupBrokerID, pr.groupSlowBrokerID = sg.BrokerID, sg.WhichBrokerWhenConsumeSlowly
 	tc, ok := p.topics.get(h.Topic)
 	if !ok {
 		return pullErr(req, codec.RespTopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please! %s", h.Topic, faqSuffix))
@@ -384,6 +425,29 @@ func (p *pullProcessor) subscribe(pr *pullRequest) *codec.Frame {
 	}
 	pr.sub = hs.filter
 	return nil
+}
+
+// behindMemory is Java's GetMessageResult.isSuggestPullingFromSlave: the
+// pull read a queue in range, and the last consume-queue unit it examined
+// (NextBeginOffset-1) points further than the in-memory window behind
+// maxPhy, the commit-log end before the read. Usually that unit is the
+// last record returned; otherwise (filtered or missing records) it is
+// looked up, which only pulls with slaveReadEnable do.
+func (p *pullProcessor) behindMemory(pr *pullRequest, maxPhy int64) bool {
+	res := &pr.res
+	switch res.Status {
+	case store.Found, store.NoMatchedMessage, store.MessageWasRemoving, store.OffsetFoundNull:
+	default:
+		return false // Java sets the flag only when the offset is in the queue
+	}
+	last := int64(0) // Java's maxPhyOffsetPulling when no unit was examined
+	lastQO := res.NextBeginOffset - 1
+	if n := len(res.Records); n > 0 && res.QueueOffsets[n-1] == lastQO && len(res.Records[n-1]) >= message.PosPhysicalOffset+8 {
+		last = int64(binary.BigEndian.Uint64(res.Records[n-1][message.PosPhysicalOffset:]))
+	} else if u, _ := p.store.ConsumeQueueUnits(pr.h.Topic, pr.h.QueueID, lastQO, 1, pr.unit[:0]); len(u) == 1 {
+		last = u[0].PhyOffset
+	}
+	return maxPhy-last > p.inMemory
 }
 
 // nonTag answers a subscription type the broker does not evaluate.
