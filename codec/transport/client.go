@@ -183,8 +183,10 @@ func (cl *Client) read(addr string, d *dialing, nc net.Conn) {
 		if n, err = codec.FrameLength(prefix[:], cl.cfg.MaxFrameLength); err != nil {
 			break
 		}
-		payload := make([]byte, n)
-		if _, err = io.ReadFull(br, payload); err != nil {
+		// The peer's announced length is not trusted with an allocation:
+		// the buffer grows with the bytes that actually arrive.
+		var payload []byte
+		if payload, err = codec.ReadAnnounced(br, nil, n, 1<<20); err != nil {
 			break
 		}
 		var f *codec.Frame

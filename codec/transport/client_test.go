@@ -2,7 +2,9 @@ package transport
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"net"
 	"runtime"
 	"testing"
 	"time"
@@ -219,4 +221,33 @@ func TestNoGoroutinesLeftAfterClose(t *testing.T) {
 	pool.Close()
 	cpool.Close()
 	waitFor(t, func() bool { return runtime.NumGoroutine() <= before })
+}
+
+// A peer announcing a huge reply and sending only a few bytes of it costs
+// the client what arrived, not what was announced.
+func TestClientDoesNotAllocateAnnouncedLength(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		var buf [256]byte
+		_, _ = c.Read(buf[:]) // the request
+		var hdr [4]byte
+		binary.BigEndian.PutUint32(hdr[:], uint32(codec.DefaultMaxFrameLength-16))
+		_, _ = c.Write(append(hdr[:], make([]byte, 100)...))
+	}()
+	cl := newClient(t, nil)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err = cl.Invoke(invokeCtx(t), ln.Addr().String(), request(codeEcho, 0))
+	require.ErrorIs(t, err, ErrConnClosed)
+	runtime.ReadMemStats(&after)
+	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(4<<20),
+		"the client allocated the announced %d bytes", codec.DefaultMaxFrameLength-16)
 }
