@@ -259,6 +259,8 @@ func TestDiskFullChild(t *testing.T) {
 	switch mode {
 	case "filler":
 		diskFullFiller(t, dir, cfg, onDelete)
+	case "requeue":
+		diskFullRequeue(t, dir, cfg)
 	case "forcible":
 		diskFullForcible(t, cfg, onDelete, logs, func() []DeletedSegment {
 			delMu.Lock()
@@ -347,6 +349,71 @@ func diskFullFiller(t *testing.T, dir string, cfg Config, onDelete func(DeletedS
 	require.NoError(t, s.Check())
 }
 
+// diskFullRequeue: acknowledged records whose consume-queue units could
+// not be written (no room for the queue's next file) when the store
+// stopped keep their queue offsets after a restart on the still full disk:
+// new puts continue past them instead of reusing their offsets.
+func diskFullRequeue(t *testing.T, dir string, cfg Config) {
+	cfg.CleanFileForciblyEnable = false
+	s := openT(t, cfg)
+	units := int(cfg.MappedFileSizeConsumeQueue / CQUnitSize)
+	body := func(i int) []byte { return []byte(fmt.Sprintf("requeue-%06d", i)) }
+	put := func(s *Store, i int) PutResult {
+		return putSync(t, s, &message.Message{Topic: "Requeue", QueueID: 0, Body: body(i), BornHost: bornHost, StoreHost: storeHost})
+	}
+	for i := range units {
+		require.Equal(t, PutOK, put(s, i).Status)
+	}
+	waitDispatched(t, s)
+	// The preallocated next segment exists (its allocation racing the
+	// filler would free space again when it fails).
+	require.Eventually(t, func() bool {
+		s.cl.spareMu.Lock()
+		defer s.cl.spareMu.Unlock()
+		return s.cl.spare != nil
+	}, 10*time.Second, time.Millisecond)
+	// The next records are acknowledged while the dispatcher is held, and
+	// the disk is full by the time it needs the queue's second file.
+	const extra = 5
+	s.dispMu.Lock()
+	for i := units; i < units+extra; i++ {
+		r := put(s, i)
+		require.Equal(t, PutOK, r.Status)
+		require.Equal(t, int64(i), r.QueueOffset)
+	}
+	filler := fillDisk(t, filepath.Join(dir, "filler"))
+	s.dispMu.Unlock()
+	require.Eventually(t, func() bool { return s.Writable() != nil }, 10*time.Second, time.Millisecond, "the dispatcher never met the full disk")
+	require.Equal(t, int64(units), s.MaxOffset("Requeue", 0))
+	require.NoError(t, s.Close())
+	// Close gave the spare segment's blocks back: take them too, so that
+	// recovery cannot dispatch the records either.
+	filler2 := fillDisk(t, filepath.Join(dir, "filler2"))
+
+	s = openT(t, cfg)
+	require.Equal(t, int64(units), s.MaxOffset("Requeue", 0))
+	for _, f := range []*os.File{filler, filler2} {
+		require.NoError(t, f.Close())
+		require.NoError(t, os.Remove(f.Name()))
+	}
+	require.Eventually(t, func() bool { return s.Writable() == nil }, 2*diskFullRecheck+5*time.Second, time.Millisecond)
+	r := put(s, units+extra)
+	require.Equal(t, PutOK, r.Status)
+	require.Equal(t, int64(units+extra), r.QueueOffset, "a new put reused the queue offset of an acknowledged record")
+	waitDispatched(t, s)
+	var res GetResult
+	var e message.Ext
+	for i := units - 1; i <= units+extra; i++ {
+		s.GetMessages("Requeue", 0, int64(i), 1, math.MaxInt32, nil, &res)
+		require.Equal(t, Found, res.Status, "offset %d", i)
+		require.NoError(t, message.Decode(res.Records[0], &e))
+		require.Equal(t, string(body(i)), string(e.Body), "queue offset %d", i)
+		res.Release()
+	}
+	require.NoError(t, s.Check())
+	require.NoError(t, s.Close())
+}
+
 // diskFullForcible: write three times the disk's size through it; with
 // cleanFileForciblyEnable the oldest segments go before their retention
 // time, each logged at WARN with its range; everything not reported
@@ -387,7 +454,7 @@ func TestDiskFullCycle(t *testing.T) {
 	if os.Getenv(diskFullChildEnv) != "" {
 		t.Skip("in child")
 	}
-	for _, mode := range []string{"filler", "forcible"} {
+	for _, mode := range []string{"filler", "forcible", "requeue"} {
 		t.Run(mode, func(t *testing.T) {
 			dir := mountTmpfs(t, 64)
 			cmd := exec.Command(os.Args[0], "-test.run=^TestDiskFullChild$", "-test.count=1", "-test.v")

@@ -161,6 +161,10 @@ func (s *Store) recover() error {
 		s.queueOffsets[k] = &next
 	}
 	s.cqMu.RUnlock()
+	// A re-dispatch that stopped early (no room for a consume-queue file)
+	// left records whose units are not in their queues yet: the next queue
+	// offsets must lie past theirs, or new puts would reuse them.
+	s.raiseQueueOffsets(s.dispatched.Load(), end)
 	if err := s.flushLogics(); err != nil {
 		return err
 	}
@@ -293,4 +297,40 @@ func (s *Store) isQuarantined(phy int64) bool {
 		}
 	}
 	return false
+}
+
+// raiseQueueOffsets moves each queue's next offset past the records in
+// [from, end) that take a queue offset (recovery, when the dispatcher could
+// not reach end). mu is not needed: the store is not open for puts yet.
+func (s *Store) raiseQueueOffsets(from, end int64) {
+	var e message.Ext
+	for d := from; d < end; {
+		seg := s.cl.find(d)
+		if seg == nil {
+			return
+		}
+		pos := d - seg.start
+		if pos+message.BlankLen > seg.size {
+			d = seg.end()
+			continue
+		}
+		err := message.Decode(seg.data[pos:], &e)
+		if err == message.ErrBlank {
+			d = seg.end()
+			continue
+		}
+		if err != nil {
+			s.log.Error("store: recovery: undecodable record below the end", "offset", d, "err", err)
+			return
+		}
+		if tt := message.TransactionValue(e.SysFlag); tt != message.TransactionPreparedType && tt != message.TransactionRollbackType {
+			next := s.queueOffset(tqKey{e.Topic, e.QueueID})
+			*next = max(*next, e.QueueOffset+1)
+		}
+		d += int64(e.TotalSize)
+	}
+	if from < end {
+		s.log.Warn("store: recovered with records not yet in their consume queues (no room); queue offsets continue past them",
+			"dispatched", from, "end", end)
+	}
 }
