@@ -12,7 +12,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec"
 )
 
-const usage = `usage: mqbench produce|consume|hostile [flags]   (mqbench <cmd> -h for flags)`
+const usage = `usage: mqbench produce|consume|hostile|repllag|hawait [flags]   (mqbench <cmd> -h for flags)`
 
 func main() {
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
@@ -71,6 +71,29 @@ func run(args []string, stdout, stderr io.Writer) error {
 			hs.writeText(stdout)
 		}
 		return herr
+	case "repllag":
+		var cfg replLagConfig
+		if err := parseWithOutput(replLagFlags(&cfg, stderr), args[1:], &asJSON, &quiet); err != nil {
+			return err
+		}
+		rs, rerr := runReplLag(cfg)
+		if rerr != nil {
+			return rerr
+		}
+		return writeSummary(stdout, asJSON, &rs)
+	case "hawait":
+		var cfg haWaitConfig
+		if err := parseWithOutput(haWaitFlags(&cfg, stderr), args[1:], &asJSON, &quiet); err != nil {
+			return err
+		}
+		if !quiet {
+			cfg.Progress = stderr
+		}
+		hs, herr := runHAWait(cfg)
+		if herr != nil {
+			return herr
+		}
+		return writeSummary(stdout, asJSON, &hs)
 	default:
 		return fmt.Errorf("unknown command %q; %s", args[0], usage)
 	}
