@@ -4,12 +4,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"github.com/rocketgo/rocketgo/codec/transport/transporttest"
 	"io"
 	"net"
 	"runtime"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -152,33 +152,6 @@ func TestHeldPullsFreedWhenConnectionCloses(t *testing.T) {
 	tb.pull.holds.mu.Unlock()
 }
 
-// heapWatchdog fails the test once the heap passes limit, and reports it,
-// so a regression cannot exhaust the shared machine.
-func heapWatchdog(t *testing.T, limit uint64) (tripped *atomic.Bool, stop func()) {
-	tripped = new(atomic.Bool)
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				var ms runtime.MemStats
-				runtime.ReadMemStats(&ms)
-				if ms.HeapAlloc > limit && !tripped.Swap(true) {
-					t.Errorf("heap %d MiB passed the %d MiB bound", ms.HeapAlloc>>20, limit>>20)
-				}
-			}
-		}
-	}()
-	return tripped, func() { close(done); wg.Wait() }
-}
-
 // Many connections, each under its own cap, parking pulls that carry a
 // 60 KiB body (each pins a 64 KiB request buffer): the held pulls stop at
 // maxHeldPullBytes and the rest are answered SYSTEM_BUSY, so the heap
@@ -191,8 +164,8 @@ func TestHeldPullMemoryBounded(t *testing.T) {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	tripped, stop := heapWatchdog(t, ms.HeapAlloc+96<<20)
-	defer stop()
+	w := transporttest.WatchHeap(t, 96<<20, nil)
+	defer w.Stop()
 
 	const conns, perConn = 8, 400
 	body := make([]byte, 60<<10)
@@ -207,7 +180,7 @@ func TestHeldPullMemoryBounded(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := 0; i < perConn && ctx.Err() == nil && !tripped.Load(); i++ {
+			for i := 0; i < perConn && ctx.Err() == nil && !w.Tripped(); i++ {
 				if _, err := c.nc.Write(heldPullWire("HoldMem", int32(i+1), body)); err != nil {
 					return
 				}
@@ -223,9 +196,9 @@ func TestHeldPullMemoryBounded(t *testing.T) {
 		return n
 	}
 	require.Eventually(t, func() bool {
-		return tripped.Load() || answered()+tb.pull.holds.held() == conns*perConn
+		return w.Tripped() || answered()+tb.pull.holds.held() == conns*perConn
 	}, 20*time.Second, 5*time.Millisecond)
-	require.False(t, tripped.Load())
+	require.False(t, w.Tripped())
 	held := tb.pull.holds.held()
 	t.Logf("held %d pulls (%d KiB estimated), %d answered SYSTEM_BUSY", held, tb.pull.holds.heldBytes()>>10, answered())
 	require.LessOrEqual(t, tb.pull.holds.heldBytes(), int64(budget))

@@ -2,6 +2,7 @@ package namesrv
 
 import (
 	"fmt"
+	"github.com/rocketgo/rocketgo/codec/transport/transporttest"
 	"net"
 	"runtime"
 	"strings"
@@ -146,8 +147,8 @@ func TestRepeatedBigRegistrationsBounded(t *testing.T) {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	tripped, stop := memWatchdog(t, ms.HeapAlloc+limitMiB<<20)
-	defer stop()
+	w := transporttest.WatchHeap(t, limitMiB<<20, nil)
+	defer w.Stop()
 	var peak atomic.Uint64
 	peakDone := make(chan struct{})
 	go func() {
@@ -179,7 +180,7 @@ func TestRepeatedBigRegistrationsBounded(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := 0; i < perConn && !tripped.Load(); i++ {
+			for i := 0; i < perConn && !w.Tripped(); i++ {
 				g := *f
 				g.Ext = nil
 				g.Set("brokerName", fmt.Sprintf("evil-%d-%d", c, i))
@@ -200,7 +201,7 @@ func TestRepeatedBigRegistrationsBounded(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	require.False(t, tripped.Load())
+	require.False(t, w.Tripped())
 	t.Logf("replies by code: %v; route entries %d; heap peak %d MiB above the start", codes, s.routeEntries(), (peak.Load()-ms.HeapAlloc)>>20)
 	require.Equal(t, 2, codes[int32(codec.RespSuccess)])
 	require.Equal(t, conns*perConn-2, codes[int32(codec.RespSystemError)])

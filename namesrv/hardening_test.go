@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"compress/zlib"
 	"encoding/binary"
+	"github.com/rocketgo/rocketgo/codec/transport/transporttest"
 	"io"
 	"net"
 	"os"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -30,33 +29,6 @@ func bomb16(t *testing.T) []byte {
 	require.NoError(t, zw.Close())
 	require.LessOrEqual(t, buf.Len(), 16)
 	return buf.Bytes()
-}
-
-// memWatchdog fails the test and reports tripped once the heap passes
-// limit, so a regression cannot exhaust the machine.
-func memWatchdog(t *testing.T, limit uint64) (tripped *atomic.Bool, stop func()) {
-	tripped = new(atomic.Bool)
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				var ms runtime.MemStats
-				runtime.ReadMemStats(&ms)
-				if ms.HeapAlloc > limit && !tripped.Swap(true) {
-					t.Errorf("heap %d MiB passed the %d MiB bound", ms.HeapAlloc>>20, limit>>20)
-				}
-			}
-		}
-	}()
-	return tripped, func() { close(done); wg.Wait() }
 }
 
 // TestRegisterBombOverTheWire: 12 anonymous connections sending the 16-byte
@@ -79,8 +51,8 @@ func TestRegisterBombOverTheWire(t *testing.T) {
 	for i := range ncs {
 		ncs[i] = rawConn(t, s.Addr())
 	}
-	tripped, stop := memWatchdog(t, 512<<20)
-	defer stop()
+	w := transporttest.WatchHeap(t, 512<<20, nil)
+	defer w.Stop()
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
@@ -90,7 +62,7 @@ func TestRegisterBombOverTheWire(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range perConn {
-				if tripped.Load() {
+				if w.Tripped() {
 					return
 				}
 				if _, err := ncs[i].Write(frame); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"github.com/rocketgo/rocketgo/codec/transport/transporttest"
 	"io"
 	"log/slog"
 	"net"
@@ -42,62 +43,6 @@ func (l *logSink) String() string {
 func captureLog() (*slog.Logger, *logSink) {
 	sink := &logSink{}
 	return slog.New(slog.NewTextHandler(sink, &slog.HandlerOptions{Level: slog.LevelWarn})), sink
-}
-
-// heapWatch samples the Go heap every 20 ms and records its peak growth
-// over the start. Past limit it calls abort once (which must end the
-// growth, e.g. by closing the attacking socket) and fails the test, so a
-// regression cannot exhaust the machine.
-type heapWatch struct {
-	peak atomic.Uint64
-	stop chan struct{}
-	done chan struct{}
-}
-
-func watchHeap(t *testing.T, limit uint64, abort func()) *heapWatch {
-	t.Helper()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base := ms.HeapAlloc
-	w := &heapWatch{stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(w.done)
-		tick := time.NewTicker(20 * time.Millisecond)
-		defer tick.Stop()
-		tripped := false
-		for {
-			select {
-			case <-w.stop:
-				return
-			case <-tick.C:
-			}
-			runtime.ReadMemStats(&ms)
-			grow := uint64(0)
-			if ms.HeapAlloc > base {
-				grow = ms.HeapAlloc - base
-			}
-			if grow > w.peak.Load() {
-				w.peak.Store(grow)
-			}
-			if grow > limit && !tripped {
-				tripped = true
-				t.Errorf("heap grew by %d MiB, over the %d MiB bound", grow>>20, limit>>20)
-				abort()
-			}
-		}
-	}()
-	t.Cleanup(w.close)
-	return w
-}
-
-func (w *heapWatch) close() {
-	select {
-	case <-w.stop:
-	default:
-		close(w.stop)
-	}
-	<-w.done
 }
 
 // A client that pipelines requests with big replies and never reads is
@@ -150,7 +95,7 @@ func TestNonReadingClientIsBounded(t *testing.T) {
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = nc.Close() })
 			require.NoError(t, nc.(*net.TCPConn).SetReadBuffer(16<<10))
-			w := watchHeap(t, 64<<20, func() { _ = nc.Close() })
+			w := transporttest.WatchHeap(t, 64<<20, func() { _ = nc.Close() })
 
 			var wire []byte
 			for i := range n {
@@ -173,7 +118,7 @@ func TestNonReadingClientIsBounded(t *testing.T) {
 			bound := int64(high + inflight*(tc.reply+256))
 			require.LessOrEqual(t, unsent, bound, "unsent bytes of the paused connection")
 			t.Logf("paused after %d of %d requests: unsent %d KiB (bound %d KiB), heap +%d KiB",
-				handled.Load(), n, unsent>>10, bound>>10, w.peak.Load()>>10)
+				handled.Load(), n, unsent>>10, bound>>10, w.Peak()>>10)
 
 			// Another client gets normal service.
 			probe := dialRaw(t, s.Addr())
@@ -198,8 +143,8 @@ func TestNonReadingClientIsBounded(t *testing.T) {
 				require.Len(t, f.Body, tc.reply)
 			}
 			require.Equal(t, int32(n), handled.Load())
-			w.close()
-			require.Less(t, w.peak.Load(), uint64(64<<20))
+			w.Stop()
+			require.Less(t, w.Peak(), uint64(64<<20))
 			waitFor(t, func() bool { u, _ := s.Buffered(); return u == 0 })
 		})
 	}
@@ -233,7 +178,7 @@ func TestNonReadingClientsShareUnsentBudget(t *testing.T) {
 		require.NoError(t, nc.(*net.TCPConn).SetReadBuffer(16<<10))
 		ncs = append(ncs, nc)
 	}
-	w := watchHeap(t, 64<<20, func() {
+	w := transporttest.WatchHeap(t, 64<<20, func() {
 		for _, nc := range ncs {
 			_ = nc.Close()
 		}
@@ -267,7 +212,7 @@ func TestNonReadingClientsShareUnsentBudget(t *testing.T) {
 			require.Len(t, f.Body, reply)
 		}
 	}
-	w.close()
+	w.Stop()
 	waitFor(t, func() bool { u, _ := s.Buffered(); return u == 0 })
 }
 
@@ -284,7 +229,7 @@ func TestUnsentLimitClosesConnection(t *testing.T) {
 	require.NoError(t, nc.(*net.TCPConn).SetReadBuffer(16<<10))
 	waitFor(t, func() bool { return srv.Load() != nil })
 	c := srv.Load()
-	w := watchHeap(t, 64<<20, func() { _ = nc.Close() })
+	w := transporttest.WatchHeap(t, 64<<20, func() { _ = nc.Close() })
 	f := request(codeEcho, 1)
 	f.Body = make([]byte, 64<<10)
 	var werr error
@@ -294,7 +239,7 @@ func TestUnsentLimitClosesConnection(t *testing.T) {
 	require.ErrorIs(t, werr, ErrConnClosed)
 	waitFor(t, func() bool { return c.Closed() })
 	require.Contains(t, sink.String(), "maxUnsentBytesPerConnection")
-	w.close()
+	w.Stop()
 	waitFor(t, func() bool { u, _ := s.Buffered(); return u == 0 })
 }
 
@@ -340,7 +285,7 @@ func TestNonReadingSenderClosedPastUnreadLimit(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = nc.Close() })
 	require.NoError(t, nc.(*net.TCPConn).SetReadBuffer(16<<10))
-	w := watchHeap(t, 64<<20, func() { _ = nc.Close() })
+	w := transporttest.WatchHeap(t, 64<<20, func() { _ = nc.Close() })
 
 	req := request(codeOther, 1)
 	req.Body = make([]byte, 1000)
@@ -364,7 +309,7 @@ func TestNonReadingSenderClosedPastUnreadLimit(t *testing.T) {
 	}
 	require.True(t, closed, "the server never closed a client that sends and does not read")
 	require.Contains(t, sink.String(), "maxUnreadBytesPerConnection")
-	w.close()
+	w.Stop()
 
 	probe := dialRaw(t, s.Addr())
 	probe.send(request(codeEcho, 7))
@@ -484,7 +429,7 @@ func TestHalfFramesHeapBounded(t *testing.T) {
 	var srv []*Conn
 	s := startServer(t, ServerConfig{MaxFrameLength: 4 << 20, MaxUnreadTotal: budget,
 		OnConnect: func(c *Conn) { mu.Lock(); srv = append(srv, c); mu.Unlock() }}, NewRouter())
-	w := watchHeap(t, 80<<20, func() {
+	w := transporttest.WatchHeap(t, 80<<20, func() {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, nc := range ncs {
@@ -527,9 +472,9 @@ func TestHalfFramesHeapBounded(t *testing.T) {
 	}, 20*time.Second, 10*time.Millisecond)
 	_, unread := s.Buffered()
 	require.LessOrEqual(t, unread, int64(budget+budget/4))
-	w.close()
+	w.Stop()
 	t.Logf("heap peak +%d MiB with a %d MiB unread budget; %d of %d connections open",
-		w.peak.Load()>>20, budget>>20, s.ConnCount(), conns)
+		w.Peak()>>20, budget>>20, s.ConnCount(), conns)
 	mu.Lock()
 	for _, nc := range ncs {
 		_ = nc.Close()
