@@ -385,7 +385,7 @@ func (b *Broker) routers() (mainR, fastR *transport.Router) {
 	rp := &replyProcessor{send: b.send, clients: b.clients, storeHost: b.host, log: b.log}
 
 	off := newOffsetProcessor(b.store, b.offsets)
-	off.inMemory = b.pull.inMemory // one accessMessageInMemoryMaxRatio window
+	off.live = b.live // accessMessageInMemoryMaxRatio's window
 	cp := &clientProcessor{live: b.live, clients: b.clients, groups: b.groups, topics: b.topics, filters: b.filters, log: b.log}
 	lp := &lockProcessor{locks: b.locks}
 	qp := &queryProcessor{store: b.store, log: b.log, maxBatch: b.cfg.MaxMsgsNumBatch}

@@ -22,6 +22,9 @@ type liveConfig struct {
 	txnTimeoutMs     atomic.Int64 // transactionTimeOut
 	txnCheckMax      atomic.Int64 // transactionCheckMax
 	namesrvAddr      atomic.Pointer[string]
+	slaveRead        atomic.Bool  // slaveReadEnable
+	memRatio         atomic.Int64 // accessMessageInMemoryMaxRatio
+	physMem          int64        // the machine's RAM, read once
 }
 
 // runtimeKeys are the broker.conf keys liveConfig carries: an update takes
@@ -39,13 +42,19 @@ var runtimeKeys = map[string]bool{
 	"waitTimeMillsInSendQueue":          true,
 	"transactionTimeOut":                true,
 	"transactionCheckMax":               true,
+	"slaveReadEnable":                   true,
+	"accessMessageInMemoryMaxRatio":     true,
+	// The store and the HA server take it (setInSyncReplicas); Java reads
+	// it per put. (slaveTimeout, also per put in Java, still needs a
+	// restart: the store reads it from its Config.)
+	"inSyncReplicas": true,
 	// Like Java's periodic updateNamesrvAddr: the next registration goes
 	// to the new list (we register at once rather than within 2 minutes).
 	"namesrvAddr": true,
 }
 
 func newLiveConfig(c *Config) *liveConfig {
-	l := new(liveConfig)
+	l := &liveConfig{physMem: physicalMemory()}
 	l.load(c)
 	return l
 }
@@ -63,6 +72,8 @@ func (l *liveConfig) load(c *Config) {
 	l.waitInQueueMs.Store(c.WaitTimeMillsInSendQueue)
 	l.txnTimeoutMs.Store(c.TransactionTimeOut)
 	l.txnCheckMax.Store(int64(c.TransactionCheckMax))
+	l.slaveRead.Store(c.SlaveReadEnable)
+	l.memRatio.Store(int64(c.AccessMessageInMemoryMaxRatio))
 	addr := c.NamesrvAddr
 	l.namesrvAddr.Store(&addr)
 }
@@ -71,6 +82,11 @@ func (l *liveConfig) load(c *Config) {
 func (l *liveConfig) namesrvAddrs() []string {
 	c := Config{NamesrvAddr: *l.namesrvAddr.Load()}
 	return c.NamesrvAddrs()
+}
+
+// inMemoryWindow is accessMessageInMemoryMaxRatio of RAM (memoryWindow).
+func (l *liveConfig) inMemoryWindow() int64 {
+	return memoryWindow(l.physMem, int(l.memRatio.Load()))
 }
 
 func (l *liveConfig) waitInQueue() time.Duration {

@@ -16,29 +16,43 @@ import (
 type offsetProcessor struct {
 	store   MessageStore
 	offsets *offsetTable
-	// inMemory is how far behind the commit-log end a message still counts
-	// as in page cache (inMemoryWindow); New gives it the pull processor's.
+	// live gives the in-memory window (accessMessageInMemoryMaxRatio of
+	// RAM, liveConfig.inMemoryWindow); without it (tests) inMemory is used.
+	live     *liveConfig
 	inMemory int64
 }
 
 func newOffsetProcessor(st MessageStore, offsets *offsetTable) *offsetProcessor {
-	return &offsetProcessor{store: st, offsets: offsets, inMemory: inMemoryWindow(defaultInMemoryRatio)}
+	return &offsetProcessor{store: st, offsets: offsets, inMemory: memoryWindow(physicalMemory(), defaultInMemoryRatio)}
+}
+
+// window is how far behind the commit-log end a message still counts as
+// in page cache.
+func (p *offsetProcessor) window() int64 {
+	if p.live != nil {
+		return p.live.inMemoryWindow()
+	}
+	return p.inMemory
 }
 
 // defaultInMemoryRatio is Java's accessMessageInMemoryMaxRatio default.
 const defaultInMemoryRatio = 40
 
-// inMemoryWindow is ratio percent of the machine's RAM (Java's
-// StoreUtil.TOTAL_PHYSICAL_MEMORY_SIZE, 24 GiB when unknown, times
-// accessMessageInMemoryMaxRatio/100.0): how far behind the commit-log end
-// a read still counts as served from page cache. Pulls further back are
-// steered to a slave; QUERY_CONSUMER_OFFSET's young-queue rule uses it too.
-func inMemoryWindow(ratio int) int64 {
-	mem := int64(24 << 30)
+// physicalMemory is the machine's RAM (Java's
+// StoreUtil.TOTAL_PHYSICAL_MEMORY_SIZE, 24 GiB when unknown).
+func physicalMemory() int64 {
 	var si syscall.Sysinfo_t
 	if syscall.Sysinfo(&si) == nil && si.Totalram > 0 {
-		mem = int64(si.Totalram) * int64(si.Unit)
+		return int64(si.Totalram) * int64(si.Unit)
 	}
+	return 24 << 30
+}
+
+// memoryWindow is ratio percent of mem, rounded as Java's
+// (long) (mem * (ratio / 100.0)): how far behind the commit-log end a
+// read still counts as served from page cache. Pulls further back are
+// steered to a slave; QUERY_CONSUMER_OFFSET's young-queue rule uses it too.
+func memoryWindow(mem int64, ratio int) int64 {
 	return int64(float64(mem) * (float64(ratio) / 100.0))
 }
 
@@ -52,7 +66,7 @@ func (p *offsetProcessor) firstInMemory(topic string, q int32) bool {
 		return false
 	}
 	phy := int64(binary.BigEndian.Uint64(res.Records[0][message.PosPhysicalOffset:]))
-	return p.store.MaxPhyOffset()-phy <= p.inMemory
+	return p.store.MaxPhyOffset()-phy <= p.window()
 }
 
 func okWith(req *codec.Frame, key string, v int64) *codec.Frame {

@@ -125,15 +125,11 @@ type pullProcessor struct {
 	// inflight counts pullRequests between alloc and free (tests check that
 	// every pull is freed exactly once).
 	inflight atomic.Int64
-
-	// inMemory is how far behind the commit-log end a pull may read before
-	// the broker suggests a slave (accessMessageInMemoryMaxRatio of RAM).
-	inMemory int64
 }
 
 func newPullProcessor(cfg *Config, live *liveConfig, st MessageStore, topics *topicTable, groups *groupTable, clients *clientManager, offsets *offsetTable, stats *brokerStats, filters *filter.Cache, log *slog.Logger) *pullProcessor {
 	p := &pullProcessor{cfg: cfg, live: live, store: st, topics: topics, groups: groups, clients: clients, offsets: offsets, stats: stats, log: log,
-		filters: filters, inMemory: inMemoryWindow(cfg.AccessMessageInMemoryMaxRatio)}
+		filters: filters}
 	p.holds = newHoldTable(p.repull, st, log)
 	p.holds.drop = p.free
 	if cfg.MaxHeldPullsPerConnection > 0 {
@@ -193,8 +189,9 @@ func (p *pullProcessor) free(pr *pullRequest) {
 // answers itself (or parks the request), so it returns nil; the request
 // stays leased until pr is freed.
 func (p *pullProcessor) handle(c *transport.Conn, req *codec.Frame, l *transport.Lease) *codec.Frame {
-	if p.role != nil && p.role.rejectPull() {
-		// compat: Java's PullMessageProcessor.rejectRequest.
+	if p.role != nil && p.role.IsSlave() && !p.live.slaveRead.Load() {
+		// compat: Java's PullMessageProcessor.rejectRequest (slaveReadEnable
+		// is read per request: an update applies at once).
 		return rejectSlave(req)
 	}
 	pr := p.alloc(c, req, l)
@@ -269,7 +266,7 @@ func (p *pullProcessor) process(pr *pullRequest, allowSuspend bool) {
 	} else if pr.sub.MatchAllCodes() {
 		sf = nil
 	}
-	slaveRead := p.role != nil && p.role.slaveRead
+	slaveRead := p.live.slaveRead.Load()
 	var maxPhy int64
 	if slaveRead {
 		maxPhy = p.store.MaxPhyOffset() // Java reads it before the scan
@@ -281,21 +278,16 @@ func (p *pullProcessor) process(pr *pullRequest, allowSuspend bool) {
 	if slaveRead {
 		// compat: Java's composeResponseHeader. A consumer reading further
 		// back than the in-memory window is sent to the group's
-		// whichBrokerWhenConsumeSlowly, otherwise to its brokerId. A slave
-		// sends a caught-up consumer back to the master and, with nothing
-		// found, answers PULL_RETRY_IMMEDIATELY so it pulls there at once
-		// (Java's minBrokerIdInGroup is the master's 0 unless slave acting
-		// master, which we do not run).
-		slow := p.behindMemory(pr, maxPhy)
+		// whichBrokerWhenConsumeSlowly, otherwise to its brokerId. (Its
+		// branch sending a slave's caught-up consumers to the master never
+		// runs in 5.3.3: getMinBrokerIdInGroup returns the broker's own id.)
 		suggest = pr.groupBrokerID
-		if slow {
+		if p.behindMemory(pr, maxPhy) {
 			suggest = pr.groupSlowBrokerID
-		} else if p.role.IsSlave() {
-			suggest = 0
-			if res.Status != store.Found {
-				code = codec.RespPullRetryImmediately
-			}
 		}
+	}
+	if p.role != nil && p.role.IsSlave() {
+		code = p.slaveCode(pr, code)
 	}
 	if allowSuspend && h.SysFlag&pullFlagCommitOffset != 0 {
 		p.offsets.commit(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
@@ -427,6 +419,23 @@ func (p *pullProcessor) subscribe(pr *pullRequest) *codec.Frame {
 	return nil
 }
 
+// slaveCode adjusts a slave's answer as Java's does with
+// offsetCheckInSlave=false: the store does not correct an offset outside
+// the queue (NextBeginOffset stays the requested one), and
+// PULL_OFFSET_MOVED becomes PULL_RETRY_IMMEDIATELY (the consumer keeps its
+// offset and pulls again; the group's brokerId is suggested), so a slave
+// behind its master never moves a consumer's offset.
+func (p *pullProcessor) slaveCode(pr *pullRequest, code codec.ResponseCode) codec.ResponseCode {
+	switch pr.res.Status {
+	case store.NoMessageInQueue, store.NoMatchedLogicQueue, store.OffsetTooSmall, store.OffsetOverflowBadly:
+		pr.res.NextBeginOffset = pr.h.QueueOffset
+	}
+	if code != codec.RespPullOffsetMoved {
+		return code
+	}
+	return codec.RespPullRetryImmediately
+}
+
 // behindMemory is Java's GetMessageResult.isSuggestPullingFromSlave: the
 // pull read a queue in range, and the last consume-queue unit it examined
 // (NextBeginOffset-1) points further than the in-memory window behind
@@ -447,7 +456,7 @@ func (p *pullProcessor) behindMemory(pr *pullRequest, maxPhy int64) bool {
 	} else if u, _ := p.store.ConsumeQueueUnits(pr.h.Topic, pr.h.QueueID, lastQO, 1, pr.unit[:0]); len(u) == 1 {
 		last = u[0].PhyOffset
 	}
-	return maxPhy-last > p.inMemory
+	return maxPhy-last > p.live.inMemoryWindow()
 }
 
 // nonTag answers a subscription type the broker does not evaluate.

@@ -84,11 +84,12 @@ func TestSuggestWhichBrokerIDFromGroup(t *testing.T) {
 	}
 }
 
-// A slave (slaveReadEnable) sends a caught-up consumer back to the master
-// (suggestWhichBrokerId 0), and when it found nothing answers
-// PULL_RETRY_IMMEDIATELY at once instead of PULL_NOT_FOUND or a long-poll
-// hold, as Java's slave does; a slow consumer stays on the slave
-// (whichBrokerWhenConsumeSlowly).
+// A slave (slaveReadEnable) suggests as a master does, and answers as
+// Java 5.3.3's slave (checked by hand against it): a caught-up pull is
+// PULL_NOT_FOUND (no redirect to the master: Java's redirect branch
+// compares getMinBrokerIdInGroup, which returns the broker's own id), and
+// an offset outside the queue is neither corrected nor reported moved
+// (PULL_RETRY_IMMEDIATELY, nextBeginOffset = the requested offset).
 func TestSuggestWhichBrokerIDOnSlave(t *testing.T) {
 	root := t.TempDir()
 	master, stop := startBrokerAt(t, root, nil)
@@ -102,25 +103,64 @@ func TestSuggestWhichBrokerIDOnSlave(t *testing.T) {
 			c.AccessMessageInMemoryMaxRatio = ratio
 		})
 		require.True(t, slave.IsSlave())
+		want := map[int]string{40: "0", 0: "1"}[ratio]
 		resp := slave.invoke(t, pullReq("g", "Sugg", 0, 0, pullFlagSubscription, 0, "*"))
 		require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
 		require.Len(t, decodeRecords(t, resp.Body), 5)
-		want := map[int]string{40: "0", 0: "1"}[ratio]
 		require.Equal(t, want, ext(t, resp, "suggestWhichBrokerId"), "ratio %d", ratio)
 
-		// Caught up, with a 20 s long-poll asked for: answered at once.
-		resp = slave.invoke(t, pullReq("g", "Sugg", 0, 5, pullFlagSubscription|pullFlagSuspend, 20000, "*"))
-		require.Equal(t, int32(codec.RespPullRetryImmediately), resp.Code, resp.Remark)
-		require.Equal(t, "OFFSET_OVERFLOW_ONE", resp.Remark)
-		require.Equal(t, "0", ext(t, resp, "suggestWhichBrokerId"))
-		require.Equal(t, "5", ext(t, resp, "nextBeginOffset"))
-
-		// Filtered out and slow: stays on the slave, Java's code.
 		resp = slave.invoke(t, pullReq("g", "Sugg", 0, 0, pullFlagSubscription, 0, "TagB"))
 		require.Equal(t, int32(codec.RespPullRetryImmediately), resp.Code, resp.Remark)
 		require.Equal(t, want, ext(t, resp, "suggestWhichBrokerId"), "ratio %d", ratio)
+
+		resp = slave.invoke(t, pullReq("g", "Sugg", 0, 5, pullFlagSubscription, 0, "*"))
+		require.Equal(t, int32(codec.RespPullNotFound), resp.Code, resp.Remark)
+		require.Equal(t, "0", ext(t, resp, "suggestWhichBrokerId"))
+
+		resp = slave.invoke(t, pullReq("g", "Sugg", 0, 1<<20, pullFlagSubscription, 0, "*"))
+		require.Equal(t, int32(codec.RespPullRetryImmediately), resp.Code, resp.Remark)
+		require.Equal(t, "OFFSET_OVERFLOW_BADLY", resp.Remark)
+		require.Equal(t, "1048576", ext(t, resp, "nextBeginOffset"))
+		require.Equal(t, "0", ext(t, resp, "suggestWhichBrokerId"))
 		stop()
 	}
+}
+
+// slaveReadEnable and accessMessageInMemoryMaxRatio apply at once when
+// UPDATE_BROKER_CONFIG changes them, as on Java 5.3.3 (checked by hand):
+// the suggestion follows the ratio, and a slave refuses pulls once
+// slaveReadEnable is off.
+func TestSuggestLiveConfig(t *testing.T) {
+	root := t.TempDir()
+	master, stop := startBrokerAt(t, root, func(c *Config) { c.SlaveReadEnable = true })
+	fillQueue(t, master, "Sugg", 3)
+	suggestion := func(tb *testBroker) string {
+		resp := tb.invoke(t, pullReq("g", "Sugg", 0, 0, pullFlagSubscription, 0, "*"))
+		require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+		return ext(t, resp, "suggestWhichBrokerId")
+	}
+	update := func(tb *testBroker, conf string) {
+		req := request(codec.ReqUpdateBrokerConfig)
+		req.Body = []byte(conf)
+		resp := tb.invoke(t, req)
+		require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+	}
+	require.Equal(t, "0", suggestion(master))
+	update(master, "accessMessageInMemoryMaxRatio=0\n")
+	require.Equal(t, "1", suggestion(master))
+	update(master, "slaveReadEnable=false\n")
+	require.Equal(t, "0", suggestion(master))
+	stop()
+
+	slave, _ := startBrokerAt(t, root, func(c *Config) {
+		c.BrokerRole, c.BrokerID = "SLAVE", 1
+		c.SlaveReadEnable = true
+	})
+	require.Equal(t, "0", suggestion(slave))
+	update(slave, "slaveReadEnable=false\n")
+	resp := slave.invoke(t, pullReq("g", "Sugg", 0, 0, pullFlagSubscription, 0, "*"))
+	require.Equal(t, int32(codec.RespSystemBusy), resp.Code)
+	require.Equal(t, rejectRemark, resp.Remark)
 }
 
 // With slaveReadEnable and every pull judged slow, the pull round trip
