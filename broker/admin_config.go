@@ -127,7 +127,9 @@ func (b *Broker) UpdateConfig(props javaprops.Props) error {
 		if e.Key == "autoCreateTopicEnable" && next.AutoCreateTopicEnable && !b.cfg.AutoCreateTopicEnable {
 			turnedOnAutoCreate = true
 		}
-		if _, err := b.cfg.Set(e.Key, e.Value); err != nil {
+		if e.Key == "inSyncReplicas" {
+			b.setInSyncReplicas(e.Value)
+		} else if _, err := b.cfg.Set(e.Key, e.Value); err != nil {
 			panic(fmt.Sprintf("broker: config value validated on a copy fails: %v", err))
 		}
 		b.log.Info("broker config updated", "key", e.Key, "value", e.Value)
@@ -155,6 +157,26 @@ func (b *Broker) UpdateConfig(props javaprops.Props) error {
 		}
 	}
 	return nil
+}
+
+// setInSyncReplicas applies a validated inSyncReplicas at once, as Java
+// reads it on every put: the store's SYNC_MASTER policy and the HA
+// server's quorum change together (puts already waiting keep their
+// wait). cfgMu held; roleMu orders it with a role change, which builds the
+// HA server from cfg.
+func (b *Broker) setInSyncReplicas(value string) {
+	b.roleMu.Lock()
+	defer b.roleMu.Unlock()
+	if _, err := b.cfg.Set("inSyncReplicas", value); err != nil {
+		panic(fmt.Sprintf("broker: config value validated on a copy fails: %v", err))
+	}
+	n := max(b.cfg.InSyncReplicas, 1)
+	if rs, ok := b.store.(replStore); ok {
+		rs.SetInSyncReplicas(n)
+	}
+	if b.rrt.srv != nil {
+		b.rrt.srv.SetInSyncReplicas(n)
+	}
 }
 
 // persistConfig writes the updated keys into the broker.conf at path,
