@@ -1,0 +1,279 @@
+package controller
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rocketgo/rocketgo/compat/javaprops"
+)
+
+// Config is the controller's configuration: Java's ControllerConfig keys
+// (DLedger flavour) plus the few of our own that the Raft layer needs.
+type Config struct {
+	RocketmqHome    string // rocketmqHome
+	ConfigStorePath string // configStorePath (UPDATE_CONTROLLER_CONFIG is kept in memory only)
+	ControllerType  string // controllerType: "DLedger" (Java's default) or "jRaft"; both mean our Raft
+
+	Group     string // controllerDLegerGroup
+	Peers     string // controllerDLegerPeers "n0-127.0.0.1:9878;n1-127.0.0.1:9868"
+	SelfID    string // controllerDLegerSelfId
+	RaftPeers string // controllerRaftPeers (ours): same syntax; default each peer's port + 1
+	StorePath string // controllerStorePath; Java's default ~/DLedgerController
+
+	ScanNotActiveBrokerInterval time.Duration // scanNotActiveBrokerInterval (5 s)
+	ScanInactiveMasterInterval  time.Duration // scanInactiveMasterInterval (5 s)
+	ThreadPoolNums              int           // controllerThreadPoolNums (16)
+	RequestQueueCapacity        int           // controllerRequestThreadPoolQueueCapacity (50000)
+	ElectMasterMaxRetryCount    int           // electMasterMaxRetryCount (3)
+	EnableElectUncleanMaster    bool          // enableElectUncleanMaster (false)
+	ProcessReadEvent            bool          // isProcessReadEvent (false): reads pass a Raft barrier first
+	NotifyBrokerRoleChanged     bool          // notifyBrokerRoleChanged (true)
+	ConfigBlackList             string        // configBlackList ("configBlackList;configStorePath")
+	MappedFileSize              int           // mappedFileSize (accepted for Java compatibility; unused)
+
+	// ElectGrace (controllerElectGraceMillis, ours, 10 s = Java's default
+	// broker heartbeat timeout): a new Raft leader triggers no election for
+	// a master it has not heard from until it has led for this long.
+	ElectGrace time.Duration
+	// RaftElectionTimeout (controllerRaftElectionTimeoutMillis, ours, 1 s):
+	// Raft heartbeat and election timeout.
+	RaftElectionTimeout time.Duration
+	// MaxLiveBrokers (controllerMaxLiveBrokers, ours, 10000) bounds the
+	// heartbeat table; heartbeats of further brokers are refused.
+	MaxLiveBrokers int
+	// MaxBrokerSets (controllerMaxBrokerSets, ours, 10000) and
+	// MaxBrokersPerSet (controllerMaxBrokersPerSet, ours, 64) bound the
+	// replicated state against a flood of forged registrations.
+	MaxBrokerSets    int
+	MaxBrokersPerSet int
+}
+
+// Default returns Java's defaults.
+func Default() Config {
+	home, _ := os.UserHomeDir()
+	return Config{
+		ConfigStorePath:             filepath.Join(home, "controller", "controller.properties"),
+		ControllerType:              "DLedger",
+		StorePath:                   filepath.Join(home, "DLedgerController"),
+		ScanNotActiveBrokerInterval: 5 * time.Second,
+		ScanInactiveMasterInterval:  5 * time.Second,
+		ThreadPoolNums:              16,
+		RequestQueueCapacity:        50000,
+		ElectMasterMaxRetryCount:    3,
+		NotifyBrokerRoleChanged:     true,
+		ConfigBlackList:             "configBlackList;configStorePath",
+		MappedFileSize:              1 << 30,
+		ElectGrace:                  10 * time.Second,
+		RaftElectionTimeout:         time.Second,
+		MaxLiveBrokers:              10000,
+		MaxBrokerSets:               10000,
+		MaxBrokersPerSet:            64,
+	}
+}
+
+// Peer is one member of the controller group.
+type Peer struct {
+	ID       string // DLedger self id, also the Raft server id
+	Addr     string // remoting address (brokers and mqadmin connect here)
+	RaftAddr string // Raft transport address
+}
+
+// ParsePeers reads DLedger's peer syntax "id-host:port;id-host:port". Like
+// DLedger, the id ends at the first '-'.
+func ParsePeers(s string) ([]Peer, error) {
+	var out []Peer
+	seen := map[string]bool{}
+	for _, part := range strings.Split(s, ";") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		id, addr, ok := strings.Cut(part, "-")
+		if !ok || id == "" || addr == "" {
+			return nil, fmt.Errorf("controller: peer %q: want id-host:port", part)
+		}
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return nil, fmt.Errorf("controller: peer %q: %w", part, err)
+		}
+		if seen[id] {
+			return nil, fmt.Errorf("controller: peer id %q twice", id)
+		}
+		seen[id] = true
+		out = append(out, Peer{ID: id, Addr: addr})
+	}
+	if len(out) == 0 {
+		return nil, errors.New("controller: controllerDLegerPeers is empty")
+	}
+	return out, nil
+}
+
+// PeerList resolves Peers and RaftPeers. The Raft address of a peer is
+// its controllerRaftPeers entry, else its remoting host with port + 1.
+func (c *Config) PeerList() ([]Peer, error) {
+	peers, err := ParsePeers(c.Peers)
+	if err != nil {
+		return nil, err
+	}
+	var raft map[string]string
+	if strings.TrimSpace(c.RaftPeers) != "" {
+		rp, err := ParsePeers(c.RaftPeers)
+		if err != nil {
+			return nil, fmt.Errorf("controllerRaftPeers: %w", err)
+		}
+		raft = make(map[string]string, len(rp))
+		for _, p := range rp {
+			raft[p.ID] = p.Addr
+		}
+	}
+	for i := range peers {
+		p := &peers[i]
+		if a, ok := raft[p.ID]; ok {
+			p.RaftAddr = a
+			continue
+		}
+		host, port, _ := net.SplitHostPort(p.Addr)
+		n, err := strconv.Atoi(port)
+		if err != nil || n <= 0 || n >= 65535 {
+			return nil, fmt.Errorf("controller: peer %s: port %q", p.ID, port)
+		}
+		p.RaftAddr = net.JoinHostPort(host, strconv.Itoa(n+1))
+	}
+	return peers, nil
+}
+
+// Validate checks what Java's ControllerManager.initialize checks and our bounds.
+func (c *Config) Validate() error {
+	if strings.TrimSpace(c.Peers) == "" {
+		return errors.New("controller: Attribute value controllerDLegerPeers of ControllerConfig is null or empty")
+	}
+	if strings.TrimSpace(c.SelfID) == "" {
+		return errors.New("controller: Attribute value controllerDLegerSelfId of ControllerConfig is null or empty")
+	}
+	peers, err := c.PeerList()
+	if err != nil {
+		return err
+	}
+	found := false
+	for _, p := range peers {
+		found = found || p.ID == c.SelfID
+	}
+	if !found {
+		return fmt.Errorf("controller: self id %q is not among the peers %q", c.SelfID, c.Peers)
+	}
+	if c.StorePath == "" {
+		return errors.New("controller: controllerStorePath is empty")
+	}
+	switch {
+	case c.ScanNotActiveBrokerInterval <= 0, c.ScanInactiveMasterInterval <= 0:
+		return errors.New("controller: scan intervals must be positive")
+	case c.ThreadPoolNums <= 0, c.RequestQueueCapacity <= 0:
+		return errors.New("controller: thread pool size and queue capacity must be positive")
+	case c.RaftElectionTimeout <= 0, c.ElectGrace < 0:
+		return errors.New("controller: raft timeouts must be positive")
+	case c.MaxLiveBrokers <= 0, c.MaxBrokerSets <= 0, c.MaxBrokersPerSet <= 0:
+		return errors.New("controller: bounds must be positive")
+	}
+	return nil
+}
+
+type prop struct {
+	name string
+	get  func(*Config) string
+	set  func(*Config, string) error
+}
+
+func strProp(name string, f func(*Config) *string) prop {
+	return prop{name, func(c *Config) string { return *f(c) }, func(c *Config, v string) error { *f(c) = v; return nil }}
+}
+
+func boolProp(name string, f func(*Config) *bool) prop {
+	return prop{name, func(c *Config) string { return strconv.FormatBool(*f(c)) }, func(c *Config, v string) error {
+		// compat: Java's Boolean.parseBoolean: anything but "true" is false.
+		*f(c) = strings.EqualFold(strings.TrimSpace(v), "true")
+		return nil
+	}}
+}
+
+func intProp(name string, f func(*Config) *int) prop {
+	return prop{name, func(c *Config) string { return strconv.Itoa(*f(c)) }, func(c *Config, v string) error {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("controller: %s: %w", name, err)
+		}
+		*f(c) = n
+		return nil
+	}}
+}
+
+func msProp(name string, f func(*Config) *time.Duration) prop {
+	return prop{name, func(c *Config) string { return strconv.FormatInt(f(c).Milliseconds(), 10) }, func(c *Config, v string) error {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return fmt.Errorf("controller: %s: %w", name, err)
+		}
+		*f(c) = time.Duration(n) * time.Millisecond
+		return nil
+	}}
+}
+
+// props lists every key we read, in the order GET_CONTROLLER_CONFIG prints them.
+var props = []prop{
+	strProp("rocketmqHome", func(c *Config) *string { return &c.RocketmqHome }),
+	strProp("configStorePath", func(c *Config) *string { return &c.ConfigStorePath }),
+	strProp("controllerType", func(c *Config) *string { return &c.ControllerType }),
+	msProp("scanNotActiveBrokerInterval", func(c *Config) *time.Duration { return &c.ScanNotActiveBrokerInterval }),
+	intProp("controllerThreadPoolNums", func(c *Config) *int { return &c.ThreadPoolNums }),
+	intProp("controllerRequestThreadPoolQueueCapacity", func(c *Config) *int { return &c.RequestQueueCapacity }),
+	strProp("controllerDLegerGroup", func(c *Config) *string { return &c.Group }),
+	strProp("controllerDLegerPeers", func(c *Config) *string { return &c.Peers }),
+	strProp("controllerDLegerSelfId", func(c *Config) *string { return &c.SelfID }),
+	intProp("mappedFileSize", func(c *Config) *int { return &c.MappedFileSize }),
+	strProp("controllerStorePath", func(c *Config) *string { return &c.StorePath }),
+	intProp("electMasterMaxRetryCount", func(c *Config) *int { return &c.ElectMasterMaxRetryCount }),
+	boolProp("enableElectUncleanMaster", func(c *Config) *bool { return &c.EnableElectUncleanMaster }),
+	boolProp("isProcessReadEvent", func(c *Config) *bool { return &c.ProcessReadEvent }),
+	boolProp("notifyBrokerRoleChanged", func(c *Config) *bool { return &c.NotifyBrokerRoleChanged }),
+	msProp("scanInactiveMasterInterval", func(c *Config) *time.Duration { return &c.ScanInactiveMasterInterval }),
+	strProp("configBlackList", func(c *Config) *string { return &c.ConfigBlackList }),
+	strProp("controllerRaftPeers", func(c *Config) *string { return &c.RaftPeers }),
+	msProp("controllerElectGraceMillis", func(c *Config) *time.Duration { return &c.ElectGrace }),
+	msProp("controllerRaftElectionTimeoutMillis", func(c *Config) *time.Duration { return &c.RaftElectionTimeout }),
+	intProp("controllerMaxLiveBrokers", func(c *Config) *int { return &c.MaxLiveBrokers }),
+	intProp("controllerMaxBrokerSets", func(c *Config) *int { return &c.MaxBrokerSets }),
+	intProp("controllerMaxBrokersPerSet", func(c *Config) *int { return &c.MaxBrokersPerSet }),
+}
+
+// Apply sets the keys of p that Config knows and returns the others.
+func (c *Config) Apply(p javaprops.Props) (unknown []string, err error) {
+	for _, e := range p {
+		found := false
+		for _, pr := range props {
+			if pr.name == e.Key {
+				found = true
+				if err := pr.set(c, e.Value); err != nil {
+					return unknown, err
+				}
+				break
+			}
+		}
+		if !found {
+			unknown = append(unknown, e.Key)
+		}
+	}
+	return unknown, nil
+}
+
+// Properties returns the configuration as key/value pairs.
+func (c *Config) Properties() javaprops.Props {
+	out := make(javaprops.Props, 0, len(props))
+	for _, pr := range props {
+		out = append(out, javaprops.Entry{Key: pr.name, Value: pr.get(c)})
+	}
+	return out
+}

@@ -1,0 +1,392 @@
+package controller
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/body"
+)
+
+// Liveness answers what the elect policy and the checks need to know of
+// broker heartbeats. It is node-local (see doc.go).
+type Liveness interface {
+	Alive(cluster, broker string, id int64) bool
+	Info(cluster, broker string, id int64) (LiveInfo, bool)
+}
+
+// LiveInfo is the last heartbeat of one broker (Java's BrokerLiveInfo).
+type LiveInfo struct {
+	Addr          string
+	Epoch         int32
+	MaxOffset     int64
+	ConfirmOffset int64
+	Priority      int32 // electionPriority: smaller is preferred
+}
+
+// result is a decision: the response to send and the events to replicate
+// before sending it (Java's ControllerResult).
+type result struct {
+	code   codec.ResponseCode
+	remark string
+	ext    []codec.KV
+	body   []byte
+	events []event
+}
+
+func (r *result) fail(code codec.ResponseCode, remark string) *result {
+	r.code, r.remark = code, remark
+	return r
+}
+
+func (r *result) set(k, v string) { r.ext = append(r.ext, codec.KV{Key: k, Value: v}) }
+
+func (r *result) setInt(k string, v int64) { r.set(k, strconv.FormatInt(v, 10)) }
+
+// javaID formats a broker id as Java's String.format("%s", Long) does: 0 (no master) is null.
+func javaID(id int64) string {
+	if id == 0 {
+		return "null"
+	}
+	return strconv.FormatInt(id, 10)
+}
+
+// Bounds on network input.
+const (
+	maxSyncSetIDs   = 1024
+	maxBrokerNames  = 10000
+	maxNameLength   = 255
+	maxAddrLength   = 255
+	maxCheckCodeLen = 512
+)
+
+// decider computes results from the state; it never mutates it. Callers
+// serialize decide+replicate so no event is decided on a stale state.
+type decider struct {
+	state  *State
+	live   Liveness
+	unclean func() bool // enableElectUncleanMaster, read per election
+	bounds func() (sets, perSet int)
+}
+
+func (d *decider) alive(bs *brokerSet, id int64) bool {
+	return d.live.Alive(bs.Cluster, bs.Name, id)
+}
+
+// alterSyncStateSet checks a master's new in-sync set, in Java's order.
+func (d *decider) alterSyncStateSet(brokerName string, masterID int64, masterEpoch int32, set body.SyncStateSet) *result {
+	r := &result{}
+	d.state.view(brokerName, func(bs *brokerSet) {
+		if bs == nil {
+			r.fail(codec.RespControllerAlterSyncStateSetFailed, "Broker metadata is not existed")
+			return
+		}
+		newSet := slices.Clone(set.IDs)
+		slices.Sort(newSet)
+		newSet = slices.Compact(newSet)
+		if slices.Equal(newSet, bs.SyncSet) {
+			r.fail(codec.RespControllerAlterSyncStateSetFailed, "The newSyncStateSet is equal with oldSyncStateSet, no needed to update syncStateSet")
+			return
+		}
+		if bs.Master == 0 || bs.Master != masterID {
+			r.fail(codec.RespControllerInvalidMaster, fmt.Sprintf("Rejecting alter syncStateSet request because the current leader is:{%s}, not {%s}", javaID(bs.Master), javaID(masterID)))
+			return
+		}
+		if masterEpoch != bs.MasterEpoch {
+			r.fail(codec.RespControllerFencedMasterEpoch, fmt.Sprintf("Rejecting alter syncStateSet request because the current master epoch is:{%d}, not {%d}", bs.MasterEpoch, masterEpoch))
+			return
+		}
+		if set.Epoch != bs.SyncEpoch {
+			r.fail(codec.RespControllerFencedSyncStateSetEpoch, fmt.Sprintf("Rejecting alter syncStateSet request because the current syncStateSet epoch is:{%d}, not {%d}", bs.SyncEpoch, set.Epoch))
+			return
+		}
+		for _, id := range newSet {
+			if _, ok := bs.Brokers[id]; !ok {
+				r.fail(codec.RespControllerInvalidReplicas, fmt.Sprintf("Rejecting alter syncStateSet request because the replicas {%d} don't exist", id))
+				return
+			}
+			if !d.alive(bs, id) {
+				r.fail(codec.RespControllerBrokerNotAlive, fmt.Sprintf("Rejecting alter syncStateSet request because the replicas {%d} don't alive", id))
+				return
+			}
+		}
+		if !slices.Contains(newSet, bs.Master) {
+			r.fail(codec.RespControllerAlterSyncStateSetFailed, fmt.Sprintf("Rejecting alter syncStateSet request because the newSyncStateSet don't contains origin leader {%d}", bs.Master))
+			return
+		}
+		epoch := bs.SyncEpoch + 1
+		r.setInt("newSyncStateSetEpoch", int64(epoch))
+		r.body = body.AppendSyncStateSet(nil, body.SyncStateSet{IDs: newSet, Epoch: epoch})
+		r.events = append(r.events, event{Type: evAlterSyncStateSet, Broker: brokerName, IDs: newSet})
+	})
+	return r
+}
+
+// electMaster elects a master for brokerName. requester is the broker id
+// that asks (-1: the controller itself); designate makes it the only
+// acceptable candidate (admin electMaster).
+func (d *decider) electMaster(brokerName string, requester int64, designate bool) *result {
+	r := &result{}
+	d.state.view(brokerName, func(bs *brokerSet) {
+		if bs == nil {
+			r.fail(codec.RespControllerBrokerNeedToBeRegistered, "Broker hasn't been registered")
+			return
+		}
+		old := bs.Master
+		var newMaster int64
+		if bs.MasterEpoch == 0 {
+			// First election of the set: the asking broker wins, as in Java,
+			// provided it is a member (Java would take any id).
+			if _, ok := bs.Brokers[requester]; ok {
+				newMaster = requester
+			}
+		}
+		if newMaster == 0 {
+			var prefer int64
+			if designate {
+				prefer = requester
+			}
+			var all []int64
+			if d.unclean() {
+				all = bs.ids()
+			}
+			newMaster = elect(bs, d.live, bs.SyncSet, all, old, prefer)
+		}
+		if newMaster != 0 && newMaster == old {
+			r.setInt("masterBrokerId", old)
+			r.set("masterAddress", bs.addr(old))
+			r.setInt("masterEpoch", int64(bs.MasterEpoch))
+			r.setInt("syncStateSetEpoch", int64(bs.SyncEpoch))
+			r.body = body.AppendElectMasterResponseBody(nil, body.ElectMasterResponseBody{SyncSet: bs.SyncSet})
+			r.fail(codec.RespControllerMasterStillExist, fmt.Sprintf("The old master %d is still alive, not need to elect new master for broker %s", old, bs.Name))
+			return
+		}
+		if newMaster != 0 {
+			r.setInt("masterBrokerId", newMaster)
+			r.set("masterAddress", bs.addr(newMaster))
+			r.setInt("masterEpoch", int64(bs.MasterEpoch+1))
+			r.setInt("syncStateSetEpoch", int64(bs.SyncEpoch+1))
+			g := &body.MemberGroup{Cluster: bs.Cluster, BrokerName: bs.Name}
+			for _, id := range bs.ids() {
+				g.Addrs = append(g.Addrs, body.BrokerAddr{ID: id, Addr: bs.Brokers[id].Addr})
+			}
+			r.body = body.AppendElectMasterResponseBody(nil, body.ElectMasterResponseBody{Group: g, SyncSet: []int64{newMaster}})
+			r.events = append(r.events, event{Type: evElectMaster, Broker: brokerName, ID: newMaster, Elected: true})
+			return
+		}
+		if requester <= 0 {
+			// Triggered by the controller: record that the master is gone.
+			r.events = append(r.events, event{Type: evElectMaster, Broker: brokerName})
+			r.fail(codec.RespControllerMasterNotAvailable, "Old master has down and failed to elect a new broker master")
+			return
+		}
+		r.fail(codec.RespControllerElectMasterFailed, "Failed to elect a new master")
+	})
+	return r
+}
+
+// getNextBrokerID answers CONTROLLER_GET_NEXT_BROKER_ID.
+func (d *decider) getNextBrokerID(cluster, brokerName string) *result {
+	r := &result{}
+	r.set("clusterName", cluster)
+	r.set("brokerName", brokerName)
+	d.state.view(brokerName, func(bs *brokerSet) {
+		next := int64(firstBrokerID)
+		if bs != nil {
+			next = bs.NextID
+		}
+		r.setInt("nextBrokerId", next)
+	})
+	return r
+}
+
+// applyBrokerID answers CONTROLLER_APPLY_BROKER_ID.
+func (d *decider) applyBrokerID(cluster, brokerName string, id int64, checkCode string) *result {
+	r := &result{}
+	r.set("clusterName", cluster)
+	r.set("brokerName", brokerName)
+	addr, _, _ := strings.Cut(checkCode, ";")
+	ev := event{Type: evApplyBrokerID, Cluster: cluster, Broker: brokerName, ID: id, Addr: addr, CheckCode: checkCode}
+	maxSets, maxPerSet := d.bounds()
+	if brokerName == "" || len(brokerName) > maxNameLength || len(checkCode) > maxCheckCodeLen || len(addr) > maxAddrLength || id < firstBrokerID {
+		// Java would store any of these; we refuse what no broker sends.
+		return r.fail(codec.RespControllerBrokerIdInvalid, fmt.Sprintf("Fail to apply brokerId: %d in broker-set: %s", id, brokerName))
+	}
+	d.state.mu.RLock()
+	defer d.state.mu.RUnlock()
+	bs := d.state.sets[brokerName]
+	if bs == nil {
+		if id != firstBrokerID {
+			return r.fail(codec.RespControllerBrokerIdInvalid, fmt.Sprintf("Broker-set: %s hasn't been registered in controller, but broker try to apply brokerId: %d", brokerName, id))
+		}
+		if len(d.state.sets) >= maxSets {
+			return r.fail(codec.RespControllerBrokerIdInvalid, fmt.Sprintf("Broker-set: %s refused: the controller holds %d broker sets", brokerName, maxSets))
+		}
+		r.events = append(r.events, ev)
+		return r
+	}
+	m, exists := bs.Brokers[id]
+	if !exists && len(bs.Brokers) >= maxPerSet {
+		return r.fail(codec.RespControllerBrokerIdInvalid, fmt.Sprintf("Fail to apply brokerId: %d in broker-set: %s", id, brokerName))
+	}
+	if !exists || m.CheckCode == checkCode {
+		if !exists {
+			r.events = append(r.events, ev)
+		}
+		return r
+	}
+	return r.fail(codec.RespControllerBrokerIdInvalid, fmt.Sprintf("Fail to apply brokerId: %d in broker-set: %s", id, brokerName))
+}
+
+// registerBroker answers CONTROLLER_REGISTER_BROKER.
+func (d *decider) registerBroker(cluster, brokerName string, id int64, addr string) *result {
+	r := &result{}
+	r.set("clusterName", cluster)
+	r.set("brokerName", brokerName)
+	d.state.view(brokerName, func(bs *brokerSet) {
+		if bs == nil {
+			r.fail(codec.RespControllerBrokerNeedToBeRegistered, fmt.Sprintf("Broker-set: %s hasn't been registered in controller", brokerName))
+			return
+		}
+		m, ok := bs.Brokers[id]
+		if !ok {
+			r.fail(codec.RespControllerBrokerNeedToBeRegistered, fmt.Sprintf("BrokerId: %d hasn't been registered in broker-set: %s", id, brokerName))
+			return
+		}
+		if bs.Master != 0 && d.alive(bs, bs.Master) {
+			r.setInt("masterBrokerId", bs.Master)
+			r.set("masterAddress", bs.addr(bs.Master))
+			r.setInt("masterEpoch", int64(bs.MasterEpoch))
+			r.setInt("syncStateSetEpoch", int64(bs.SyncEpoch))
+		}
+		r.body = body.AppendSyncStateSet(nil, body.SyncStateSet{IDs: bs.SyncSet, Epoch: bs.SyncEpoch})
+		if addr != m.Addr && addr != "" && len(addr) <= maxAddrLength {
+			r.events = append(r.events, event{Type: evUpdateBrokerAddress, Cluster: cluster, Broker: brokerName, ID: id, Addr: addr})
+		}
+	})
+	return r
+}
+
+// getReplicaInfo answers CONTROLLER_GET_REPLICA_INFO.
+func (d *decider) getReplicaInfo(brokerName string) *result {
+	r := &result{}
+	d.state.view(brokerName, func(bs *brokerSet) {
+		if bs == nil {
+			r.fail(codec.RespControllerBrokerMetadataNotExist, "Broker metadata is not existed")
+			return
+		}
+		if bs.Master != 0 {
+			r.setInt("masterBrokerId", bs.Master)
+			r.set("masterAddress", bs.addr(bs.Master))
+		}
+		r.setInt("masterEpoch", int64(bs.MasterEpoch))
+		r.body = body.AppendSyncStateSet(nil, body.SyncStateSet{IDs: bs.SyncSet, Epoch: bs.SyncEpoch})
+	})
+	return r
+}
+
+// getSyncStateData answers CONTROLLER_GET_SYNC_STATE_DATA for the known names.
+func (d *decider) getSyncStateData(names []string) *result {
+	r := &result{}
+	var entries []body.BrokerReplicasEntry
+	seen := map[string]bool{}
+	for _, name := range names {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		d.state.view(name, func(bs *brokerSet) {
+			if bs == nil {
+				return
+			}
+			info := body.ReplicasInfo{MasterBrokerID: bs.Master, MasterAddress: bs.addr(bs.Master), MasterEpoch: bs.MasterEpoch, SyncStateSetEpoch: bs.SyncEpoch}
+			for _, id := range bs.ids() {
+				ri := body.ReplicaIdentity{BrokerName: bs.Name, BrokerID: id, BrokerAddress: bs.Brokers[id].Addr, Alive: d.alive(bs, id)}
+				if bs.inSync(id) {
+					info.InSync = append(info.InSync, ri)
+				} else {
+					info.NotInSync = append(info.NotInSync, ri)
+				}
+			}
+			entries = append(entries, body.BrokerReplicasEntry{BrokerName: name, Info: info})
+		})
+	}
+	r.body = body.AppendBrokerReplicasInfo(nil, entries)
+	return r
+}
+
+// cleanBrokerData answers CLEAN_BROKER_DATA.
+func (d *decider) cleanBrokerData(cluster, brokerName, idsToClean string, cleanLiving bool) *result {
+	r := &result{}
+	var ids []int64
+	idsToClean = strings.TrimSpace(idsToClean)
+	d.state.mu.RLock()
+	defer d.state.mu.RUnlock()
+	bs := d.state.sets[brokerName]
+	if !cleanLiving {
+		if idsToClean == "" && bs != nil && bs.Master != 0 {
+			return r.fail(codec.RespControllerInvalidCleanBrokerMetadata, fmt.Sprintf("Broker %s is still alive, clean up failure", brokerName))
+		}
+	}
+	if idsToClean != "" {
+		for _, s := range strings.Split(idsToClean, ";") {
+			id, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+			if err != nil {
+				// compat: Java puts its NumberFormatException text here.
+				return r.fail(codec.RespControllerInvalidCleanBrokerMetadata, fmt.Sprintf("Please set the option <brokerControllerIdsToClean> according to the format, exception: java.lang.NumberFormatException: For input string: \"%s\"", s))
+			}
+			if len(ids) >= maxSyncSetIDs {
+				return r.fail(codec.RespControllerInvalidCleanBrokerMetadata, "Please set the option <brokerControllerIdsToClean> according to the format, exception: too many ids")
+			}
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		ids = slices.Compact(ids)
+		if !cleanLiving {
+			for _, id := range ids {
+				if d.live.Alive(cluster, brokerName, id) {
+					return r.fail(codec.RespControllerInvalidCleanBrokerMetadata, fmt.Sprintf("Broker [%s,  %d] is still alive, clean up failure", brokerName, id))
+				}
+			}
+		}
+	}
+	if bs == nil {
+		return r.fail(codec.RespControllerInvalidCleanBrokerMetadata, fmt.Sprintf("Broker %s is not existed,clean broker data failure.", brokerName))
+	}
+	r.events = append(r.events, event{Type: evCleanBrokerData, Broker: brokerName, IDs: ids})
+	return r
+}
+
+// needReelect lists the broker sets whose master is not alive while
+// another member is (Java's scanNeedReelectBrokerSets).
+func (d *decider) needReelect() []string {
+	d.state.mu.RLock()
+	defer d.state.mu.RUnlock()
+	var out []string
+	for name, bs := range d.state.sets {
+		if bs.Master == 0 || d.alive(bs, bs.Master) {
+			continue
+		}
+		for id := range bs.Brokers {
+			if d.alive(bs, id) {
+				out = append(out, name)
+				break
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// masterOf returns the master id of brokerName (0: none or unknown).
+func (d *decider) masterOf(brokerName string) int64 {
+	var m int64
+	d.state.view(brokerName, func(bs *brokerSet) {
+		if bs != nil {
+			m = bs.Master
+		}
+	})
+	return m
+}

@@ -1,0 +1,263 @@
+package controller
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/codec/header"
+	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/compat/blacklist"
+	"github.com/rocketgo/rocketgo/compat/javaprops"
+)
+
+// Remarks of Java's controller, word for word.
+const (
+	remarkNotLeader        = "The controller is not in leader state"
+	remarkHeartbeatOK      = "Heart beat success"
+	remarkHeartbeatNoID    = "Heart beat with empty brokerId"
+	remarkNoResponseCode   = "not set any response code" // Java's createResponseCommand(null)
+	remarkConfigBlackList  = "Can not update config in black list."
+	remarkString2PropsFail = "string2Properties error"
+)
+
+func (c *Controller) router() *transport.Router {
+	r := transport.NewRouter()
+	p := c.pool
+	r.Handle(codec.ReqControllerAlterSyncStateSet, p, c.alterSyncStateSet)
+	r.Handle(codec.ReqControllerElectMaster, p, c.electMaster)
+	r.Handle(codec.ReqControllerRegisterBroker, p, c.registerBroker)
+	r.Handle(codec.ReqControllerGetReplicaInfo, p, c.getReplicaInfo)
+	r.Handle(codec.ReqControllerGetMetadataInfo, p, c.getMetadata)
+	r.Handle(codec.ReqControllerGetSyncStateData, p, c.getSyncStateData)
+	r.Handle(codec.ReqBrokerHeartbeat, p, c.brokerHeartbeat)
+	r.Handle(codec.ReqUpdateControllerConfig, p, c.updateConfig)
+	r.Handle(codec.ReqGetControllerConfig, p, c.getConfig)
+	r.Handle(codec.ReqCleanBrokerData, p, c.cleanBrokerData)
+	r.Handle(codec.ReqControllerGetNextBrokerId, p, c.getNextBrokerID)
+	r.Handle(codec.ReqControllerApplyBrokerId, p, c.applyBrokerID)
+	// Every other code: REQUEST_CODE_NOT_SUPPORTED from the transport.
+	return r
+}
+
+// respond runs decide (replicating its events when write) and answers.
+func (c *Controller) respond(req *codec.Frame, write bool, decide func() *result) *codec.Frame {
+	r, err := c.run(write, decide)
+	if errors.Is(err, errNotLeader) {
+		return codec.NewResponse(req, int32(codec.RespControllerNotLeader), remarkNotLeader)
+	}
+	if err != nil {
+		// Java: the cancelled consensus future surfaces as an exception,
+		// which the remoting layer answers with SYSTEM_ERROR.
+		c.log.Warn("controller: request failed", "code", codec.RequestCode(req.Code).String(), "err", err)
+		return codec.NewResponse(req, int32(codec.RespSystemError), err.Error())
+	}
+	resp := codec.NewResponse(req, int32(r.code), r.remark)
+	resp.Ext = r.ext
+	resp.Body = r.body
+	return resp
+}
+
+func badHeader(req *codec.Frame, err error) *codec.Frame {
+	return codec.NewResponse(req, int32(codec.RespSystemError), err.Error())
+}
+
+// notSet is Java's answer when a handler had nothing to say.
+func notSet(req *codec.Frame) *codec.Frame {
+	return codec.NewResponse(req, int32(codec.RespSystemError), remarkNoResponseCode)
+}
+
+func (c *Controller) alterSyncStateSet(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	var h header.AlterSyncStateSetRequest
+	if err := h.Decode(req); err != nil {
+		return badHeader(req, err)
+	}
+	set, err := body.DecodeSyncStateSet(req.Body, maxSyncSetIDs)
+	if err != nil {
+		return badHeader(req, err)
+	}
+	return c.respond(req, true, func() *result {
+		return c.dec.alterSyncStateSet(h.BrokerName, h.MasterBrokerID, h.MasterEpoch, set)
+	})
+}
+
+func (c *Controller) electMaster(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	var h header.ElectMasterRequest
+	if err := h.Decode(req); err != nil {
+		return badHeader(req, err)
+	}
+	resp := c.respond(req, true, func() *result {
+		return c.dec.electMaster(h.BrokerName, h.BrokerID, h.DesignateElect)
+	})
+	if resp.Code == int32(codec.RespSuccess) {
+		c.notifyRoleChanged(h.BrokerName)
+	}
+	return resp
+}
+
+func (c *Controller) registerBroker(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	var h header.RegisterBrokerToControllerRequest
+	if err := h.Decode(req); err != nil {
+		return badHeader(req, err)
+	}
+	return c.respond(req, true, func() *result {
+		return c.dec.registerBroker(h.ClusterName, h.BrokerName, h.BrokerID, h.BrokerAddress)
+	})
+}
+
+func (c *Controller) getReplicaInfo(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	var h header.GetReplicaInfoRequest
+	if err := h.Decode(req); err != nil {
+		return badHeader(req, err)
+	}
+	return c.respond(req, false, func() *result { return c.dec.getReplicaInfo(h.BrokerName) })
+}
+
+// getMetadata is answered by every node, leader or not.
+func (c *Controller) getMetadata(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	cfg := c.Config()
+	var peers strings.Builder
+	for _, p := range c.peers {
+		peers.WriteString(p.ID)
+		peers.WriteByte(':')
+		peers.WriteString(p.Addr)
+		peers.WriteByte(';')
+	}
+	h := header.GetMetaDataResponse{Group: cfg.Group, Peers: peers.String(), IsLeader: c.IsLeader()}
+	if l, ok := c.leaderPeer(); ok {
+		h.ControllerLeaderID = l.ID
+		h.ControllerLeaderAddress = l.Addr
+	}
+	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
+	h.Encode(resp)
+	if !h.IsLeader {
+		// compat: Java writes the primitive boolean false too.
+		resp.Ext = append(resp.Ext, codec.KV{Key: "isLeader", Value: "false"})
+	}
+	return resp
+}
+
+func (c *Controller) getSyncStateData(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	if len(req.Body) == 0 {
+		return notSet(req)
+	}
+	names, err := body.DecodeBrokerNames(req.Body, maxBrokerNames)
+	if err != nil {
+		return badHeader(req, err)
+	}
+	if len(names) == 0 {
+		return notSet(req)
+	}
+	return c.respond(req, false, func() *result { return c.dec.getSyncStateData(names) })
+}
+
+func (c *Controller) brokerHeartbeat(conn *transport.Conn, req *codec.Frame) *codec.Frame {
+	var h header.BrokerHeartbeatRequest
+	if err := h.Decode(req); err != nil {
+		return badHeader(req, err)
+	}
+	if _, ok := req.Get("brokerId"); !ok {
+		return codec.NewResponse(req, int32(codec.RespControllerInvalidRequest), remarkHeartbeatNoID)
+	}
+	// Like Java: absent numbers take -1, absent priority the lowest.
+	info := LiveInfo{Addr: h.BrokerAddr, Epoch: h.Epoch, MaxOffset: h.MaxOffset, ConfirmOffset: h.ConfirmOffset, Priority: h.ElectionPriority}
+	if _, ok := req.Get("epoch"); !ok {
+		info.Epoch = -1
+	}
+	if _, ok := req.Get("maxOffset"); !ok {
+		info.MaxOffset = -1
+	}
+	if _, ok := req.Get("confirmOffset"); !ok {
+		info.ConfirmOffset = -1
+	}
+	if _, ok := req.Get("electionPriority"); !ok {
+		info.Priority = math.MaxInt32
+	}
+	if len(h.ClusterName) > maxNameLength || len(h.BrokerName) > maxNameLength || len(h.BrokerAddr) > maxAddrLength {
+		return codec.NewResponse(req, int32(codec.RespControllerInvalidRequest), "Heart beat with too long a name or address")
+	}
+	k := brokerKey{cluster: h.ClusterName, broker: h.BrokerName, id: h.BrokerID}
+	if err := c.live.beat(k, info, time.Duration(h.HeartbeatTimeoutMills)*time.Millisecond, conn); err != nil {
+		return codec.NewResponse(req, int32(codec.RespControllerInvalidRequest), "Heart beat refused: too many brokers")
+	}
+	return codec.NewResponse(req, int32(codec.RespSuccess), remarkHeartbeatOK)
+}
+
+func (c *Controller) cleanBrokerData(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	var h header.CleanControllerBrokerDataRequest
+	if err := h.Decode(req); err != nil {
+		return badHeader(req, err)
+	}
+	return c.respond(req, true, func() *result {
+		return c.dec.cleanBrokerData(h.ClusterName, h.BrokerName, h.BrokerControllerIdsToClean, h.IsCleanLivingBroker)
+	})
+}
+
+func (c *Controller) getNextBrokerID(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	var h header.GetNextBrokerIdRequest
+	if err := h.Decode(req); err != nil {
+		return badHeader(req, err)
+	}
+	return c.respond(req, false, func() *result { return c.dec.getNextBrokerID(h.ClusterName, h.BrokerName) })
+}
+
+func (c *Controller) applyBrokerID(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	var h header.ApplyBrokerIdRequest
+	if err := h.Decode(req); err != nil {
+		return badHeader(req, err)
+	}
+	return c.respond(req, true, func() *result {
+		return c.dec.applyBrokerID(h.ClusterName, h.BrokerName, h.AppliedBrokerID, h.RegisterCheckCode)
+	})
+}
+
+func (c *Controller) getConfig(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	cfg := c.Config()
+	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
+	resp.Body = javaprops.AppendPlain(nil, cfg.Properties())
+	return resp
+}
+
+// updateConfig applies a properties body to the running configuration.
+// Like Java, one black-listed key refuses the whole update. The update
+// lives in memory only (Java also rewrites configStorePath).
+func (c *Controller) updateConfig(conn *transport.Conn, req *codec.Frame) *codec.Frame {
+	c.log.Info("controller: update config", "client", conn.RemoteAddr())
+	if len(req.Body) == 0 {
+		return codec.NewResponse(req, int32(codec.RespSuccess), "")
+	}
+	p, err := javaprops.Parse(req.Body)
+	if err != nil {
+		return codec.NewResponse(req, int32(codec.RespSystemError), remarkString2PropsFail)
+	}
+	c.cfgMu.Lock()
+	defer c.cfgMu.Unlock()
+	next := c.Config()
+	if key, why, refused := blacklist.Check(p, next.ConfigBlackList); refused {
+		c.log.Warn("controller: update config refused", "key", key, "why", why)
+		return codec.NewResponse(req, int32(codec.RespNoPermission), remarkConfigBlackList)
+	}
+	// The group's shape is fixed at start: these keys would change nothing
+	// until a restart, and a half-changed view would lie to clients.
+	for _, e := range p {
+		switch e.Key {
+		case "controllerDLegerGroup", "controllerDLegerPeers", "controllerDLegerSelfId", "controllerRaftPeers", "controllerType":
+			return codec.NewResponse(req, int32(codec.RespNoPermission), remarkConfigBlackList)
+		}
+	}
+	unknown, err := next.Apply(p)
+	if err == nil {
+		err = next.Validate()
+	}
+	if err != nil {
+		return codec.NewResponse(req, int32(codec.RespSystemError), err.Error())
+	}
+	if len(unknown) > 0 {
+		c.log.Warn("controller: update config: unknown keys ignored", "keys", unknown)
+	}
+	c.cfg.Store(&next)
+	return codec.NewResponse(req, int32(codec.RespSuccess), "")
+}
