@@ -65,10 +65,10 @@ const (
 // decider computes results from the state; it never mutates it. Callers
 // serialize decide+replicate so no event is decided on a stale state.
 type decider struct {
-	state  *State
-	live   Liveness
+	state   *State
+	live    Liveness
 	unclean func() bool // enableElectUncleanMaster, read per election
-	bounds func() (sets, perSet int)
+	bounds  func() (sets, perSet int)
 }
 
 func (d *decider) alive(bs *brokerSet, id int64) bool {
