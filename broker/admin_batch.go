@@ -9,7 +9,16 @@ import (
 	"github.com/rocketgo/rocketgo/codec/transport"
 )
 
-func (a *adminProcessor) registerBatchAdmin(r *transport.Router, pool *transport.Pool) {
+// batchAdmin serves the list forms of topic and group updates, the
+// subscription query and CLONE_GROUP_OFFSET.
+type batchAdmin struct {
+	topics  *topicTable
+	groups  *groupTable
+	offsets *offsetTable
+	clients *clientManager
+}
+
+func (a *batchAdmin) register(r *transport.Router, pool *transport.Pool) {
 	r.Handle(codec.ReqUpdateAndCreateTopicList, pool, a.updateTopicList)
 	r.Handle(codec.ReqUpdateAndCreateSubscriptiongroupList, pool, a.updateGroupList)
 	r.Handle(codec.ReqQuerySubscriptionByConsumer, pool, a.subscriptionByConsumer)
@@ -18,7 +27,7 @@ func (a *adminProcessor) registerBatchAdmin(r *transport.Router, pool *transport
 
 // updateTopicList serves UPDATE_AND_CREATE_TOPIC_LIST:
 // body {"topicConfigList":[TopicConfig…]}.
-func (a *adminProcessor) updateTopicList(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+func (a *batchAdmin) updateTopicList(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	var b struct {
 		TopicConfigList []body.TopicConfig `json:"topicConfigList"`
 	}
@@ -32,7 +41,7 @@ func (a *adminProcessor) updateTopicList(_ *transport.Conn, req *codec.Frame) *c
 		if notAllowedSend[tc.TopicName] || tc.TopicName == TopicAutoCreate {
 			return codec.NewResponse(req, int32(codec.RespInvalidParameter), "The topic["+tc.TopicName+"] is conflict with system topic.")
 		}
-		if remark := a.b.topics.queueNumsRemark(&tc); remark != "" {
+		if remark := a.topics.queueNumsRemark(&tc); remark != "" {
 			return codec.NewResponse(req, int32(codec.RespInvalidParameter), remark)
 		}
 	}
@@ -40,7 +49,7 @@ func (a *adminProcessor) updateTopicList(_ *transport.Conn, req *codec.Frame) *c
 		if tc.TopicFilterType == "" {
 			tc.TopicFilterType = body.SingleTag
 		}
-		if err := a.b.topics.put(tc); err != nil {
+		if err := a.topics.put(tc); err != nil {
 			return codec.NewResponse(req, int32(codec.RespSystemError), err.Error())
 		}
 	}
@@ -49,7 +58,7 @@ func (a *adminProcessor) updateTopicList(_ *transport.Conn, req *codec.Frame) *c
 
 // updateGroupList serves UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST:
 // body {"groupConfigList":[SubscriptionGroupConfig…]}.
-func (a *adminProcessor) updateGroupList(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+func (a *batchAdmin) updateGroupList(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	var b struct {
 		GroupConfigList []json.RawMessage `json:"groupConfigList"`
 	}
@@ -61,7 +70,7 @@ func (a *adminProcessor) updateGroupList(_ *transport.Conn, req *codec.Frame) *c
 		if err != nil {
 			return codec.NewResponse(req, int32(codec.RespSystemError), err.Error())
 		}
-		if err := a.b.groups.put(sg); err != nil {
+		if err := a.groups.put(sg); err != nil {
 			return codec.NewResponse(req, int32(codec.RespSystemError), err.Error())
 		}
 	}
@@ -70,9 +79,9 @@ func (a *adminProcessor) updateGroupList(_ *transport.Conn, req *codec.Frame) *c
 
 // subscriptionByConsumer serves QUERY_SUBSCRIPTION_BY_CONSUMER:
 // {"group":…,"subscriptionData":{…},"topic":…}.
-func (a *adminProcessor) subscriptionByConsumer(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+func (a *batchAdmin) subscriptionByConsumer(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	group, topic := req.Value("group"), req.Value("topic")
-	sub, found, _ := a.b.clients.subscription(group, topic)
+	sub, found, _ := a.clients.subscription(group, topic)
 	b := append([]byte(nil), `{"group":`...)
 	b = codec.AppendJSONString(b, group)
 	if found {
@@ -88,23 +97,23 @@ func (a *adminProcessor) subscriptionByConsumer(_ *transport.Conn, req *codec.Fr
 
 // cloneGroupOffset serves CLONE_GROUP_OFFSET: copy srcGroup's offsets on
 // topic (or on every topic it has, when topic is empty) to destGroup.
-func (a *adminProcessor) cloneGroupOffset(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+func (a *batchAdmin) cloneGroupOffset(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	src, dst, topic := req.Value("srcGroup"), req.Value("destGroup"), req.Value("topic")
 	topics := []string{topic}
 	if topic == "" {
-		topics = a.b.offsets.topicsOf(src)
+		topics = a.offsets.topicsOf(src)
 	}
 	for _, t := range topics {
 		if strings.HasPrefix(t, RetryGroupPrefix) {
 			continue
 		}
-		tc, ok := a.b.topics.get(t)
+		tc, ok := a.topics.get(t)
 		if !ok {
 			continue
 		}
 		for q := int32(0); q < max(tc.ReadQueueNums, tc.WriteQueueNums); q++ {
-			if off, ok := a.b.offsets.query(src, t, q); ok {
-				a.b.offsets.commit(dst, t, q, off)
+			if off, ok := a.offsets.query(src, t, q); ok {
+				a.offsets.commit(dst, t, q, off)
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -18,7 +19,27 @@ import (
 // callClientTimeout is Broker2Client.callClient's timeout.
 const callClientTimeout = 10 * time.Second
 
-func (a *adminProcessor) registerClientAdmin(r *transport.Router, pool *transport.Pool) {
+// clientStore is what the client admin needs from the store.
+type clientStore interface {
+	MaxOffset(topic string, queueID int32) int64
+	OffsetByTime(topic string, queueID int32, ts int64) int64
+	ReadRecord(phyOffset int64, size int32) ([]byte, error)
+}
+
+// clientAdmin serves the requests relayed to clients: offset resets,
+// running info, consume-message-directly.
+type clientAdmin struct {
+	role       *roleState // a slave refuses offset resets
+	brokerName string
+	topics     *topicTable
+	groups     *groupTable
+	offsets    *offsetTable
+	clients    *clientManager
+	store      clientStore
+	log        *slog.Logger
+}
+
+func (a *clientAdmin) register(r *transport.Router, pool *transport.Pool) {
 	r.Handle(codec.ReqInvokeBrokerToResetOffset, pool, a.resetOffset)
 	r.Handle(codec.ReqGetConsumerRunningInfo, pool, a.consumerRunningInfo)
 	r.Handle(codec.ReqConsumeMessageDirectly, pool, a.consumeMessageDirectly)
@@ -28,8 +49,8 @@ func (a *adminProcessor) registerClientAdmin(r *transport.Router, pool *transpor
 // Broker2Client.resetOffset: compute each queue's offset for the
 // timestamp, store it, and push RESET_CONSUMER_CLIENT_OFFSET to every
 // online member of the group.
-func (a *adminProcessor) resetOffset(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	if a.b.role.IsSlave() {
+func (a *clientAdmin) resetOffset(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	if a.role.IsSlave() {
 		// compat: Java 5.x resets offsets on the server side
 		// (useServerSideResetOffset=true), which a slave refuses.
 		return codec.NewResponse(req, int32(codec.RespSystemError), "Can not reset offset in slave broker")
@@ -40,14 +61,14 @@ func (a *adminProcessor) resetOffset(_ *transport.Conn, req *codec.Frame) *codec
 	}
 	topic, group, ts := h.Topic, h.Group, h.Timestamp
 	force := strings.EqualFold(req.Value("isForce"), "true")
-	tc, ok := a.b.topics.get(topic)
+	tc, ok := a.topics.get(topic)
 	if !ok {
 		return codec.NewResponse(req, int32(codec.RespSystemError), "[reset-offset] reset offset failed, no topic in this broker. topic="+topic)
 	}
-	st := a.b.store
+	st := a.store
 	offsets := make([]body.QueueOffset, 0, tc.WriteQueueNums)
 	for q := int32(0); q < tc.WriteQueueNums; q++ {
-		cur, ok := a.b.offsets.query(group, topic, q)
+		cur, ok := a.offsets.query(group, topic, q)
 		if !ok {
 			return codec.NewResponse(req, int32(codec.RespSystemError), fmt.Sprintf("THe consumer group <%s> not exist", group))
 		}
@@ -58,22 +79,22 @@ func (a *adminProcessor) resetOffset(_ *transport.Conn, req *codec.Frame) *codec
 		if !force && target >= cur {
 			target = cur
 		}
-		offsets = append(offsets, body.QueueOffset{MQ: body.MessageQueue{Topic: topic, BrokerName: a.b.cfg.BrokerName, QueueID: q}, Offset: target})
+		offsets = append(offsets, body.QueueOffset{MQ: body.MessageQueue{Topic: topic, BrokerName: a.brokerName, QueueID: q}, Offset: target})
 	}
 	resetBody := body.AppendResetOffsetBody(nil, offsets)
-	conns := a.b.clients.consumerConns(group)
+	conns := a.clients.consumerConns(group)
 	if len(conns) == 0 {
 		return codec.NewResponse(req, int32(codec.RespConsumerNotOnline),
 			fmt.Sprintf("Consumer not online, so can not reset offset, Group: %s Topic: %s Timestamp: %d", group, topic, ts))
 	}
 	for _, o := range offsets {
-		a.b.offsets.commit(group, topic, o.MQ.QueueID, o.Offset)
+		a.offsets.commit(group, topic, o.MQ.QueueID, o.Offset)
 	}
 	for _, c := range conns {
 		push := &codec.Frame{Code: int32(codec.ReqResetConsumerClientOffset), Language: codec.LangJava, Version: codec.ServerVersion, Body: resetBody}
 		push.Ext = []codec.KV{{Key: "topic", Value: topic}, {Key: "group", Value: group}, {Key: "timestamp", Value: strconv.FormatInt(ts, 10)}, {Key: "isForce", Value: strconv.FormatBool(force)}}
 		if err := c.InvokeOneway(push); err != nil {
-			a.b.log.Warn("reset offset push failed", "group", group, "remote", c.RemoteAddr(), "err", err)
+			a.log.Warn("reset offset push failed", "group", group, "remote", c.RemoteAddr(), "err", err)
 		}
 	}
 	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
@@ -81,34 +102,34 @@ func (a *adminProcessor) resetOffset(_ *transport.Conn, req *codec.Frame) *codec
 	return resp
 }
 
-func (a *adminProcessor) consumerRunningInfo(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+func (a *clientAdmin) consumerRunningInfo(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	return a.callConsumer(codec.ReqGetConsumerRunningInfo, req, req.Value("consumerGroup"), req.Value("clientId"), req.Body)
 }
 
 // consumeMessageDirectly relays CONSUME_MESSAGE_DIRECTLY to the client with
 // the message (found by its offset id) as the body.
-func (a *adminProcessor) consumeMessageDirectly(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	req.Set("brokerName", a.b.cfg.BrokerName)
+func (a *clientAdmin) consumeMessageDirectly(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	req.Set("brokerName", a.brokerName)
 	if topic := req.Value("topic"); topic != "" {
-		if tc, ok := a.b.topics.get(topic); ok {
+		if tc, ok := a.topics.get(topic); ok {
 			req.Set("topicSysFlag", strconv.Itoa(int(tc.TopicSysFlag)))
 		}
 	}
 	group := req.Value("consumerGroup")
-	if sg, ok := a.b.groups.get(group); ok {
+	if sg, ok := a.groups.get(group); ok {
 		req.Set("groupSysFlag", strconv.Itoa(int(sg.GroupSysFlag)))
 	}
 	var msg []byte
 	if _, phy, err := message.DecodeOffsetMsgID(req.Value("msgId")); err == nil {
-		msg, _ = a.b.store.ReadRecord(phy, 0)
+		msg, _ = a.store.ReadRecord(phy, 0)
 	}
 	return a.callConsumer(codec.ReqConsumeMessageDirectly, req, group, req.Value("clientId"), msg)
 }
 
 // callConsumer forwards a request to one client and relays its answer
 // unchanged (AdminBrokerProcessor.callConsumer).
-func (a *adminProcessor) callConsumer(code codec.RequestCode, req *codec.Frame, group, clientID string, payload []byte) *codec.Frame {
-	conn := a.b.clients.findConsumer(group, clientID)
+func (a *clientAdmin) callConsumer(code codec.RequestCode, req *codec.Frame, group, clientID string, payload []byte) *codec.Frame {
+	conn := a.clients.findConsumer(group, clientID)
 	if conn == nil {
 		return codec.NewResponse(req, int32(codec.RespSystemError), fmt.Sprintf("The Consumer <%s> <%s> not online", group, clientID))
 	}

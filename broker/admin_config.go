@@ -3,6 +3,7 @@ package broker
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 
@@ -17,27 +18,41 @@ import (
 // ErrConfigBlackList is UpdateConfig's refusal of a key on the black list.
 var ErrConfigBlackList = errors.New("broker: config key on the black list")
 
-func (a *adminProcessor) registerConfigAdmin(r *transport.Router, pool *transport.Pool) {
+// configView is the broker configuration UPDATE_BROKER_CONFIG and
+// GET_BROKER_CONFIG work on (*Broker: UpdateConfig, appendProperties).
+type configView interface {
+	UpdateConfig(props javaprops.Props) error
+	appendProperties(dst []byte) []byte
+}
+
+// configAdmin serves UPDATE_BROKER_CONFIG and GET_BROKER_CONFIG.
+type configAdmin struct {
+	cfg    configView
+	topics *topicTable // GET_BROKER_CONFIG's version is the topic data version
+	log    *slog.Logger
+}
+
+func (a *configAdmin) register(r *transport.Router, pool *transport.Pool) {
 	r.Handle(codec.ReqUpdateBrokerConfig, pool, a.updateBrokerConfig)
 	r.Handle(codec.ReqGetBrokerConfig, pool, a.brokerConfig)
 }
 
 // updateBrokerConfig answers UPDATE_BROKER_CONFIG: the body is a Java
 // properties text (AdminBrokerProcessor.updateBrokerConfig).
-func (a *adminProcessor) updateBrokerConfig(c *transport.Conn, req *codec.Frame) *codec.Frame {
+func (a *configAdmin) updateBrokerConfig(c *transport.Conn, req *codec.Frame) *codec.Frame {
 	if len(req.Body) == 0 {
 		return codec.NewResponse(req, int32(codec.RespSuccess), "")
 	}
 	props, err := javaprops.Parse(req.Body)
 	if err != nil {
-		a.b.log.Warn("update broker config: bad body", "remote", c.RemoteAddr(), "err", err)
+		a.log.Warn("update broker config: bad body", "remote", c.RemoteAddr(), "err", err)
 		// compat: Java's remark when the body is not a properties text.
 		return codec.NewResponse(req, int32(codec.RespSystemError), "string2Properties error")
 	}
-	a.b.log.Info("update broker config", "remote", c.RemoteAddr(), "props", props)
-	switch err := a.b.UpdateConfig(props); {
+	a.log.Info("update broker config", "remote", c.RemoteAddr(), "props", props)
+	switch err := a.cfg.UpdateConfig(props); {
 	case errors.Is(err, ErrConfigBlackList):
-		a.b.log.Warn("update broker config refused", "remote", c.RemoteAddr(), "err", err)
+		a.log.Warn("update broker config refused", "remote", c.RemoteAddr(), "err", err)
 		return codec.NewResponse(req, int32(codec.RespNoPermission), remarks.ConfigInBlackList)
 	case err != nil:
 		return codec.NewResponse(req, int32(codec.RespSystemError), err.Error())
@@ -47,10 +62,10 @@ func (a *adminProcessor) updateBrokerConfig(c *transport.Conn, req *codec.Frame)
 
 // brokerConfig answers GET_BROKER_CONFIG: body = "key=value" lines,
 // header version = the topic data version JSON.
-func (a *adminProcessor) brokerConfig(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+func (a *configAdmin) brokerConfig(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
-	resp.Body = a.b.appendProperties(nil)
-	v, _ := a.b.topics.snapshot()
+	resp.Body = a.cfg.appendProperties(nil)
+	v, _ := a.topics.snapshot()
 	resp.Set("version", string(body.AppendTopicVersion(nil, v)))
 	return resp
 }

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/transport"
 	"github.com/rocketgo/rocketgo/compat/fastjson"
+	"github.com/rocketgo/rocketgo/store"
 )
 
 // Consumption reports for mqadmin: consumer status relayed from clients,
@@ -36,7 +38,28 @@ var javaVersionNames = [versionV3_0_7]string{
 // consumerStatusTimeout is Broker2Client.getConsumeStatus's per-client timeout.
 const consumerStatusTimeout = 5 * time.Second
 
-func (a *adminProcessor) registerConsumeAdmin(r *transport.Router, pool *transport.Pool) {
+// consumeStore is what the consume admin needs from the store.
+type consumeStore interface {
+	MinOffset(topic string, queueID int32) int64
+	MaxOffset(topic string, queueID int32) int64
+	StoreTime(topic string, queueID int32, offset int64) (int64, error)
+	EarliestMessageTime(topic string, queueID int32) (int64, error)
+	ConsumeQueueUnits(topic string, qid int32, from int64, max int, dst []store.CQUnit) ([]store.CQUnit, bool)
+}
+
+// consumeAdmin serves the consumption reports.
+type consumeAdmin struct {
+	brokerName string
+	brokerAddr func() string // the advertised address (Broker.BrokerAddr)
+	topics     *topicTable
+	groups     *groupTable
+	offsets    *offsetTable
+	clients    *clientManager
+	store      consumeStore
+	log        *slog.Logger
+}
+
+func (a *consumeAdmin) register(r *transport.Router, pool *transport.Pool) {
 	r.Handle(codec.ReqInvokeBrokerToGetConsumerStatus, pool, a.consumerStatus)
 	r.Handle(codec.ReqQueryConsumeTimeSpan, pool, a.consumeTimeSpan)
 	r.Handle(codec.ReqQueryCorrectionOffset, pool, a.correctionOffset)
@@ -57,9 +80,9 @@ type mqOffset struct {
 // GET_CONSUMER_STATUS_FROM_CLIENT and gather the answers by client id.
 // Members that fail or do not answer SUCCESS are left out. Unlike Java we
 // ask them in parallel.
-func (a *adminProcessor) consumerStatus(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+func (a *consumeAdmin) consumerStatus(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	topic, group, origin := req.Value("topic"), req.Value("group"), req.Value("clientAddr")
-	members := a.b.clients.consumerChannels(group)
+	members := a.clients.consumerChannels(group)
 	if len(members) == 0 {
 		return codec.NewResponse(req, int32(codec.RespSystemError), fmt.Sprintf("No Any Consumer online in the consumer group: [%s]", group))
 	}
@@ -85,7 +108,7 @@ func (a *adminProcessor) consumerStatus(_ *transport.Conn, req *codec.Frame) *co
 			defer cancel()
 			resp, err := m.conn.Invoke(ctx, fwd)
 			if err != nil {
-				a.b.log.Warn("get consumer status from client failed", "group", group, "client", m.clientID, "err", err)
+				a.log.Warn("get consumer status from client failed", "group", group, "client", m.clientID, "err", err)
 				return
 			}
 			if resp.Code != int32(codec.RespSuccess) || len(resp.Body) == 0 {
@@ -93,7 +116,7 @@ func (a *adminProcessor) consumerStatus(_ *transport.Conn, req *codec.Frame) *co
 			}
 			t, err := decodeConsumerStatus(resp.Body)
 			if err != nil {
-				a.b.log.Warn("get consumer status from client: bad body", "group", group, "client", m.clientID, "err", err)
+				a.log.Warn("get consumer status from client: bad body", "group", group, "client", m.clientID, "err", err)
 				return
 			}
 			tables[i], ok[i] = t, true
@@ -170,11 +193,11 @@ func appendMQOffsets(w *fastjson.Writer, t []mqOffset) {
 }
 
 // javaStoreTime is getMessageStoreTimeStamp: -1 when unknown.
-func (a *adminProcessor) javaStoreTime(topic string, q int32, offset int64) int64 {
+func (a *consumeAdmin) javaStoreTime(topic string, q int32, offset int64) int64 {
 	if offset < 0 {
 		return -1
 	}
-	ts, err := a.b.store.StoreTime(topic, q, offset)
+	ts, err := a.store.StoreTime(topic, q, offset)
 	if err != nil {
 		return -1
 	}
@@ -182,8 +205,8 @@ func (a *adminProcessor) javaStoreTime(topic string, q int32, offset int64) int6
 }
 
 // javaOffset is ConsumerOffsetManager.queryOffset: -1 when none.
-func (a *adminProcessor) javaOffset(group, topic string, q int32) int64 {
-	if off, ok := a.b.offsets.query(group, topic, q); ok {
+func (a *consumeAdmin) javaOffset(group, topic string, q int32) int64 {
+	if off, ok := a.offsets.query(group, topic, q); ok {
 		return off
 	}
 	return -1
@@ -192,13 +215,13 @@ func (a *adminProcessor) javaOffset(group, topic string, q int32) int64 {
 // consumeTimeSpan answers QUERY_CONSUME_TIME_SPAN: per write queue the
 // store times of the first and last message, of the last consumed one, and
 // how long the next unconsumed one has waited.
-func (a *adminProcessor) consumeTimeSpan(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+func (a *consumeAdmin) consumeTimeSpan(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	topic, group := req.Value("topic"), req.Value("group")
-	tc, ok := a.b.topics.get(topic)
+	tc, ok := a.topics.get(topic)
 	if !ok {
 		return codec.NewResponse(req, int32(codec.RespTopicNotExist), "topic["+topic+"] not exist")
 	}
-	st := a.b.store
+	st := a.store
 	now := time.Now().UnixMilli()
 	w := fastjson.Writer{Buf: make([]byte, 0, 256*int(max(tc.WriteQueueNums, 1)))}
 	w.ObjectStart()
@@ -229,7 +252,7 @@ func (a *adminProcessor) consumeTimeSpan(_ *transport.Conn, req *codec.Frame) *c
 		w.IntField("maxTimeStamp", maxTime)
 		w.StringField("maxTimeStampStr", javaDateString(maxTime))
 		w.Key("messageQueue")
-		w.MessageQueue(topic, a.b.cfg.BrokerName, q)
+		w.MessageQueue(topic, a.brokerName, q)
 		w.IntField("minTimeStamp", minTime)
 		w.StringField("minTimeStampStr", javaDateString(minTime))
 		w.ObjectEnd()
@@ -254,7 +277,7 @@ func javaDateString(ms int64) string {
 // smallest committed offset over every group except filterGroups (only
 // offsets the store still holds count), or Long.MAX_VALUE where
 // compareGroup has consumed less than that minimum.
-func (a *adminProcessor) correctionOffset(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+func (a *consumeAdmin) correctionOffset(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	topic, compare := req.Value("topic"), req.Value("compareGroup")
 	excluded := map[string]bool{}
 	if f := strings.TrimSpace(req.Value("filterGroups")); f != "" {
@@ -266,12 +289,12 @@ func (a *adminProcessor) correctionOffset(_ *transport.Conn, req *codec.Frame) *
 	// while computing this (it removes through a live key set); we only
 	// leave them out.
 	minOff := map[int32]int64{}
-	for _, g := range a.b.offsets.groupsOf(topic) {
+	for _, g := range a.offsets.groupsOf(topic) {
 		if excluded[g] {
 			continue
 		}
-		for q, off := range a.b.offsets.offsetsOf(g, topic) {
-			if off < a.b.store.MinOffset(topic, q) {
+		for q, off := range a.offsets.offsetsOf(g, topic) {
+			if off < a.store.MinOffset(topic, q) {
 				continue
 			}
 			if cur, ok := minOff[q]; !ok || off < cur {
@@ -279,7 +302,7 @@ func (a *adminProcessor) correctionOffset(_ *transport.Conn, req *codec.Frame) *
 			}
 		}
 	}
-	for q, off := range a.b.offsets.offsetsOf(compare, topic) {
+	for q, off := range a.offsets.offsetsOf(compare, topic) {
 		// compat: Java fails with a NullPointerException on a queue no
 		// other group has; we leave that queue out.
 		if cur, ok := minOff[q]; ok && cur > off {
@@ -309,26 +332,26 @@ func (a *adminProcessor) correctionOffset(_ *transport.Conn, req *codec.Frame) *
 // brokerConsumeStats answers GET_BROKER_CONSUME_STATS (mqadmin
 // brokerConsumeStats): for every subscription group, the ConsumeStats of
 // each topic it has offsets on (only ordered topics when isOrder).
-func (a *adminProcessor) brokerConsumeStats(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+func (a *consumeAdmin) brokerConsumeStats(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	onlyOrder := strings.EqualFold(req.Value("isOrder"), "true")
-	st := a.b.store
+	st := a.store
 	var totalDiff, totalInflight int64
 	w := fastjson.Writer{Buf: make([]byte, 0, 4096)}
 	w.ObjectStart()
-	w.StringField("brokerAddr", a.b.BrokerAddr())
+	w.StringField("brokerAddr", a.brokerAddr())
 	w.Key("consumeStatsList")
 	w.ArrayStart()
-	for _, group := range a.b.groups.names() {
+	for _, group := range a.groups.names() {
 		w.ObjectStart()
 		w.Key(group)
 		w.ArrayStart()
-		for _, topic := range a.b.offsets.topicsOf(group) {
-			tc, ok := a.b.topics.get(topic)
+		for _, topic := range a.offsets.topicsOf(group) {
+			tc, ok := a.topics.get(topic)
 			if !ok || (onlyOrder && !tc.Order) {
 				continue
 			}
 			// Like Java: an online group is reported only for topics it subscribes.
-			if _, found, _ := a.b.clients.subscription(group, topic); !found && a.b.clients.hasSubscriptions(group) {
+			if _, found, _ := a.clients.subscription(group, topic); !found && a.clients.hasSubscriptions(group) {
 				continue
 			}
 			w.ObjectStart()
@@ -346,7 +369,7 @@ func (a *adminProcessor) brokerConsumeStats(_ *transport.Conn, req *codec.Frame)
 				// compat: Java leaves pullOffset at 0 here, so its
 				// in-flight total is minus the consumer offsets.
 				totalInflight -= consumerOff
-				w.KeyMessageQueue(topic, a.b.cfg.BrokerName, q)
+				w.KeyMessageQueue(topic, a.brokerName, q)
 				w.ObjectStart()
 				w.IntField("brokerOffset", brokerOff)
 				w.IntField("consumerOffset", consumerOff)
@@ -376,7 +399,7 @@ const maxQueryConsumeQueue = 10000
 // queryConsumeQueue answers QUERY_CONSUME_QUEUE (mqadmin queryCq): count
 // raw units of one queue from index, with the group's subscription when
 // consumerGroup is given.
-func (a *adminProcessor) queryConsumeQueue(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+func (a *consumeAdmin) queryConsumeQueue(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	topic, group := req.Value("topic"), req.Value("consumerGroup")
 	_, hasGroup := req.Get("consumerGroup")
 	var h header.QueryConsumeQueueRequest
@@ -385,7 +408,7 @@ func (a *adminProcessor) queryConsumeQueue(_ *transport.Conn, req *codec.Frame) 
 	}
 	qid, index := h.QueueID, h.Index
 	count := int(min(max(h.Count, 0), maxQueryConsumeQueue))
-	st := a.b.store
+	st := a.store
 	units, ok := st.ConsumeQueueUnits(topic, qid, index, count, nil)
 	if !ok {
 		return codec.NewResponse(req, int32(codec.RespSystemError), fmt.Sprintf("%d@%s is not exist!", qid, topic))
@@ -399,7 +422,7 @@ func (a *adminProcessor) queryConsumeQueue(_ *transport.Conn, req *codec.Frame) 
 	w.ObjectStart()
 	var sub *body.SubscriptionData
 	if hasGroup {
-		if s, found, _ := a.b.clients.subscription(group, topic); found {
+		if s, found, _ := a.clients.subscription(group, topic); found {
 			sub = &s
 			w.StringField("filterData", consumerFilterDataJSON(group, sub))
 		} else {

@@ -9,7 +9,16 @@ import (
 	"github.com/rocketgo/rocketgo/codec/transport"
 )
 
-func (a *adminProcessor) registerGroupAdmin(r *transport.Router, pool *transport.Pool) {
+// groupAdmin serves subscription groups, connection lists and who
+// consumes what.
+type groupAdmin struct {
+	groups     *groupTable
+	offsets    *offsetTable
+	clients    *clientManager
+	brokerAddr func() string // the advertised address (Broker.BrokerAddr)
+}
+
+func (a *groupAdmin) register(r *transport.Router, pool *transport.Pool) {
 	r.Handle(codec.ReqUpdateAndCreateSubscriptiongroup, pool, a.updateGroup)
 	r.Handle(codec.ReqGetAllSubscriptiongroupConfig, pool, a.getAllGroups)
 	r.Handle(codec.ReqGetSubscriptiongroupConfig, pool, a.getGroup)
@@ -20,7 +29,7 @@ func (a *adminProcessor) registerGroupAdmin(r *transport.Router, pool *transport
 	r.Handle(codec.ReqQueryTopicsByConsumer, pool, a.topicsByConsumer)
 }
 
-func (a *adminProcessor) updateGroup(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+func (a *groupAdmin) updateGroup(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	sg, err := body.DecodeSubscriptionGroupConfig(req.Body)
 	if err != nil {
 		return codec.NewResponse(req, int32(codec.RespSystemError), err.Error())
@@ -28,25 +37,22 @@ func (a *adminProcessor) updateGroup(_ *transport.Conn, req *codec.Frame) *codec
 	if remark := validateTopic(sg.GroupName); remark != "" {
 		return codec.NewResponse(req, int32(codec.RespInvalidParameter), "the group name is illegal: "+sg.GroupName)
 	}
-	if err := a.b.groups.put(sg); err != nil {
+	if err := a.groups.put(sg); err != nil {
 		return codec.NewResponse(req, int32(codec.RespSystemError), err.Error())
 	}
 	return codec.NewResponse(req, int32(codec.RespSuccess), "")
 }
 
-func (a *adminProcessor) getAllGroups(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+func (a *groupAdmin) getAllGroups(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
-	resp.Body = a.b.groups.encode()
-	a.b.groups.mu.RLock()
-	n := len(a.b.groups.groups)
-	a.b.groups.mu.RUnlock()
-	resp.SetInt("totalGroupNum", int64(n))
+	resp.Body = a.groups.encode()
+	resp.SetInt("totalGroupNum", int64(a.groups.count()))
 	return resp
 }
 
-func (a *adminProcessor) getGroup(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+func (a *groupAdmin) getGroup(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	group := req.Value("group")
-	sg, ok := a.b.groups.get(group)
+	sg, ok := a.groups.get(group)
 	if !ok {
 		return codec.NewResponse(req, int32(codec.RespSubscriptionGroupNotExist), "No group in this broker. group: "+group)
 	}
@@ -55,20 +61,20 @@ func (a *adminProcessor) getGroup(_ *transport.Conn, req *codec.Frame) *codec.Fr
 	return resp
 }
 
-func (a *adminProcessor) deleteGroup(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+func (a *groupAdmin) deleteGroup(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	group := req.Value("groupName")
-	if _, err := a.b.groups.delete(group); err != nil {
+	if _, err := a.groups.delete(group); err != nil {
 		return codec.NewResponse(req, int32(codec.RespSystemError), err.Error())
 	}
 	if strings.EqualFold(req.Value("cleanOffset"), "true") {
-		a.b.offsets.removeGroup(group)
+		a.offsets.removeGroup(group)
 	}
 	return codec.NewResponse(req, int32(codec.RespSuccess), "")
 }
 
-func (a *adminProcessor) consumerConnections(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+func (a *groupAdmin) consumerConnections(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	group := req.Value("consumerGroup")
-	cc, ok := a.b.clients.consumerConnection(group)
+	cc, ok := a.clients.consumerConnection(group)
 	if !ok || len(cc.Connections) == 0 {
 		return codec.NewResponse(req, int32(codec.RespConsumerNotOnline), "the consumer group["+group+"] not online")
 	}
@@ -77,9 +83,9 @@ func (a *adminProcessor) consumerConnections(_ *transport.Conn, req *codec.Frame
 	return resp
 }
 
-func (a *adminProcessor) producerConnections(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+func (a *groupAdmin) producerConnections(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	group := req.Value("producerGroup")
-	cs := a.b.clients.producerConnection(group)
+	cs := a.clients.producerConnection(group)
 	if len(cs) == 0 {
 		return codec.NewResponse(req, int32(codec.RespSystemError), "the producer group["+group+"] not exist")
 	}
@@ -90,13 +96,13 @@ func (a *adminProcessor) producerConnections(_ *transport.Conn, req *codec.Frame
 
 // topicConsumedByWho lists groups online on topic plus groups with stored
 // offsets on it.
-func (a *adminProcessor) topicConsumedByWho(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+func (a *groupAdmin) topicConsumedByWho(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	topic := req.Value("topic")
 	set := map[string]bool{}
-	for _, g := range a.b.clients.groupsSubscribedTo(topic) {
+	for _, g := range a.clients.groupsSubscribedTo(topic) {
 		set[g] = true
 	}
-	for _, g := range a.b.offsets.groupsOf(topic) {
+	for _, g := range a.offsets.groupsOf(topic) {
 		set[g] = true
 	}
 	groups := make([]string, 0, len(set))
@@ -110,11 +116,11 @@ func (a *adminProcessor) topicConsumedByWho(_ *transport.Conn, req *codec.Frame)
 }
 
 // topicsByConsumer answers QUERY_TOPICS_BY_CONSUMER with a TopicList.
-func (a *adminProcessor) topicsByConsumer(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	topics := a.b.offsets.topicsOf(req.Value("group"))
+func (a *groupAdmin) topicsByConsumer(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	topics := a.offsets.topicsOf(req.Value("group"))
 	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
 	b := append([]byte(nil), `{"brokerAddr":`...)
-	b = codec.AppendJSONString(b, a.b.cfg.BrokerAddr())
+	b = codec.AppendJSONString(b, a.brokerAddr())
 	b = append(b, `,"topicList":[`...)
 	for i, t := range topics {
 		if i > 0 {

@@ -12,25 +12,52 @@ import (
 	"github.com/rocketgo/rocketgo/codec/transport"
 )
 
-func (a *adminProcessor) registerStatsAdmin(r *transport.Router, pool *transport.Pool) {
+// statsStore is what the stats admin needs from the store.
+type statsStore interface {
+	AwaitDispatched(timeout time.Duration) bool
+	MinOffset(topic string, queueID int32) int64
+	MaxOffset(topic string, queueID int32) int64
+	StoreTime(topic string, queueID int32, offset int64) (int64, error)
+	MinPhyOffset() int64
+	MaxPhyOffset() int64
+}
+
+// statsAdmin serves topic and consume stats, the runtime info and the
+// stats counters.
+type statsAdmin struct {
+	brokerName string
+	topics     *topicTable
+	offsets    *offsetTable
+	clients    *clientManager
+	store      statsStore
+	stats      *brokerStats
+
+	// Runtime info: the send queue's length, the timer's lag
+	// (timerService.behind) and the fixed pool capacities.
+	sendQueueLen                         func() int
+	timerBehind                          func(nowMs int64) (readSec, offsets int64)
+	sendQueueCapacity, pullQueueCapacity int
+}
+
+func (a *statsAdmin) register(r *transport.Router, pool *transport.Pool) {
 	r.Handle(codec.ReqGetTopicStatsInfo, pool, a.topicStats)
 	r.Handle(codec.ReqGetConsumeStats, pool, a.consumeStats)
 	r.Handle(codec.ReqGetBrokerRuntimeInfo, pool, a.runtimeInfo)
 	r.Handle(codec.ReqViewBrokerStatsData, pool, a.viewStats)
 }
 
-func (a *adminProcessor) topicStats(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+func (a *statsAdmin) topicStats(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	topic := req.Value("topic")
-	tc, ok := a.b.topics.get(topic)
+	tc, ok := a.topics.get(topic)
 	if !ok {
 		return codec.NewResponse(req, int32(codec.RespTopicNotExist), "topic["+topic+"] not exist")
 	}
-	st := a.b.store
+	st := a.store
 	st.AwaitDispatched(dispatchWait)
 	offsets := make([]body.TopicOffset, 0, tc.WriteQueueNums)
 	for q := int32(0); q < tc.WriteQueueNums; q++ {
 		o := body.TopicOffset{
-			MQ:        body.MessageQueue{Topic: topic, BrokerName: a.b.cfg.BrokerName, QueueID: q},
+			MQ:        body.MessageQueue{Topic: topic, BrokerName: a.brokerName, QueueID: q},
 			MinOffset: st.MinOffset(topic, q),
 			MaxOffset: st.MaxOffset(topic, q),
 		}
@@ -48,7 +75,7 @@ func (a *adminProcessor) topicStats(_ *transport.Conn, req *codec.Frame) *codec.
 
 // consumeStats answers GET_CONSUME_STATS for one topic, a ';' list, or
 // every topic the group consumes.
-func (a *adminProcessor) consumeStats(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+func (a *statsAdmin) consumeStats(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	group := req.Value("consumerGroup")
 	var topics []string
 	if t, ok := req.Get("topic"); ok {
@@ -56,26 +83,26 @@ func (a *adminProcessor) consumeStats(_ *transport.Conn, req *codec.Frame) *code
 	} else if l, ok := req.Get("topicList"); ok {
 		topics = strings.Split(l, ";")
 	} else {
-		topics = a.b.offsets.topicsOf(group)
+		topics = a.offsets.topicsOf(group)
 	}
-	st := a.b.store
+	st := a.store
 	st.AwaitDispatched(dispatchWait)
 	var offsets []body.OffsetWrapper
 	for _, topic := range topics {
-		tc, ok := a.b.topics.get(topic)
+		tc, ok := a.topics.get(topic)
 		if !ok {
 			continue
 		}
 		// Like Java: an online group is reported only for topics it subscribes.
-		if _, found, known := a.b.clients.subscription(group, topic); known && !found {
+		if _, found, known := a.clients.subscription(group, topic); known && !found {
 			continue
 		}
 		for q := int32(0); q < tc.ReadQueueNums; q++ {
 			w := body.OffsetWrapper{
-				MQ:           body.MessageQueue{Topic: topic, BrokerName: a.b.cfg.BrokerName, QueueID: q},
+				MQ:           body.MessageQueue{Topic: topic, BrokerName: a.brokerName, QueueID: q},
 				BrokerOffset: st.MaxOffset(topic, q),
 			}
-			if off, ok := a.b.offsets.query(group, topic, q); ok {
+			if off, ok := a.offsets.query(group, topic, q); ok {
 				w.ConsumerOffset = off
 				if off > 0 {
 					if ts, err := st.StoreTime(topic, q, off-1); err == nil {
@@ -83,7 +110,7 @@ func (a *adminProcessor) consumeStats(_ *transport.Conn, req *codec.Frame) *code
 					}
 				}
 			}
-			if off, ok := a.b.offsets.pullOffset(group, topic, q); ok {
+			if off, ok := a.offsets.pullOffset(group, topic, q); ok {
 				w.PullOffset = off
 			} else {
 				w.PullOffset = w.ConsumerOffset
@@ -97,11 +124,11 @@ func (a *adminProcessor) consumeStats(_ *transport.Conn, req *codec.Frame) *code
 }
 
 // runtimeInfo answers GET_BROKER_RUNTIME_INFO with a KVTable.
-func (a *adminProcessor) runtimeInfo(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	s := a.b.stats
-	st := a.b.store
+func (a *statsAdmin) runtimeInfo(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	s := a.stats
+	st := a.store
 	now := time.Now()
-	timerRead, timerOffsets := a.b.timer.behind(now.UnixMilli())
+	timerRead, timerOffsets := a.timerBehind(now.UnixMilli())
 	kv := map[string]string{
 		"brokerVersionDesc":                    "V5_3_3",
 		"brokerVersion":                        strconv.Itoa(int(codec.ServerVersion)),
@@ -121,10 +148,10 @@ func (a *adminProcessor) runtimeInfo(_ *transport.Conn, req *codec.Frame) *codec
 		"msgPutTotalTodayMorning":              "0",
 		"msgGetTotalYesterdayMorning":          "0",
 		"msgGetTotalTodayMorning":              "0",
-		"sendThreadPoolQueueSize":              strconv.Itoa(len(a.b.send.queue)),
-		"sendThreadPoolQueueCapacity":          strconv.Itoa(a.b.cfg.SendThreadPoolQueueCapacity),
+		"sendThreadPoolQueueSize":              strconv.Itoa(a.sendQueueLen()),
+		"sendThreadPoolQueueCapacity":          strconv.Itoa(a.sendQueueCapacity),
 		"pullThreadPoolQueueSize":              "0",
-		"pullThreadPoolQueueCapacity":          strconv.Itoa(a.b.cfg.PullThreadPoolQueueCapacity),
+		"pullThreadPoolQueueCapacity":          strconv.Itoa(a.pullQueueCapacity),
 		"sendThreadPoolQueueHeadWaitTimeMills": "0",
 		"pullThreadPoolQueueHeadWaitTimeMills": "0",
 		"pageCacheLockTimeMills":               "0",
@@ -170,14 +197,14 @@ func appendKVTable(dst []byte, kv map[string]string) []byte {
 
 // viewStats answers VIEW_BROKER_STATS_DATA for TOPIC_PUT_NUMS and
 // GROUP_GET_NUMS with totals since start (no time windows kept).
-func (a *adminProcessor) viewStats(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+func (a *statsAdmin) viewStats(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	name, key := req.Value("statsName"), req.Value("statsKey")
 	var sum int64
 	switch name {
 	case "TOPIC_PUT_NUMS":
-		sum = a.b.stats.topicPuts(key)
+		sum = a.stats.topicPuts(key)
 	case "GROUP_GET_NUMS":
-		sum = a.b.stats.groupGets(key)
+		sum = a.stats.groupGets(key)
 	default:
 		return codec.NewResponse(req, int32(codec.RespSystemError), "The stats <"+name+"> <"+key+"> not exist")
 	}

@@ -10,6 +10,48 @@ import (
 	"github.com/rocketgo/rocketgo/store/timer"
 )
 
+// syncAdmin serves the tables a slave's metadata sync reads from its
+// master (broker/slavesync.go, Java's SlaveSynchronize).
+type syncAdmin struct {
+	topics  *topicTable
+	offsets *offsetTable
+	delay   *delayService
+}
+
+func (a *syncAdmin) register(r *transport.Router, pool *transport.Pool) {
+	r.Handle(codec.ReqGetAllConsumerOffset, pool, func(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+		resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
+		resp.Body = a.offsets.encode()
+		return resp
+	})
+	r.Handle(codec.ReqGetAllDelayOffset, pool, func(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+		resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
+		resp.Body = a.delay.encode()
+		return resp
+	})
+	r.Handle(codec.ReqGetSystemTopicListFromBroker, pool, a.systemTopics)
+}
+
+// systemTopics answers GET_SYSTEM_TOPIC_LIST_FROM_BROKER with a TopicList.
+func (a *syncAdmin) systemTopics(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	_, topics := a.topics.snapshot()
+	b := append([]byte(nil), `{"topicList":[`...)
+	n := 0
+	for _, tc := range topics {
+		if !a.topics.isSystem(tc.TopicName) {
+			continue
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		b = codec.AppendJSONString(b, tc.TopicName)
+	}
+	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
+	resp.Body = append(b, "]}"...)
+	return resp
+}
+
 // emptyMessageRequestModes is what Java's MessageRequestModeManager.encode
 // writes when no consumer group set a request mode.
 const emptyMessageRequestModes = `{"messageRequestModeMap":{}}`

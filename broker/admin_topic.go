@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"log/slog"
 	"strings"
 
 	"github.com/rocketgo/rocketgo/codec"
@@ -9,27 +10,35 @@ import (
 	"github.com/rocketgo/rocketgo/codec/transport"
 )
 
-// adminProcessor serves the admin requests. It reaches into the broker's
-// tables, so it holds the broker itself.
-type adminProcessor struct {
-	b *Broker
+// adminHandlers is one group of admin requests (admin_*.go). Each group
+// is a small struct holding exactly what its handlers use; the broker
+// builds them (Broker.adminHandlers) and registers every group on both
+// route tables.
+type adminHandlers interface {
+	register(r *transport.Router, pool *transport.Pool)
 }
 
-func (a *adminProcessor) register(r *transport.Router, pool *transport.Pool) {
+// topicStore is what the topic admin needs from the store.
+type topicStore interface {
+	DeleteTopic(topic string) error
+}
+
+// topicAdmin serves topic creation, deletion and lookups.
+type topicAdmin struct {
+	topics  *topicTable
+	offsets *offsetTable // a deleted topic's offsets go too
+	store   topicStore
+	log     *slog.Logger
+}
+
+func (a *topicAdmin) register(r *transport.Router, pool *transport.Pool) {
 	r.Handle(codec.ReqUpdateAndCreateTopic, pool, a.updateAndCreateTopic)
 	r.Handle(codec.ReqDeleteTopicInBroker, pool, a.deleteTopic)
 	r.Handle(codec.ReqGetAllTopicConfig, pool, a.getAllTopicConfig)
 	r.Handle(codec.ReqGetTopicConfig, pool, a.getTopicConfig)
-	a.registerGroupAdmin(r, pool)
-	a.registerStatsAdmin(r, pool)
-	a.registerClientAdmin(r, pool)
-	a.registerSyncAdmin(r, pool)
-	a.registerBatchAdmin(r, pool)
-	a.registerConfigAdmin(r, pool)
-	a.registerConsumeAdmin(r, pool)
 }
 
-func (a *adminProcessor) updateAndCreateTopic(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+func (a *topicAdmin) updateAndCreateTopic(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	var h header.CreateTopicRequest
 	if r := decodeHeader(&h, req); r != nil {
 		return r
@@ -55,10 +64,10 @@ func (a *adminProcessor) updateAndCreateTopic(_ *transport.Conn, req *codec.Fram
 	if attrs, ok := req.Get("attributes"); ok {
 		tc.Attributes = parseAttributes(attrs)
 	}
-	if remark := a.b.topics.queueNumsRemark(&tc); remark != "" {
+	if remark := a.topics.queueNumsRemark(&tc); remark != "" {
 		return codec.NewResponse(req, int32(codec.RespInvalidParameter), remark)
 	}
-	if err := a.b.topics.put(tc); err != nil {
+	if err := a.topics.put(tc); err != nil {
 		return codec.NewResponse(req, int32(codec.RespSystemError), err.Error())
 	}
 	return codec.NewResponse(req, int32(codec.RespSuccess), "")
@@ -76,26 +85,26 @@ func parseAttributes(s string) map[string]string {
 	return out
 }
 
-func (a *adminProcessor) deleteTopic(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+func (a *topicAdmin) deleteTopic(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	topic := req.Value("topic")
 	if remark := validateTopic(topic); remark != "" {
 		return codec.NewResponse(req, int32(codec.RespInvalidParameter), remark)
 	}
-	if a.b.topics.isSystem(topic) {
+	if a.topics.isSystem(topic) {
 		return codec.NewResponse(req, int32(codec.RespInvalidParameter), "The topic["+topic+"] is conflict with system topic.")
 	}
-	if _, err := a.b.topics.delete(topic); err != nil {
+	if _, err := a.topics.delete(topic); err != nil {
 		return codec.NewResponse(req, int32(codec.RespSystemError), err.Error())
 	}
-	a.b.offsets.removeTopic(topic)
-	if err := a.b.store.DeleteTopic(topic); err != nil {
-		a.b.log.Warn("delete topic data", "topic", topic, "err", err)
+	a.offsets.removeTopic(topic)
+	if err := a.store.DeleteTopic(topic); err != nil {
+		a.log.Warn("delete topic data", "topic", topic, "err", err)
 	}
 	return codec.NewResponse(req, int32(codec.RespSuccess), "")
 }
 
-func (a *adminProcessor) getAllTopicConfig(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	v, topics := a.b.topics.snapshot()
+func (a *topicAdmin) getAllTopicConfig(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	v, topics := a.topics.snapshot()
 	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
 	resp.Body = body.AppendTopicConfigFile(nil, v, topics)
 	resp.SetInt("totalTopicNum", int64(len(topics)))
@@ -104,47 +113,13 @@ func (a *adminProcessor) getAllTopicConfig(_ *transport.Conn, req *codec.Frame) 
 
 // getTopicConfig answers GET_TOPIC_CONFIG with TopicConfigAndQueueMapping
 // (no static-topic mapping).
-func (a *adminProcessor) getTopicConfig(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+func (a *topicAdmin) getTopicConfig(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	topic := req.Value("topic")
-	tc, ok := a.b.topics.get(topic)
+	tc, ok := a.topics.get(topic)
 	if !ok {
 		return codec.NewResponse(req, int32(codec.RespTopicNotExist), "No topic in this broker. topic: "+topic)
 	}
 	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
 	resp.Body = body.AppendTopicConfig(nil, &tc)
-	return resp
-}
-
-func (a *adminProcessor) registerSyncAdmin(r *transport.Router, pool *transport.Pool) {
-	r.Handle(codec.ReqGetAllConsumerOffset, pool, func(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-		resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
-		resp.Body = a.b.offsets.encode()
-		return resp
-	})
-	r.Handle(codec.ReqGetAllDelayOffset, pool, func(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-		resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
-		resp.Body = a.b.delay.encode()
-		return resp
-	})
-	r.Handle(codec.ReqGetSystemTopicListFromBroker, pool, a.systemTopics)
-}
-
-// systemTopics answers GET_SYSTEM_TOPIC_LIST_FROM_BROKER with a TopicList.
-func (a *adminProcessor) systemTopics(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	_, topics := a.b.topics.snapshot()
-	b := append([]byte(nil), `{"topicList":[`...)
-	n := 0
-	for _, tc := range topics {
-		if !a.b.topics.isSystem(tc.TopicName) {
-			continue
-		}
-		if n > 0 {
-			b = append(b, ',')
-		}
-		n++
-		b = codec.AppendJSONString(b, tc.TopicName)
-	}
-	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
-	resp.Body = append(b, "]}"...)
 	return resp
 }

@@ -389,7 +389,7 @@ func (b *Broker) routers() (mainR, fastR *transport.Router) {
 	cp := &clientProcessor{live: b.live, clients: b.clients, groups: b.groups, topics: b.topics, filters: b.filters, log: b.log}
 	lp := &lockProcessor{locks: b.locks}
 	qp := &queryProcessor{store: b.store, log: b.log, maxBatch: b.cfg.MaxMsgsNumBatch}
-	ap := &adminProcessor{b: b}
+	admin := b.adminHandlers()
 
 	build := func(withPull bool) *transport.Router {
 		r := transport.NewRouter()
@@ -418,7 +418,9 @@ func (b *Broker) routers() (mainR, fastR *transport.Router) {
 		r.Handle(codec.ReqEndTransaction, clientPool, b.txn.endTransaction)
 		r.Handle(codec.ReqQueryMessage, queryPool, qp.queryMessage)
 		r.Handle(codec.ReqViewMessageById, queryPool, qp.viewMessageByID)
-		ap.register(r, adminPool)
+		for _, h := range admin {
+			h.register(r, adminPool)
+		}
 		registerHAStatus(r, adminPool, b, b.store.MaxPhyOffset)
 		registerMasterSync(r, adminPool, b.timer.ts != nil, b.cfg.StorePathRootDir)
 		return r
@@ -430,4 +432,21 @@ func (b *Broker) pool(name string, workers, queue int) *transport.Pool {
 	p := transport.NewPool(name, workers, queue)
 	b.pools = append(b.pools, p)
 	return p
+}
+
+// adminHandlers builds the admin request groups (admin_*.go), each with
+// exactly what it uses.
+func (b *Broker) adminHandlers() []adminHandlers {
+	return []adminHandlers{
+		&topicAdmin{topics: b.topics, offsets: b.offsets, store: b.store, log: b.log},
+		&groupAdmin{groups: b.groups, offsets: b.offsets, clients: b.clients, brokerAddr: b.BrokerAddr},
+		&statsAdmin{brokerName: b.cfg.BrokerName, topics: b.topics, offsets: b.offsets, clients: b.clients, store: b.store, stats: b.stats,
+			sendQueueLen: func() int { return len(b.send.queue) }, timerBehind: b.timer.behind,
+			sendQueueCapacity: b.cfg.SendThreadPoolQueueCapacity, pullQueueCapacity: b.cfg.PullThreadPoolQueueCapacity},
+		&clientAdmin{role: b.role, brokerName: b.cfg.BrokerName, topics: b.topics, groups: b.groups, offsets: b.offsets, clients: b.clients, store: b.store, log: b.log},
+		&syncAdmin{topics: b.topics, offsets: b.offsets, delay: b.delay},
+		&batchAdmin{topics: b.topics, groups: b.groups, offsets: b.offsets, clients: b.clients},
+		&configAdmin{cfg: b, topics: b.topics, log: b.log},
+		&consumeAdmin{brokerName: b.cfg.BrokerName, brokerAddr: b.BrokerAddr, topics: b.topics, groups: b.groups, offsets: b.offsets, clients: b.clients, store: b.store, log: b.log},
+	}
 }

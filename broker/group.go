@@ -147,6 +147,13 @@ func (g *groupTable) persist() error {
 }
 
 // names lists every group, sorted.
+// count is the number of groups.
+func (g *groupTable) count() int {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return len(g.groups)
+}
+
 func (g *groupTable) names() []string {
 	g.mu.RLock()
 	out := make([]string, 0, len(g.groups))
