@@ -1,0 +1,526 @@
+package autoswitch
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rocketgo/rocketgo/store"
+	"github.com/rocketgo/rocketgo/store/epoch"
+)
+
+// SlaveStore is what the Client uses of the slave's store (*store.Store,
+// in the slave role).
+type SlaveStore interface {
+	AppendRaw(offset int64, b []byte) error
+	ReceivedOffset() int64
+	MaxPhyOffset() int64
+	TruncateTo(offset int64) error
+	SetConfirmLimit(off int64)
+}
+
+// SlaveEpochs is what the Client uses of the slave's epoch file
+// (*epoch.File).
+type SlaveEpochs interface {
+	Entries() []epoch.Entry
+	Last() (epoch.Entry, bool)
+	Append(epoch int32, start int64) error
+	TruncateFromOffset(off int64) error
+}
+
+// ClientConfig configures a Client. Zero values take Java's defaults.
+type ClientConfig struct {
+	// BrokerID is the slave's controller-assigned broker id, sent in the
+	// handshake.
+	BrokerID int64
+	// SyncFromLastFile: an empty slave starts at the master's last segment
+	// instead of its first (syncFromLastFile, false).
+	SyncFromLastFile bool
+	// AsyncLearner: the slave never joins the SyncStateSet (asyncLearner,
+	// false).
+	AsyncLearner bool
+	// HeartbeatInterval: the slave reports at least this often
+	// (haSendHeartbeatInterval, 5 s).
+	HeartbeatInterval time.Duration
+	// HousekeepingInterval: a master silent this long is dropped
+	// (haHousekeepingInterval, 20 s).
+	HousekeepingInterval time.Duration
+	// ReconnectInterval caps the reconnect backoff (Java waits 5 s).
+	ReconnectInterval time.Duration
+	// MinBackoff is the first reconnect wait (100 ms), doubling up to
+	// ReconnectInterval.
+	MinBackoff time.Duration
+	// MaxFrameBody bounds a TRANSFER body (Java's slave read buffer, 4 MiB).
+	MaxFrameBody int
+	// DialTimeout bounds a connect (Java RemotingHelper.connect, 5 s).
+	DialTimeout time.Duration
+	Logger      *slog.Logger
+}
+
+func (c *ClientConfig) fill() {
+	if c.HeartbeatInterval <= 0 {
+		c.HeartbeatInterval = 5 * time.Second
+	}
+	if c.HousekeepingInterval <= 0 {
+		c.HousekeepingInterval = 20 * time.Second
+	}
+	if c.ReconnectInterval <= 0 {
+		c.ReconnectInterval = 5 * time.Second
+	}
+	if c.MinBackoff <= 0 {
+		c.MinBackoff = 100 * time.Millisecond
+	}
+	if c.MaxFrameBody <= 0 {
+		c.MaxFrameBody = 4 << 20
+	}
+	if c.DialTimeout <= 0 {
+		c.DialTimeout = 5 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// Errors of the slave side.
+var (
+	// ErrOffsetNotEqual closes a connection whose master pushed a frame at
+	// an offset other than the slave's received end.
+	ErrOffsetNotEqual = errors.New("autoswitch: master pushed offset not equal the received offset of the slave")
+	// ErrNoConsistentPoint fails a handshake whose epoch lists share no
+	// epoch (Java: "Failed to find a consistent point").
+	ErrNoConsistentPoint = errors.New("autoswitch: no consistent point with the master's epochs")
+	// ErrEpochConflict closes a connection whose frame's epoch contradicts
+	// the slave's epoch file.
+	ErrEpochConflict = errors.New("autoswitch: frame epoch conflicts with the epoch file")
+)
+
+// ClientStatus is the slave side as GET_BROKER_HA_STATUS shows it.
+type ClientStatus struct {
+	MasterAddr     string
+	Connected      bool
+	State          State
+	ReportedOffset int64
+	// ConsistentPoint is where the last handshake truncated to (-1 none).
+	ConsistentPoint int64
+	LastRead        time.Time
+	LastWrite       time.Time
+	// TransferredBytesPerSecond: body bytes received in the last second.
+	TransferredBytesPerSecond int64
+}
+
+// Client is the slave side of the AutoSwitch HA protocol.
+type Client struct {
+	cfg  ClientConfig
+	st   SlaveStore
+	ep   SlaveEpochs
+	log  *slog.Logger
+	wake chan struct{}
+	quit chan struct{}
+	wg   sync.WaitGroup
+	once sync.Once
+
+	// onTruncate runs after each step of a handshake's truncation (tests):
+	// 1 before the store's TruncateTo, 2 after it, 3 after the epoch file's.
+	onTruncate func(step int)
+
+	state atomic.Int32
+
+	mu         sync.Mutex
+	master     string
+	conn       net.Conn
+	connected  bool
+	reported   int64
+	cp         int64
+	lastRead   time.Time
+	lastWrite  time.Time
+	rate       rate
+	closeCount int
+	handshakes int
+}
+
+// NewClient makes a slave client; Start runs it.
+func NewClient(cfg ClientConfig, st SlaveStore, ep SlaveEpochs) *Client {
+	cfg.fill()
+	c := &Client{cfg: cfg, st: st, ep: ep, log: cfg.Logger, wake: make(chan struct{}, 1), quit: make(chan struct{}), cp: -1}
+	c.state.Store(int32(Ready))
+	return c
+}
+
+// SetMasterAddr sets the master's HA address; "" disconnects. A change
+// closes the current connection.
+func (c *Client) SetMasterAddr(addr string) {
+	c.mu.Lock()
+	if c.master == addr {
+		c.mu.Unlock()
+		return
+	}
+	c.master = addr
+	if c.conn != nil {
+		_ = c.conn.Close()
+	}
+	c.mu.Unlock()
+	c.log.Info("autoswitch: master address", "addr", addr)
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// MasterAddr is the master's HA address ("" none).
+func (c *Client) MasterAddr() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.master
+}
+
+// Status reports the connection.
+func (c *Client) Status() ClientStatus {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return ClientStatus{MasterAddr: c.master, Connected: c.connected, State: State(c.state.Load()), ReportedOffset: c.reported,
+		ConsistentPoint: c.cp, LastRead: c.lastRead, LastWrite: c.lastWrite, TransferredBytesPerSecond: c.rate.perSecond(time.Now())}
+}
+
+// Disconnects counts the connections closed so far.
+func (c *Client) Disconnects() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closeCount
+}
+
+// Handshakes counts the completed handshakes (truncations) so far.
+func (c *Client) Handshakes() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.handshakes
+}
+
+// Start runs the connect loop until Close.
+func (c *Client) Start() {
+	c.wg.Add(1)
+	go c.run()
+}
+
+// Close disconnects and stops.
+func (c *Client) Close() error {
+	c.once.Do(func() {
+		close(c.quit)
+		c.mu.Lock()
+		if c.conn != nil {
+			_ = c.conn.Close()
+		}
+		c.mu.Unlock()
+		c.wg.Wait()
+		c.state.Store(int32(Shutdown))
+	})
+	return nil
+}
+
+func (c *Client) run() {
+	defer c.wg.Done()
+	backoff := c.cfg.MinBackoff
+	t := time.NewTimer(0)
+	defer t.Stop()
+	<-t.C
+	for {
+		select {
+		case <-c.quit:
+			return
+		default:
+		}
+		addr := c.MasterAddr()
+		if addr != "" {
+			start := time.Now()
+			err := c.session(addr)
+			c.state.Store(int32(Ready))
+			c.log.Warn("autoswitch: master connection closed", "addr", addr, "err", err)
+			if time.Since(start) > c.cfg.ReconnectInterval {
+				backoff = c.cfg.MinBackoff
+			}
+		}
+		wait := backoff
+		if addr == "" {
+			wait = c.cfg.ReconnectInterval
+		}
+		t.Reset(wait)
+		select {
+		case <-c.quit:
+			return
+		case <-c.wake:
+			backoff = c.cfg.MinBackoff
+		case <-t.C:
+			backoff = min(2*backoff, c.cfg.ReconnectInterval)
+		}
+		if !t.Stop() {
+			select {
+			case <-t.C:
+			default:
+			}
+		}
+	}
+}
+
+// session runs one connection until it fails.
+func (c *Client) session(addr string) error {
+	d := net.Dialer{Timeout: c.cfg.DialTimeout}
+	conn, err := d.Dial("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("autoswitch: connect %s: %w", addr, err)
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+	}
+	c.mu.Lock()
+	if c.master != addr {
+		c.mu.Unlock()
+		_ = conn.Close()
+		return errors.New("autoswitch: master address changed")
+	}
+	select {
+	case <-c.quit:
+		c.mu.Unlock()
+		_ = conn.Close()
+		return errors.New("autoswitch: closed")
+	default:
+	}
+	c.conn, c.connected = conn, true
+	c.mu.Unlock()
+	c.log.Info("autoswitch: connected to master", "addr", addr)
+	defer func() {
+		_ = conn.Close()
+		c.mu.Lock()
+		c.conn, c.connected = nil, false
+		c.closeCount++
+		c.mu.Unlock()
+	}()
+
+	mr := NewMasterReader(bufio.NewReaderSize(conn, 64<<10), c.cfg.MaxFrameBody)
+	c.state.Store(int32(Handshake))
+	if err := c.handshake(conn, mr); err != nil {
+		return err
+	}
+	c.state.Store(int32(Transfer))
+
+	appended := make(chan struct{}, 1)
+	done := make(chan struct{})
+	var werr atomic.Value
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := c.report(conn, appended, done); err != nil {
+			werr.Store(err)
+			_ = conn.Close()
+		}
+	}()
+	err = c.receive(conn, mr, appended)
+	close(done)
+	_ = conn.Close()
+	wg.Wait()
+	if e, ok := werr.Load().(error); ok && e != nil {
+		return e
+	}
+	return err
+}
+
+// handshake sends the slave's handshake, reads the master's epochs,
+// truncates to the consistent point and sends the first report.
+func (c *Client) handshake(conn net.Conn, mr *MasterReader) error {
+	var b [SlaveHandshakeSize]byte
+	_ = conn.SetWriteDeadline(time.Now().Add(c.cfg.HousekeepingInterval))
+	hs := SlaveHandshake{SyncFromLastFile: c.cfg.SyncFromLastFile, AsyncLearner: c.cfg.AsyncLearner, BrokerID: c.cfg.BrokerID}
+	if _, err := conn.Write(AppendSlaveHandshake(b[:0], hs)); err != nil {
+		return fmt.Errorf("autoswitch: send handshake: %w", err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(c.cfg.HousekeepingInterval))
+	h, entries, _, err := mr.Next(Handshake)
+	if err != nil {
+		return fmt.Errorf("autoswitch: handshake: %w", err)
+	}
+	master := make([]epoch.Entry, len(entries))
+	for i, e := range entries {
+		master[i] = epoch.Entry{Epoch: e.Epoch, StartOffset: e.StartOffset}
+	}
+	c.log.Info("autoswitch: master handshake", "masterMax", h.Offset, "lastEpoch", h.Epoch, "entries", len(master))
+	cp, err := c.truncate(master, h.Offset)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.cp = cp
+	c.handshakes++
+	c.mu.Unlock()
+	return nil
+}
+
+// truncate is Java's doTruncate: with local epochs, cut the store and the
+// epoch file at the consistent point with the master's; an empty epoch
+// file (a new replica) truncates nothing. The store is cut first: a kill
+// between the two steps leaves the stale epoch entry, which the next
+// handshake finds again and drops (the store's cut is idempotent).
+func (c *Client) truncate(master []epoch.Entry, masterMax int64) (int64, error) {
+	local := c.ep.Entries()
+	if len(local) == 0 {
+		c.log.Info("autoswitch: local epoch file empty, nothing truncated")
+		return -1, nil
+	}
+	localMax := c.st.MaxPhyOffset()
+	cp := epoch.ConsistentPoint(local, localMax, master, masterMax)
+	if cp < 0 {
+		return -1, fmt.Errorf("%w: local %v, master %v", ErrNoConsistentPoint, local, master)
+	}
+	// An entry may start past the local end (a tail lost in a crash).
+	cp = min(cp, localMax)
+	c.log.Info("autoswitch: truncating to the consistent point", "offset", cp, "localMax", localMax, "masterMax", masterMax)
+	c.hook(1)
+	if err := c.st.TruncateTo(cp); err != nil {
+		return -1, fmt.Errorf("autoswitch: truncate the commit log to %d: %w", cp, err)
+	}
+	c.hook(2)
+	if err := c.ep.TruncateFromOffset(cp); err != nil {
+		return -1, fmt.Errorf("autoswitch: truncate the epoch file from %d: %w", cp, err)
+	}
+	c.hook(3)
+	return cp, nil
+}
+
+func (c *Client) hook(step int) {
+	if c.onTruncate != nil {
+		c.onTruncate(step)
+	}
+}
+
+// report writes the slave's TRANSFER reports: on entering TRANSFER, when
+// an append grew the received offset, and every HeartbeatInterval.
+func (c *Client) report(conn net.Conn, appended, done <-chan struct{}) error {
+	var b [SlaveReportSize]byte
+	last := int64(-1)
+	tick := time.NewTicker(c.cfg.HeartbeatInterval)
+	defer tick.Stop()
+	send := func(force bool) error {
+		off := c.st.ReceivedOffset()
+		if !force && off <= last {
+			return nil
+		}
+		_ = conn.SetWriteDeadline(time.Now().Add(c.cfg.HousekeepingInterval))
+		if _, err := conn.Write(AppendSlaveReport(b[:0], off)); err != nil {
+			return fmt.Errorf("autoswitch: report %d: %w", off, err)
+		}
+		last = off
+		c.mu.Lock()
+		c.reported, c.lastWrite = off, time.Now()
+		c.mu.Unlock()
+		return nil
+	}
+	if err := send(true); err != nil {
+		return err
+	}
+	for {
+		var err error
+		select {
+		case <-done:
+			return nil
+		case <-appended:
+			err = send(false)
+		case <-tick.C:
+			err = send(true)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// receive appends the master's TRANSFER frames.
+func (c *Client) receive(conn net.Conn, mr *MasterReader, appended chan<- struct{}) error {
+	curEpoch := int32(-1)
+	for {
+		_ = conn.SetReadDeadline(time.Now().Add(c.cfg.HousekeepingInterval))
+		h, _, body, err := mr.Next(Transfer)
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				return fmt.Errorf("autoswitch: housekeeping: nothing from the master for %v: %w", c.cfg.HousekeepingInterval, err)
+			}
+			return err
+		}
+		now := time.Now()
+		c.mu.Lock()
+		c.lastRead = now
+		c.mu.Unlock()
+		recv := c.st.ReceivedOffset()
+		// compat: Java skips the check on an empty slave (offset 0), which
+		// takes the master's first or last segment; AppendRaw checks it.
+		if recv != 0 && h.Offset != recv {
+			return fmt.Errorf("%w: slave %d, master %d", ErrOffsetNotEqual, recv, h.Offset)
+		}
+		if h.Epoch != curEpoch {
+			ok, err := c.adoptEpoch(h, len(body))
+			if err != nil {
+				return err
+			}
+			if ok {
+				curEpoch = h.Epoch
+			}
+		}
+		if len(body) > 0 {
+			if err := c.st.AppendRaw(h.Offset, body); err != nil {
+				return fmt.Errorf("autoswitch: append %d bytes at %d: %w", len(body), h.Offset, err)
+			}
+			c.rate.add(int64(len(body)), now)
+		}
+		c.st.SetConfirmLimit(min(h.ConfirmOffset, c.st.MaxPhyOffset()))
+		if len(body) > 0 {
+			select {
+			case appended <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// adoptEpoch records a frame's epoch in the epoch file before its bytes
+// are appended: the epoch the file ends with is kept, a newer one is
+// appended. A data frame whose epoch contradicts the file closes the
+// connection; a heartbeat's is ignored (Java's heartbeat before a
+// transfer carries the master's first epoch, and Java's append fails
+// quietly). compat: Java's master labels the frame cut at an epoch's end
+// with the next epoch, whose start is then the frame's end.
+func (c *Client) adoptEpoch(h MasterHeader, n int) (bool, error) {
+	last, ok := c.ep.Last()
+	fail := func(why string) (bool, error) {
+		if n == 0 {
+			return false, nil
+		}
+		return false, fmt.Errorf("%w: frame at %d epoch %d start %d, file ends with epoch %d start %d: %s",
+			ErrEpochConflict, h.Offset, h.Epoch, h.EpochStartOffset, last.Epoch, last.StartOffset, why)
+	}
+	switch {
+	case ok && last.Epoch == h.Epoch:
+		if last.StartOffset != h.EpochStartOffset {
+			return fail("same epoch, other start")
+		}
+		return true, nil
+	case ok && (h.Epoch < last.Epoch || h.EpochStartOffset <= last.StartOffset):
+		return fail("not after the last entry")
+	case h.EpochStartOffset < 0 || h.EpochStartOffset > h.Offset+int64(n):
+		return fail("epoch starts past the frame")
+	}
+	if err := c.ep.Append(h.Epoch, h.EpochStartOffset); err != nil {
+		return false, fmt.Errorf("autoswitch: epoch file: %w", err)
+	}
+	c.log.Info("autoswitch: new epoch from the master", "epoch", h.Epoch, "start", h.EpochStartOffset)
+	return true, nil
+}
+
+var (
+	_ SlaveStore  = (*store.Store)(nil)
+	_ MasterStore = (*store.Store)(nil)
+	_ SlaveEpochs = (*epoch.File)(nil)
+	_ Epochs      = (*epoch.File)(nil)
+)
