@@ -133,7 +133,19 @@ func (c *Controller) Addr() string { return c.srv.Addr() }
 
 // IsLeader reports whether this node leads and serves writes.
 func (c *Controller) IsLeader() bool {
-	return c.ready.Load() && c.node != nil && c.node.raft.State() == raft.Leader
+	// A closing node acts no more: its connections closing must not look
+	// like brokers dying.
+	return c.ready.Load() && !c.Closed() && c.node != nil && c.node.raft.State() == raft.Leader
+}
+
+// Closed reports whether Close was called.
+func (c *Controller) Closed() bool {
+	select {
+	case <-c.stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // Close stops the scanners, the server and the Raft node.
