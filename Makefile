@@ -4,7 +4,7 @@ PKGS    := ./...
 DATA    ?= $(CURDIR)/data
 FUZZTIME ?= 60s
 
-.PHONY: build test test-long fuzz bench bench-compare conformance run verify-gen gen vet
+.PHONY: build test test-long fuzz bench bench-compare bench-repl conformance run verify-gen gen vet
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -45,3 +45,9 @@ run: build
 # jq, python3; ~35 minutes with the defaults; STEP=3s PAIRS=1 for a smoke run).
 bench-compare: build
 	./scripts/bench-compare.sh
+
+# Replication rows alone (master/slave pairs, ours vs Java; bench-compare
+# runs them too unless SKIP_REPL=1); STEP=3s REPL_PAIRS=1 CATCHUP_GB=1 for a
+# smoke run.
+bench-repl: build
+	./scripts/bench-repl.sh

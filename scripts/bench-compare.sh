@@ -53,6 +53,10 @@
 #   OUT=bench/results.md
 #   WORK=<tmpdir> data, logs and raw metrics (kept; printed at the end)
 #   ONLY=ours|java run one side only (ratios then show n/a)
+#   SKIP_REPL=1   skip the replication rows: scripts/bench-repl.sh (master/slave
+#                 pairs, its own report REPL_OUT=bench/results-repl.md; STEP,
+#                 SIZE, QUEUES, SEGMENT, FILL_SIZE, ONLY, KEEP_STORE and its own
+#                 knobs such as REPL_PAIRS=PAIRS, CATCHUP_GB=4 pass through)
 # A full run with the defaults takes about 35 minutes on 2 cores (one pair at
 # the defaults: see the report); STEP=3s PAIRS=1 BACKLOG=50000 is a smoke run
 # of about 7 minutes, SKIP_CLIENTS=1 SKIP_RESTART=1 SKIP_SYNC=1 JAVA_HEAP=fitted
@@ -542,3 +546,9 @@ python3 "$root/bench/report.py" "$metrics" \
 	--skipped "$(printf '%s' "${SKIP_SYNC:+SYNC_FLUSH sessions, }${SKIP_CLIENTS:+official-client rows, }${SKIP_RESTART:+restart, }" | sed 's/, $//')" \
 	--rev "$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)" >"$OUT"
 log "wrote $OUT (raw metrics and logs in $WORK)"
+
+if [ -z "${SKIP_REPL:-}" ]; then
+	STEP="$STEP" REPL_PAIRS="${REPL_PAIRS:-$PAIRS}" SIZE="$SIZE" QUEUES="$QUEUES" SEGMENT="$SEGMENT" \
+		FILL_SIZE="$FILL_SIZE" ONLY="$ONLY" KEEP_STORE="$KEEP_STORE" WORK="$WORK/repl" \
+		OUT="${REPL_OUT:-$root/bench/results-repl.md}" "$root/scripts/bench-repl.sh"
+fi

@@ -176,10 +176,16 @@ stop_pid() { # pidfile
 	rm -f "$1"
 }
 
-stop_pair() { # side [dir]: slave, master, name server; drops the stores unless KEEP_STORE
-	stop_pid "$(pidfile "$1" slave)"
-	stop_pid "$(pidfile "$1" master)"
-	stop_pid "$(pidfile "$1" ns)"
+stop_pair() { # side [dir]: slave, master, name server at once; drops the stores unless KEEP_STORE
+	local w f pids=()
+	for w in slave master ns; do
+		f="$(pidfile "$1" "$w")"
+		[ -f "$f" ] || continue
+		pids+=("$(cat "$f")")
+		kill -TERM -- "-$(cat "$f")" 2>/dev/null || kill -TERM "$(cat "$f")" 2>/dev/null || true
+		rm -f "$f"
+	done
+	for w in "${pids[@]}"; do wait_gone "$w"; done
 	if [ -n "${2:-}" ] && [ -z "$KEEP_STORE" ]; then rm -rf "$2"/*/store; fi
 }
 
