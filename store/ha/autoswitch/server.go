@@ -856,8 +856,11 @@ func (c *conn) transfer() {
 			next += n
 			continue
 		}
-		// compat: nothing to send is "caught up" (Java's size == 0 path).
-		if id := c.id.Load(); !c.learner.Load() {
+		// Nothing to send, everything sent acknowledged: caught up. Java's
+		// size == 0 path counts it without the acknowledgement, keeping a
+		// slave that stopped writing in the set while its socket buffers
+		// take the bytes.
+		if id := c.id.Load(); !c.learner.Load() && c.acked.Load() >= c.sent.Load() {
 			s.mu.Lock()
 			s.caughtUpLocked(id, time.Now())
 			s.mu.Unlock()
