@@ -23,4 +23,31 @@ var haDataScenarios = []HAScenario{
 		Run:     replIdentical,
 		Timeout: 5 * time.Minute,
 	},
+	{
+		Name: "repl_catchup",
+		Desc: "the slave stopped, 128 MiB written to the master (256 KiB raw SEND_MESSAGE bodies); the restarted slave " +
+			"catches up (MB/s noted) and its commit log is byte-identical over the written range",
+		Options: func(harness.PairKind) harness.PairOptions { return harness.PairOptions{SegmentSize: 32 << 20} },
+		Run:     replCatchup(128 << 20),
+		Timeout: 3 * time.Minute,
+	},
+	{
+		Name:    "repl_catchup_1g",
+		Desc:    "repl_catchup with ≥ 1 GiB missed by the slave (64 MiB segments)",
+		Options: func(harness.PairKind) harness.PairOptions { return harness.PairOptions{SegmentSize: 64 << 20} },
+		Run:     replCatchup(1 << 30),
+		Timeout: 10 * time.Minute,
+		Long:    true,
+	},
+	{
+		Name: "repl_empty_slave",
+		Desc: "a master with 3.5 segments (8 MiB) of history, then an empty slave: its first commit-log file is named by " +
+			"the start of the master's last segment, commitLogMinOffset is that offset, it holds the master's bytes from there, " +
+			"and later messages reach it",
+		Options: func(harness.PairKind) harness.PairOptions {
+			return harness.PairOptions{SegmentSize: 8 << 20, NoSlave: true}
+		},
+		Run:     replEmptySlave(8 << 20),
+		Timeout: 3 * time.Minute,
+	},
 }

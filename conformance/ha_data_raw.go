@@ -25,6 +25,7 @@ const (
 	codeGetAllConsumerOffset      = 43
 	codeGetAllDelayOffset         = 45
 	codeGetAllSubscriptionGroup   = 201
+	respSystemBusy                = 2
 	respFlushSlaveTimeout         = 12
 	respPullNotFound              = 19
 	respPullRetryImmediately      = 20
@@ -73,9 +74,9 @@ func fillBytes(ctx context.Context, addr, topic string, queues, workers, bodySiz
 	if err != nil {
 		return 0, err
 	}
-	body := make([]byte, bodySize)
-	for i := range body {
-		body[i] = byte('a' + i%23)
+	pattern := make([]byte, bodySize)
+	for i := range pattern {
+		pattern[i] = byte('a' + i%23)
 	}
 	perMsg := int64(bodySize) + 200
 	want := int((total + perMsg - 1) / perMsg)
@@ -86,15 +87,14 @@ func fillBytes(ctx context.Context, addr, topic string, queues, workers, bodySiz
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			body := append([]byte(nil), pattern...)
 			for {
 				i := next.Add(1) - 1
+				copy(body, fmt.Sprintf("%016d", i)) // each body differs
 				if i >= int64(want) || ctx.Err() != nil {
 					return
 				}
-				code, remark, _, err := sendRaw(ctx, addr, topic, int(i)%queues, map[string]string{"KEYS": "fill" + strconv.FormatInt(i, 10)}, body)
-				if err == nil && code != 0 {
-					err = fmt.Errorf("code %d %q", code, remark)
-				}
+				err := sendRetryBusy(ctx, addr, topic, int(i)%queues, map[string]string{"KEYS": "fill" + strconv.FormatInt(i, 10)}, body)
 				if err != nil {
 					errc <- fmt.Errorf("fill %s message %d: %w", topic, i, err)
 					return
@@ -116,6 +116,28 @@ func fillBytes(ctx context.Context, addr, topic string, queues, workers, bodySiz
 		return int(sent.Load()), fmt.Errorf("fill %s: the commit log grew %d bytes, want ≥ %d", topic, end-start, total)
 	}
 	return int(sent.Load()), nil
+}
+
+// sendRetryBusy is sendRaw expecting SEND_OK; a busy broker (SYSTEM_BUSY,
+// Java's flow control when a send waited past waitTimeMillsInSendQueue) is
+// asked again a bounded number of times.
+func sendRetryBusy(ctx context.Context, addr, topic string, queueID int, props map[string]string, body []byte) error {
+	for try := 0; ; try++ {
+		code, remark, _, err := sendRaw(ctx, addr, topic, queueID, props, body)
+		switch {
+		case err != nil:
+			return err
+		case code == 0:
+			return nil
+		case code != respSystemBusy || try == 20:
+			return fmt.Errorf("code %d %q (try %d)", code, remark, try+1)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(try+1) * 50 * time.Millisecond): // back off
+		}
+	}
 }
 
 // runtimeInfo is GET_BROKER_RUNTIME_INFO of any broker address.
