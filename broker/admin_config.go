@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
@@ -144,6 +145,8 @@ func (b *Broker) UpdateConfig(props javaprops.Props) error {
 		}
 		if e.Key == "inSyncReplicas" {
 			b.setInSyncReplicas(e.Value)
+		} else if e.Key == "slaveTimeout" {
+			b.setSlaveTimeout(e.Value)
 		} else if _, err := b.cfg.Set(e.Key, e.Value); err != nil {
 			panic(fmt.Sprintf("broker: config value validated on a copy fails: %v", err))
 		}
@@ -191,6 +194,18 @@ func (b *Broker) setInSyncReplicas(value string) {
 	}
 	if b.rrt.srv != nil {
 		b.rrt.srv.SetInSyncReplicas(n)
+	}
+}
+
+// setSlaveTimeout applies a validated slaveTimeout (ms) at once: puts
+// waiting for their replicas are measured against it from the next
+// watchdog round. cfgMu held.
+func (b *Broker) setSlaveTimeout(value string) {
+	if _, err := b.cfg.Set("slaveTimeout", value); err != nil {
+		panic(fmt.Sprintf("broker: config value validated on a copy fails: %v", err))
+	}
+	if rs, ok := b.store.(replStore); ok {
+		rs.SetSlaveTimeout(time.Duration(b.cfg.SlaveTimeout) * time.Millisecond)
 	}
 }
 

@@ -56,8 +56,16 @@ func TestUpdateInSyncReplicasLive(t *testing.T) {
 	resp := send()
 	require.Equal(t, int32(codec.RespFlushSlaveTimeout), resp.Code, resp.Remark)
 
-	update("inSyncReplicas=1\n")
+	// slaveTimeout applies at once too (Java reads it per put): 3 s → the
+	// next send waits about 3 s, not 300 ms.
+	update("slaveTimeout=3000\n")
 	start := time.Now()
+	resp = send()
+	require.Equal(t, int32(codec.RespFlushSlaveTimeout), resp.Code, resp.Remark)
+	require.GreaterOrEqual(t, time.Since(start), 2500*time.Millisecond, "the raised slaveTimeout did not apply")
+
+	update("inSyncReplicas=1\n")
+	start = time.Now()
 	require.Equal(t, int32(codec.RespSuccess), send().Code)
 	require.Less(t, time.Since(start), 250*time.Millisecond, "no wait for a slave")
 }

@@ -44,10 +44,10 @@ var runtimeKeys = map[string]bool{
 	"transactionCheckMax":               true,
 	"slaveReadEnable":                   true,
 	"accessMessageInMemoryMaxRatio":     true,
-	// The store and the HA server take it (setInSyncReplicas); Java reads
-	// it per put. (slaveTimeout, also per put in Java, still needs a
-	// restart: the store reads it from its Config.)
+	// The store and the HA server take them (setInSyncReplicas,
+	// setSlaveTimeout); Java reads both per put.
 	"inSyncReplicas": true,
+	"slaveTimeout":   true,
 	// Like Java's periodic updateNamesrvAddr: the next registration goes
 	// to the new list (we register at once rather than within 2 minutes).
 	"namesrvAddr": true,

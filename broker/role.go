@@ -30,14 +30,14 @@ type replStore interface {
 	SetRole(store.Role) error
 	Role() store.Role
 	SetInSyncReplicas(n int)
+	SetSlaveTimeout(d time.Duration)
 }
 
 // roleState is the broker's role as run-time state: role, brokerId, the
 // master's broker address and HA address. Processors read IsSlave on the
 // hot path (an atomic); everything else is under mu.
 type roleState struct {
-	slave     atomic.Bool
-	slaveRead bool // slaveReadEnable
+	slave atomic.Bool
 
 	mu           sync.Mutex
 	role         store.Role
@@ -52,7 +52,7 @@ func newRoleState(cfg *Config) (*roleState, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &roleState{role: role, brokerID: cfg.BrokerID, slaveRead: cfg.SlaveReadEnable}
+	r := &roleState{role: role, brokerID: cfg.BrokerID}
 	if len(cfg.HaMasterAddress) >= haAddressMinLength {
 		r.haMasterAddr, r.haFixed = cfg.HaMasterAddress, true
 	}
@@ -91,10 +91,6 @@ func (r *roleState) HAMasterAddr() string {
 	defer r.mu.Unlock()
 	return r.haMasterAddr
 }
-
-// rejectPull: a slave refuses pulls unless slaveReadEnable (Java
-// PullMessageProcessor.rejectRequest).
-func (r *roleState) rejectPull() bool { return !r.slaveRead && r.slave.Load() }
 
 // validateRole checks brokerRole and brokerId as Java's BrokerStartup: a
 // slave needs brokerId > 0. (Java forces a master's brokerId to 0; here

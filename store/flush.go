@@ -40,7 +40,7 @@ func (s *Store) proceed(w *waiter) {
 		w.needs &^= needFlushed
 	}
 	if w.needs&needReplicated != 0 {
-		if s.replicated.Load() < w.target && time.Since(w.at) > s.cfg.SlaveTimeout {
+		if s.replicated.Load() < w.target && time.Since(w.at) > s.slaveTimeoutNow() {
 			// Not replicated, and the flush took longer than the slaves
 			// may (Java: the HA status overrides the flush status).
 			s.slaveTimeout(w)
@@ -82,7 +82,7 @@ func (s *Store) replPassed(w *waiter) {
 // acknowledged by enough slaves within SlaveTimeout.
 func (s *Store) slaveTimeout(w *waiter) {
 	w.res.Status = FlushSlaveTimeout
-	w.res.Err = fmt.Errorf("store: not replicated within %v", s.cfg.SlaveTimeout)
+	w.res.Err = fmt.Errorf("store: not replicated within %v", s.slaveTimeoutNow())
 	w.needs = 0
 	w.done(w.res)
 }
@@ -92,7 +92,7 @@ func (s *Store) expireWaiters(now time.Time) {
 	s.flushed.expire(now.Add(-s.cfg.SyncFlushTimeout), func(w *waiter) {
 		s.flushFailed(w, fmt.Errorf("store: no flush within %v", s.cfg.SyncFlushTimeout))
 	})
-	s.replicated.expire(now.Add(-s.cfg.SlaveTimeout), s.slaveTimeout)
+	s.replicated.expire(now.Add(-s.slaveTimeoutNow()), s.slaveTimeout)
 }
 
 // answerAll answers every queued put (Close): flushed first, which may
@@ -179,7 +179,10 @@ func (s *Store) flushLoop() {
 // watchdog times out waiters when the disk or the slaves hang.
 func (s *Store) watchdog() {
 	defer s.wg.Done()
-	t := time.NewTicker(max(min(s.cfg.SyncFlushTimeout, s.cfg.SlaveTimeout)/4, time.Millisecond))
+	// A quarter of the shorter limit (read each round: slaveTimeout
+	// changes at run time).
+	period := func() time.Duration { return max(min(s.cfg.SyncFlushTimeout, s.slaveTimeoutNow())/4, time.Millisecond) }
+	t := time.NewTimer(period())
 	defer t.Stop()
 	for {
 		select {
@@ -187,6 +190,7 @@ func (s *Store) watchdog() {
 			return
 		case now := <-t.C:
 			s.expireWaiters(now)
+			t.Reset(period())
 		}
 	}
 }

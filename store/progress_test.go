@@ -228,3 +228,22 @@ func TestSlowFlushAfterReplication(t *testing.T) {
 	r := <-ch
 	require.Equal(t, PutOK, r.Status, "%v", r.Err)
 }
+
+// SetSlaveTimeout applies to a put already waiting: with the configured
+// 5 s it would wait that long; lowered to 100 ms it is answered
+// FlushSlaveTimeout within a few watchdog rounds of the new value.
+func TestSetSlaveTimeoutLive(t *testing.T) {
+	s := openT(t, syncMasterConfig(t, AsyncFlush))
+	defer s.Close()
+	ch := make(chan PutResult, 1)
+	start := time.Now()
+	s.Put(testMsg("L", 0, 0, 100), func(r PutResult) { ch <- r })
+	s.SetSlaveTimeout(100 * time.Millisecond)
+	select {
+	case r := <-ch:
+		require.Equal(t, FlushSlaveTimeout, r.Status)
+		require.Less(t, time.Since(start), 2*time.Second, "answered after the old timeout's watchdog round")
+	case <-time.After(4 * time.Second):
+		t.Fatal("the lowered slaveTimeout did not apply to the waiting put")
+	}
+}

@@ -1,5 +1,7 @@
 package store
 
+import "time"
+
 // Replication API (doc.go "Replication"): the HA service reads raw
 // commit-log bytes on the master (ReadRaw, WatchRaw), reports slave
 // acknowledgements (AckReplicated), and on the slave appends the bytes it
@@ -45,6 +47,17 @@ func QuorumOffset(acks []int64, need int) int64 {
 // SYNC_MASTER put needs (Java inSyncReplicas; the acting-master degrade
 // adjusts it at run time). Puts already queued keep their wait.
 func (s *Store) SetInSyncReplicas(n int) { s.inSyncReplicas.Store(int32(n)) }
+
+// SetSlaveTimeout changes how long a put waits for its replicas (Java
+// reads slaveTimeout on every put): queued puts are measured against the
+// new value from the next watchdog round.
+func (s *Store) SetSlaveTimeout(d time.Duration) {
+	if d > 0 {
+		s.slaveTimeoutNs.Store(int64(d))
+	}
+}
+
+func (s *Store) slaveTimeoutNow() time.Duration { return time.Duration(s.slaveTimeoutNs.Load()) }
 
 // WatchRaw registers ch to receive a non-blocking send whenever the raw
 // readable end (RawEnd) grows; the HA sender waits on it instead of

@@ -53,19 +53,19 @@ type Store struct {
 
 	// Progress offsets (doc.go has the invariant chain). They only grow,
 	// except by TruncateTo; written grows under mu.
-	written     progress     // end of the last fully written record (page cache or stage)
-	mapped      progress     // SYNC_FLUSH: end of the staged bytes in the page cache (pwritten)
-	flushed     progress     // end of durable data
-	replicated  progress     // end of data acknowledged by the slaves a put needs
-	confirmCap  atomic.Int64 // upper bound of confirm set by SetConfirmLimit; -1 none
-	flushedTS   atomic.Int64 // store time of the last durable record
-	dispatched  atomic.Int64 // end of the last dispatched record
-	dispatchTS  atomic.Int64 // store time of the last dispatched record
+	written    progress     // end of the last fully written record (page cache or stage)
+	mapped     progress     // SYNC_FLUSH: end of the staged bytes in the page cache (pwritten)
+	flushed    progress     // end of durable data
+	replicated progress     // end of data acknowledged by the slaves a put needs
+	confirmCap atomic.Int64 // upper bound of confirm set by SetConfirmLimit; -1 none
+	flushedTS  atomic.Int64 // store time of the last durable record
+	dispatched atomic.Int64 // end of the last dispatched record
+	dispatchTS atomic.Int64 // store time of the last dispatched record
 	// dispRound is closed and replaced after each dispatch round that
 	// moved dispatched (AwaitDispatched); guarded by dispRoundMu.
 	dispRoundMu sync.Mutex
 	dispRound   chan struct{}
-	recoveredAt int64        // written right after recovery
+	recoveredAt int64 // written right after recovery
 
 	cqMu sync.RWMutex
 	cqs  map[tqKey]*consumeQueue // guarded by cqMu
@@ -113,6 +113,7 @@ type Store struct {
 
 	role           atomic.Int32 // Role
 	inSyncReplicas atomic.Int32 // replicas (master included) a SYNC_MASTER put needs
+	slaveTimeoutNs atomic.Int64 // SetSlaveTimeout; starts as cfg.SlaveTimeout
 	rawWatch       atomic.Pointer[[]chan struct{}]
 	// received: slave only; end of the bytes AppendRaw stored, written
 	// plus an incomplete record still arriving. guarded by mu.
@@ -164,6 +165,7 @@ func Open(cfg Config) (*Store, error) {
 	s.confirmCap.Store(-1)
 	s.role.Store(int32(cfg.BrokerRole))
 	s.inSyncReplicas.Store(int32(cfg.InSyncReplicas))
+	s.slaveTimeoutNs.Store(int64(cfg.SlaveTimeout))
 	if err := s.recover(); err != nil {
 		s.closeFiles()
 		return nil, err
