@@ -264,19 +264,22 @@ warmup() { # side: one unrecorded step of async load (JIT, page cache, pools)
 # send_step side pair prefix threads: one closed-loop sync-send step; the
 # 64-producer step also records master+slave CPU per message.
 send_step() {
-	local side="$1" pair="$2" p="$3" t="$4" j mp sp c0 c1
+	local side="$1" pair="$2" p="$3" t="$4" j mp sp m0 s0 m1 s1
 	mp="$(cat "$(pidfile "$side" master)")" sp="$(cat "$(pidfile "$side" slave)")"
-	c0=$(( $(cpu_ticks "$mp") + $(cpu_ticks "$sp") ))
+	m0="$(cpu_ticks "$mp")" s0="$(cpu_ticks "$sp")"
 	j="$(bench produce -n "$(ns_of "$side")" -t BenchTopic -mode sync -threads "$t" -conns "$(( t < 8 ? t : 8 ))" \
 		-size "$SIZE" -duration "$STEP")"
-	c1=$(( $(cpu_ticks "$mp") + $(cpu_ticks "$sp") ))
+	m1="$(cpu_ticks "$mp")" s1="$(cpu_ticks "$sp")"
 	rec "$side" "$pair" "${p}_tps_$t" "$(jq -r '.tps' <<<"$j")"
 	rec "$side" "$pair" "${p}_p99_ms_$t" "$(jq -r '.latencyMs.p99' <<<"$j")"
 	rec "$side" "$pair" "${p}_errors_$t" "$(jq -r '.errorTotal' <<<"$j")"
 	if [ "$(jq -r '.errorTotal' <<<"$j")" != 0 ]; then rec "$side" "$pair" "${p}_error_codes_$t" "$(jq -c '.errors' <<<"$j")"; fi
 	if [ "$t" = 64 ]; then
-		rec "$side" "$pair" "${p}_cpu_us_per_msg" "$(awk -v d="$((c1 - c0))" -v hz="$clk_tck" -v n="$(jq -r '.messages' <<<"$j")" \
-			'BEGIN { printf "%.2f", (n > 0 ? d * 1e6 / hz / n : 0) }')"
+		local n; n="$(jq -r '.messages' <<<"$j")"
+		per_msg() { awk -v d="$1" -v hz="$clk_tck" -v n="$n" 'BEGIN { printf "%.2f", (n > 0 ? d * 1e6 / hz / n : 0) }'; }
+		rec "$side" "$pair" "${p}_cpu_us_per_msg" "$(per_msg $((m1 - m0 + s1 - s0)))"
+		rec "$side" "$pair" "${p}_cpu_master_us_per_msg" "$(per_msg $((m1 - m0)))"
+		rec "$side" "$pair" "${p}_cpu_slave_us_per_msg" "$(per_msg $((s1 - s0)))"
 	fi
 }
 
@@ -339,12 +342,16 @@ catchup() {
 	t0="$(date +%s%N)"
 	sync
 	rec "$side" "$pair" catchup_sync_s "$(awk -v ns="$(( $(date +%s%N) - t0 ))" 'BEGIN { printf "%.2f", ns / 1e9 }')"
+	local mp c0 c1; mp="$(cat "$(pidfile "$side" master)")" c0="$(cpu_ticks "$mp")"
 	bench hawait -m "$m" -new -base "$base" -timeout 900s >"$WORK/$side.$pair.catchup.json" &
 	local wpid=$!
 	sleep 0.3 # hawait's first sample (the connections without the slave) precedes the slave
 	start_broker "$side" slave SLAVE "$dir/slave"
 	if ! wait "$wpid"; then log "  catch-up did not finish"; return 0; fi
+	c1=$(( $(cpu_ticks "$mp") - c0 + $(cpu_ticks "$(cat "$(pidfile "$side" slave)")") ))
 	j="$(cat "$WORK/$side.$pair.catchup.json")"
+	# CPU of both brokers from the slave's exec to in sync (start-up included).
+	rec "$side" "$pair" catchup_cpu_cores "$(awk -v t="$c1" -v hz="$clk_tck" -v s="$(jq -r '.doneMs / 1000' <<<"$j")" 'BEGIN { printf "%.2f", (s > 0 ? t / hz / s : 0) }')"
 	rec "$side" "$pair" catchup_mib "$(( $(jq -r '.bytes' <<<"$j") / 1048576 ))"
 	rec "$side" "$pair" catchup_mbps "$(jq -r '.mbps' <<<"$j")"
 	rec "$side" "$pair" catchup_transfer_s "$(jq -r '.transferSec' <<<"$j")"
@@ -373,11 +380,22 @@ esac
 
 started="$(date -u +%Y-%m-%dT%H:%M:%SZ)" started_s="$(date +%s)"
 if [ "$CATCHUP_GB" != 0 ]; then raw_disk; fi
+# run_session kind side pair: a session that fails (a broker that never
+# answers, a step whose tool errs) is logged, its servers stopped, and the run
+# goes on; its rows show n/a. (In the background so that set -e still stops
+# the session at its first failure.)
+run_session() {
+	"session_$1" "$2" "$3" &
+	if ! wait $!; then
+		log "$2 pair $3: $1 session failed; its rows are missing"
+		stop_pair "$2" "$WORK/$2.$3.$1"
+	fi
+}
 for pair in $(seq 1 "$REPL_PAIRS"); do
 	if [ -z "$SKIP_SYNC_MASTER" ]; then
-		for side in "${sides[@]}"; do session_sync "$side" "$pair"; done
+		for side in "${sides[@]}"; do run_session sync "$side" "$pair"; done
 	fi
-	for side in "${sides[@]}"; do session_async "$side" "$pair"; done
+	for side in "${sides[@]}"; do run_session async "$side" "$pair"; done
 done
 minutes=$(( ($(date +%s) - started_s + 30) / 60 ))
 
@@ -423,8 +441,12 @@ mkdir -p "$(dirname "$OUT")"
 		printf '| SYNC_MASTER ÷ ASYNC_MASTER send TPS at 64 producers | × | %s | %s | | higher |\n' "$sa_ours" "$sa_java"
 		row "SYNC_MASTER send p99, 64 producers" ms sm_p99_ms_64 lower
 		row "Master + slave CPU per message, SYNC_MASTER, 64 producers" µs sm_cpu_us_per_msg lower
+		row "… of which the master" µs sm_cpu_master_us_per_msg lower
+		row "… of which the slave" µs sm_cpu_slave_us_per_msg lower
 	fi
 	row "Master + slave CPU per message, ASYNC_MASTER, 64 producers" µs am_cpu_us_per_msg lower
+	row "… of which the master" µs am_cpu_master_us_per_msg lower
+	row "… of which the slave" µs am_cpu_slave_us_per_msg lower
 	row "Replication lag p50 at $REPL_RATE msg/s (ASYNC_MASTER)" ms lag_p50_ms lower
 	row "Replication lag p99 at $REPL_RATE msg/s (ASYNC_MASTER)" ms lag_p99_ms lower
 	row "Replication lag max at $REPL_RATE msg/s (ASYNC_MASTER)" ms lag_max_ms lower
@@ -436,11 +458,18 @@ mkdir -p "$(dirname "$OUT")"
 		row "Slave catch-up from a $CATCHUP_GB GiB backlog" MB/s catchup_mbps higher
 		row "Slave catch-up: transfer time" s catchup_transfer_s lower
 		row "Slave catch-up: slave exec to in sync" s catchup_from_exec_s lower
+		row "Slave catch-up: master + slave CPU, slave exec to in sync" cores catchup_cpu_cores lower
 		row "Backlog written to the master (slave down)" MB/s catchup_fill_mbps higher
 		printf '| Raw disk: dd bs=1M count=%s conv=fdatasync (sequential write + fdatasync) | MB/s | %s | | | |\n' "$((CATCHUP_GB * 1024))" "$(fmt "$(med disk dd_fdatasync_mbps)" MB/s)"
 		printf '| Raw disk: the same dd without fdatasync (page cache) | MB/s | %s | | | |\n' "$(fmt "$(med disk dd_pagecache_mbps)" MB/s)"
 	fi
 	echo
-	echo "Definitions. Send TPS: \`mqbench produce -n NS -t BenchTopic -mode sync -threads N -conns min(N,8) -size $SIZE -duration $STEP\` ($QUEUES queues; one request in flight per producer; a SYNC_MASTER send returns once the slave has acknowledged it). CPU: utime+stime of the master and slave processes over the 64-producer step, per message. Lag: \`mqbench repllag -rate $REPL_RATE -poll $REPL_POLL -senders 32 -conns 4\` on a one-queue topic: per message, the arrival of the first slave GET_MAX_OFFSET reply showing its queue offset minus the arrival of the master's SEND_OK (one monotonic clock; no consumer, no held pull; resolution one poll interval plus one poll round trip; a message the slave showed before its SEND_OK arrived counts 0). Catch-up: the in-sync slave stops, the master takes $CATCHUP_GB GiB of $FILL_SIZE-byte messages, \`sync\`, the slave starts; \`mqbench hawait -new\` samples the master's GET_BROKER_HA_STATUS every 50 ms; transfer time runs from the last sample without the slave's HA connection to the first with its slaveAckOffset at the master's max offset (the slave's start-up excluded; 'exec to in sync' includes it); 1 MB = 10^6 bytes. Raw disk: dd on the filesystem of the work directory, once per run. Raw per-run values: metrics-repl.tsv in the work directory."
+	echo "Definitions. Send TPS: \`mqbench produce -n NS -t BenchTopic -mode sync -threads N -conns min(N,8) -size $SIZE -duration $STEP\` ($QUEUES queues; one request in flight per producer; a SYNC_MASTER send returns once the slave has acknowledged it). CPU: utime+stime of the master and slave processes over the 64-producer step, per message. Lag: \`mqbench repllag -rate $REPL_RATE -poll $REPL_POLL -senders 32 -conns 4\` on a one-queue topic: per message, the arrival of the first slave GET_MAX_OFFSET reply showing its queue offset minus the arrival of the master's SEND_OK (one monotonic clock; no consumer, no held pull; resolution one poll interval plus one poll round trip; a message the slave showed before its SEND_OK arrived counts 0)."
+	if [ "$CATCHUP_GB" != 0 ]; then
+		echo
+		echo "Catch-up: the in-sync slave stops, the master takes $CATCHUP_GB GiB of $FILL_SIZE-byte messages (\`mqbench produce -b MASTER -mode async -threads 4 -conns 2 -inflight 4\`: the 'written to the master' row), \`sync\`, the slave starts; \`mqbench hawait -new\` samples the master's GET_BROKER_HA_STATUS every 50 ms; transfer time runs from the last sample without the slave's HA connection to the first with its slaveAckOffset at the master's max offset (the slave's start-up excluded; 'exec to in sync' includes it); 1 MB = 10^6 bytes; CPU = utime+stime of both brokers from the slave's exec to in sync over that time. Raw disk: dd on the filesystem of the work directory, once per run."
+	fi
+	echo
+	echo "Raw per-run values: metrics-repl.tsv in the work directory."
 } >"$OUT"
 log "wrote $OUT (raw metrics and logs in $WORK)"
