@@ -24,7 +24,8 @@ const HaToolClass = "io.rocketgo.conformance.HaTool"
 
 // RunTool runs HaTool with args (mode first: produce, consume, pull, offsets,
 // topic) in a JVM of the client's profile, building the profile first if this
-// Driver has not. onLine (may be nil) is called for every stdout line, in
+// Driver has not. Leading "-D..." args are JVM system properties, e.g.
+// -Drocketmq.client.rebalance.waitInterval=2000. onLine (may be nil) is called for every stdout line, in
 // order, on the calling goroutine. The JVM runs in its own process group,
 // killed with SIGKILL when ctx ends. The error is the JVM's exit error with
 // the tail of its stderr, or ctx's error when ctx ended it.
@@ -39,9 +40,11 @@ func (d *Driver) RunTool(ctx context.Context, client scenario.Client, args []str
 	target := filepath.Join(d.Dir, "target", profile)
 	jargs := []string{"-Xms64m", "-Xmx512m", "-XX:+UseG1GC", "-XX:TieredStopAtLevel=1",
 		"-Drocketmq.client.logUseSlf4j=false", "-Drocketmq.client.logLevel=ERROR",
-		"-Drocketmq.client.logRoot=" + filepath.Join(os.TempDir(), "rocketgo-conformance-java-logs"),
-		"-cp", filepath.Join(target, "classes") + ":" + filepath.Join(target, "lib", "*"),
-		HaToolClass}
+		"-Drocketmq.client.logRoot=" + filepath.Join(os.TempDir(), "rocketgo-conformance-java-logs")}
+	for len(args) > 0 && strings.HasPrefix(args[0], "-D") {
+		jargs, args = append(jargs, args[0]), args[1:]
+	}
+	jargs = append(jargs, "-cp", filepath.Join(target, "classes")+":"+filepath.Join(target, "lib", "*"), HaToolClass)
 	jargs = append(jargs, args...)
 	name := "HaTool"
 	if len(args) > 0 {

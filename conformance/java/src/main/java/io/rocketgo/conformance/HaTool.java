@@ -56,9 +56,10 @@ import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
  *   TXN &lt;key&gt; &lt;msgId&gt; &lt;ROLLBACK_MESSAGE|UNKNOW&gt; &lt;status&gt;
  *   CHECK &lt;key&gt; &lt;msgId&gt; &lt;answer&gt;
  *   DONE acked=&lt;n&gt; failed=&lt;m&gt; rolledback=&lt;r&gt; unresolved=&lt;u&gt; ms=&lt;elapsed&gt;
- * consume|pull --namesrv A --topic T --group G --deadline-ms D --expect N [--from-slave-ok]
+ * consume|pull --namesrv A --topic T --group G --deadline-ms D --expect N [--from-slave-ok] [--rate R]
  *   MSG &lt;key&gt; &lt;msgId&gt; &lt;queueId&gt; &lt;queueOffset&gt; &lt;brokerName&gt;
  *   ROUTE &lt;brokerName&gt; &lt;id=addr,...|-&gt;   (the client's own route, on change)
+ *   PROGRESS distinct=&lt;n&gt; deliveries=&lt;m&gt; ms=&lt;elapsed&gt;   (every second)
  *   DONE distinct=&lt;n&gt; deliveries=&lt;m&gt; ms=&lt;elapsed&gt;
  * offsets --namesrv A --topic T --group G [--all]
  *   OFF &lt;brokerName&gt; &lt;queueId&gt; &lt;offset&gt; &lt;brokerId&gt; &lt;addr&gt;   (-1: none committed)
@@ -89,6 +90,8 @@ public final class HaTool {
     }
 
     public static void main(String[] argv) {
+        // The 4.9 client logs some lines to System.out: keep stdout ours.
+        System.setOut(System.err);
         int code = 0;
         try {
             if (argv.length == 0) {
@@ -175,14 +178,20 @@ public final class HaTool {
 
     static final List<String> KINDS = List.of("single", "batch", "keyed", "compressed", "delay", "txn");
 
-    /** Hands out message indexes; a batch unit takes batchSize consecutive ones. */
+    /**
+     * Hands out message indexes, each kind in turn (round-robin) but keeping
+     * the message count per kind even: a batch unit takes batchSize
+     * consecutive indexes, so the next units go to the other kinds.
+     */
     static final class Alloc {
         private final String[] kinds;
+        private final long[] given;
         private final int count, batchSize;
-        private int next, unit;
+        private int next, turn;
 
         Alloc(String[] kinds, int count, int batchSize) {
             this.kinds = kinds;
+            this.given = new long[kinds.length];
             this.count = count;
             this.batchSize = batchSize;
         }
@@ -192,10 +201,18 @@ public final class HaTool {
             if (next >= count) {
                 return null;
             }
-            int k = unit++ % kinds.length;
+            int k = turn;
+            for (int i = 1; i < kinds.length; i++) {
+                int c = (turn + i) % kinds.length;
+                if (given[c] < given[k]) {
+                    k = c;
+                }
+            }
+            turn = (k + 1) % kinds.length;
             int size = kinds[k].equals("batch") ? Math.min(batchSize, count - next) : 1;
             int[] u = {k, next, size};
             next += size;
+            given[k] += size;
             return u;
         }
     }
@@ -304,6 +321,7 @@ public final class HaTool {
         if (kindList.stream().anyMatch(k -> !k.equals("txn"))) {
             p.plain = new DefaultMQProducer(group);
             p.plain.setNamesrvAddr(namesrv);
+            p.plain.setPollNameServerInterval((int) a.num("poll-namesrv-ms", 30000L));
             p.plain.setInstanceName(instance(group));
             p.plain.setSendMsgTimeout((int) p.sendTimeout);
             p.plain.setRetryTimesWhenSendFailed(retries);
@@ -313,6 +331,7 @@ public final class HaTool {
         if (kindList.contains("txn")) {
             p.txn = new TransactionMQProducer(group + "_txn");
             p.txn.setNamesrvAddr(namesrv);
+            p.txn.setPollNameServerInterval((int) a.num("poll-namesrv-ms", 30000L));
             p.txn.setInstanceName(instance(group + "_txn"));
             p.txn.setSendMsgTimeout((int) p.sendTimeout);
             p.txn.setRetryTimesWhenSendFailed(retries);
@@ -507,9 +526,36 @@ public final class HaTool {
     static final class Seen {
         final Set<String> distinct = ConcurrentHashMap.newKeySet();
         final AtomicLong deliveries = new AtomicLong();
+        final long rate, deadline; // rate: deliveries per second, 0 = unpaced
+        private long nextDue; // guarded by this
+
+        Seen(long rate, long deadline) {
+            this.rate = rate;
+            this.deadline = deadline;
+        }
+
+        /** When the next delivery may be reported: one every 1/rate s, from the first one on. */
+        synchronized long due() {
+            long now = System.nanoTime();
+            long due = nextDue - now > 0 ? nextDue : now;
+            nextDue = due + 1_000_000_000L / rate;
+            return due;
+        }
 
         void add(MessageExt m, String brokerName) {
             String key = m.getKeys() == null || m.getKeys().isEmpty() ? "-" : m.getKeys().replace(' ', ',');
+            if (rate > 0) {
+                // Paced so a test can act in the middle of a run (never past the deadline).
+                long due = due();
+                long wait = Math.min(due, deadline) - System.nanoTime();
+                if (wait > 0) {
+                    try {
+                        TimeUnit.NANOSECONDS.sleep(wait);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            }
             deliveries.incrementAndGet();
             distinct.add(key);
             emit("MSG " + key + " " + m.getMsgId() + " " + m.getQueueId() + " " + m.getQueueOffset() + " "
@@ -525,13 +571,14 @@ public final class HaTool {
         long deadline = start + TimeUnit.MILLISECONDS.toNanos(a.num("deadline-ms", null));
         long expect = a.num("expect", null);
         awaitRoute(namesrv, topic, !a.flag("from-slave-ok"), deadline);
-        Seen seen = new Seen();
+        Seen seen = new Seen(a.num("rate", 0L), deadline);
         MQClientInstance factory;
         Runnable close;
         DefaultLitePullConsumer lite = null;
         if (pull) {
             lite = new DefaultLitePullConsumer(group);
             lite.setNamesrvAddr(namesrv);
+            lite.setPollNameServerInterval((int) a.num("poll-namesrv-ms", 30000L));
             lite.setInstanceName(instance(group));
             lite.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
             lite.setAutoCommit(true);
@@ -547,6 +594,7 @@ public final class HaTool {
         } else {
             DefaultMQPushConsumer pc = new DefaultMQPushConsumer(group);
             pc.setNamesrvAddr(namesrv);
+            pc.setPollNameServerInterval((int) a.num("poll-namesrv-ms", 30000L));
             pc.setInstanceName(instance(group));
             pc.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
             pc.subscribe(topic, "*");
@@ -563,11 +611,15 @@ public final class HaTool {
             close = pc::shutdown;
         }
         String route = null;
-        long nextRoute = 0;
+        long nextRoute = 0, nextProgress = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
         while (seen.distinct.size() < expect && System.nanoTime() - deadline < 0) {
             if (System.nanoTime() - nextRoute >= 0) {
                 route = printRoute(factory, topic, route);
                 nextRoute = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(500);
+            }
+            if (System.nanoTime() - nextProgress >= 0) {
+                emit("PROGRESS distinct=" + seen.distinct.size() + " deliveries=" + seen.deliveries.get() + " ms=" + elapsedMs(start));
+                nextProgress += TimeUnit.SECONDS.toNanos(1);
             }
             if (lite != null) {
                 long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
@@ -756,15 +808,23 @@ public final class HaTool {
         DefaultMQAdminExt adm = admin(namesrv);
         int brokers = 0;
         try {
-            var cluster = adm.examineBrokerClusterInfo();
-            for (var bd : cluster.getBrokerAddrTable().values()) {
-                String master = bd.getBrokerAddrs().get(0L);
-                if (master == null) {
-                    continue;
+            // Brokers register a few seconds after they start.
+            while (brokers == 0 && System.nanoTime() - deadline < 0) {
+                var cluster = Scenarios.orNull(adm::examineBrokerClusterInfo);
+                if (cluster != null) {
+                    for (var bd : cluster.getBrokerAddrTable().values()) {
+                        String master = bd.getBrokerAddrs().get(0L);
+                        if (master == null) {
+                            continue;
+                        }
+                        adm.createAndUpdateTopicConfig(master, new TopicConfig(topic, queues, queues, 6));
+                        emit("TOPIC " + topic + " " + bd.getBrokerName() + " " + master);
+                        brokers++;
+                    }
                 }
-                adm.createAndUpdateTopicConfig(master, new TopicConfig(topic, queues, queues, 6));
-                emit("TOPIC " + topic + " " + bd.getBrokerName() + " " + master);
-                brokers++;
+                if (brokers == 0) {
+                    Thread.sleep(200);
+                }
             }
         } finally {
             adm.shutdown();
