@@ -26,14 +26,17 @@ func TestServerBadInput(t *testing.T) {
 	end := m.st.MaxPhyOffset()
 
 	for name, script := range map[string]func(r *rawSlave){
-		"garbage":                  func(r *rawSlave) { r.send(t, []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")) },
-		"state READY":              func(r *rawSlave) { r.send(t, []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}) },
-		"report before handshake":  func(r *rawSlave) { r.send(t, AppendSlaveReport(nil, 0)) },
-		"negative broker id":       func(r *rawSlave) { r.send(t, AppendSlaveHandshake(nil, SlaveHandshake{BrokerID: -5})) },
-		"the master's own id":      func(r *rawSlave) { r.send(t, AppendSlaveHandshake(nil, SlaveHandshake{BrokerID: 1})) },
-		"handshake twice":          func(r *rawSlave) { r.handshake(t, 2, false); r.send(t, AppendSlaveHandshake(nil, SlaveHandshake{BrokerID: 2})) },
-		"first report past end":    func(r *rawSlave) { r.handshake(t, 2, false); r.send(t, AppendSlaveReport(nil, end+1)) },
-		"first report negative":    func(r *rawSlave) { r.handshake(t, 2, false); r.send(t, AppendSlaveReport(nil, -1)) },
+		"garbage":                 func(r *rawSlave) { r.send(t, []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")) },
+		"state READY":             func(r *rawSlave) { r.send(t, []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}) },
+		"report before handshake": func(r *rawSlave) { r.send(t, AppendSlaveReport(nil, 0)) },
+		"negative broker id":      func(r *rawSlave) { r.send(t, AppendSlaveHandshake(nil, SlaveHandshake{BrokerID: -5})) },
+		"the master's own id":     func(r *rawSlave) { r.send(t, AppendSlaveHandshake(nil, SlaveHandshake{BrokerID: 1})) },
+		"handshake twice": func(r *rawSlave) {
+			r.handshake(t, 2, false)
+			r.send(t, AppendSlaveHandshake(nil, SlaveHandshake{BrokerID: 2}))
+		},
+		"first report past end": func(r *rawSlave) { r.handshake(t, 2, false); r.send(t, AppendSlaveReport(nil, end+1)) },
+		"first report negative": func(r *rawSlave) { r.handshake(t, 2, false); r.send(t, AppendSlaveReport(nil, -1)) },
 		"handshake during transfer": func(r *rawSlave) {
 			r.handshake(t, 2, false)
 			r.send(t, AppendSlaveReport(nil, end))
