@@ -343,9 +343,13 @@ catchup() {
 	sync
 	rec "$side" "$pair" catchup_sync_s "$(awk -v ns="$(( $(date +%s%N) - t0 ))" 'BEGIN { printf "%.2f", ns / 1e9 }')"
 	local mp c0 c1; mp="$(cat "$(pidfile "$side" master)")" c0="$(cpu_ticks "$mp")"
-	bench hawait -m "$m" -new -base "$base" -timeout 900s >"$WORK/$side.$pair.catchup.json" &
+	local ready="$WORK/$side.$pair.hawait.ready" i; rm -f "$ready"
+	bench hawait -m "$m" -new -base "$base" -timeout 900s -ready "$ready" >"$WORK/$side.$pair.catchup.json" &
 	local wpid=$!
-	sleep 0.3 # hawait's first sample (the connections without the slave) precedes the slave
+	for i in $(seq 1 300); do # its first sample (the connections without the slave) precedes the slave
+		if [ -e "$ready" ] || ! kill -0 "$wpid" 2>/dev/null; then break; fi
+		sleep 0.05
+	done
 	start_broker "$side" slave SLAVE "$dir/slave"
 	if ! wait "$wpid"; then log "  catch-up did not finish"; return 0; fi
 	c1=$(( $(cpu_ticks "$mp") - c0 + $(cpu_ticks "$(cat "$(pidfile "$side" slave)")") ))

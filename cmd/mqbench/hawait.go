@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/rocketgo/rocketgo/codec"
@@ -35,6 +36,7 @@ type haWaitConfig struct {
 	Base     int64 // slave's commit-log end before the catch-up; < 0: its first report
 	Interval time.Duration
 	Timeout  time.Duration
+	Ready    string // created after the first sample (start the slave then)
 	Progress io.Writer
 }
 
@@ -142,6 +144,11 @@ func runHAWait(cfg haWaitConfig) (HAWaitSummary, error) {
 						old[h.Addr] = true
 					}
 				}
+				if cfg.Ready != "" {
+					if err := os.WriteFile(cfg.Ready, nil, 0o644); err != nil {
+						return sum, fmt.Errorf("hawait: %w", err)
+					}
+				}
 			} else if cfg.New && st.MasterCommitLogMaxOffset != sum.Target {
 				sum.MasterMoved = true
 			}
@@ -202,6 +209,7 @@ func haWaitFlags(cfg *haWaitConfig, out io.Writer) *flag.FlagSet {
 	fs.Int64Var(&cfg.Base, "base", -1, "slave's commit-log end before the catch-up (-1: its first report)")
 	fs.DurationVar(&cfg.Interval, "interval", 50*time.Millisecond, "sampling interval")
 	fs.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "give up after this long")
+	fs.StringVar(&cfg.Ready, "ready", "", "file created after the first sample (with -new: start the slave after it exists)")
 	return fs
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -172,8 +173,10 @@ func TestHAWaitNewTimesOnlyTheNewSlave(t *testing.T) {
 		haInfo(1000, haConn("127.0.0.1:2222", 1000)),
 	}}
 	addr := startFakeServer(t, map[codec.RequestCode]func(*codec.Frame) *codec.Frame{codec.ReqGetBrokerHaStatus: m.status})
-	sum, err := runHAWait(haWaitConfig{Master: addr, New: true, Base: 200, Interval: 5 * time.Millisecond, Timeout: 30 * time.Second})
+	ready := filepath.Join(t.TempDir(), "ready")
+	sum, err := runHAWait(haWaitConfig{Master: addr, New: true, Base: 200, Interval: 5 * time.Millisecond, Timeout: 30 * time.Second, Ready: ready})
 	require.NoError(t, err)
+	require.FileExists(t, ready)
 	require.Equal(t, 6, sum.Samples)
 	require.Equal(t, "127.0.0.1:2222", sum.Slave)
 	require.Equal(t, int64(1000), sum.Target)
