@@ -11,6 +11,7 @@ import (
 
 	"github.com/rocketgo/rocketgo/codec/transport/transporttest"
 	"github.com/rocketgo/rocketgo/store"
+	"github.com/rocketgo/rocketgo/store/epoch"
 )
 
 // Broken slave input closes that connection only: the master keeps
@@ -229,4 +230,14 @@ func TestAdoptEpoch(t *testing.T) {
 		require.Equal(t, step.ok, ok, "step %d", i)
 		require.Equal(t, step.want, entries(s.ep.Entries()), "step %d", i)
 	}
+
+	// Java's cut frame: bytes of epoch 1 labelled with epoch 5 and its
+	// start; the handshake's entry for the frame's offset comes first.
+	s = newNode(t, store.Slave)
+	c = NewClient(clientConfig(2), s.st, s.ep)
+	c.masterEpochs = []epoch.Entry{{Epoch: 1, StartOffset: 0}, {Epoch: 5, StartOffset: 21560}}
+	ok, err := c.adoptEpoch(MasterHeader{Offset: 0, Epoch: 5, EpochStartOffset: 21560}, 21560)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, []EpochEntry{{1, 0}, {5, 21560}}, entries(s.ep.Entries()))
 }

@@ -124,6 +124,10 @@ type Client struct {
 	wg   sync.WaitGroup
 	once sync.Once
 
+	// masterEpochs is the current session's handshake list (receive
+	// goroutine only).
+	masterEpochs []epoch.Entry
+
 	// onTruncate runs after each step of a handshake's truncation (tests):
 	// 1 before the store's TruncateTo, 2 after it, 3 after the epoch file's.
 	onTruncate func(step int)
@@ -351,6 +355,7 @@ func (c *Client) handshake(conn net.Conn, mr *MasterReader) error {
 	if err != nil {
 		return err
 	}
+	c.masterEpochs = master
 	c.mu.Lock()
 	c.cp = cp
 	c.handshakes++
@@ -489,8 +494,14 @@ func (c *Client) receive(conn net.Conn, mr *MasterReader, appended chan<- struct
 // appended. A data frame whose epoch contradicts the file closes the
 // connection; a heartbeat's is ignored (Java's heartbeat before a
 // transfer carries the master's first epoch, and Java's append fails
-// quietly). compat: Java's master labels the frame cut at an epoch's end
-// with the next epoch, whose start is then the frame's end.
+// quietly).
+//
+// compat: Java's master labels the frame cut at an epoch's end with the
+// next epoch, whose start is then the frame's end (seen on the wire from
+// Java 5.3.3: bytes [0, 21560) of epoch 1 sent as epoch 5 starting at
+// 21560). A Java slave then never records the earlier epoch; here the
+// entry of the handshake's list holding the frame's offset is appended
+// first, so the slave's epoch file equals the master's.
 func (c *Client) adoptEpoch(h MasterHeader, n int) (bool, error) {
 	last, ok := c.ep.Last()
 	fail := func(why string) (bool, error) {
@@ -500,16 +511,34 @@ func (c *Client) adoptEpoch(h MasterHeader, n int) (bool, error) {
 		return false, fmt.Errorf("%w: frame at %d epoch %d start %d, file ends with epoch %d start %d: %s",
 			ErrEpochConflict, h.Offset, h.Epoch, h.EpochStartOffset, last.Epoch, last.StartOffset, why)
 	}
+	after := func(ep int32, start int64) bool {
+		return !ok || (ep > last.Epoch && start > last.StartOffset)
+	}
 	switch {
 	case ok && last.Epoch == h.Epoch:
 		if last.StartOffset != h.EpochStartOffset {
 			return fail("same epoch, other start")
 		}
 		return true, nil
-	case ok && (h.Epoch < last.Epoch || h.EpochStartOffset <= last.StartOffset):
+	case !after(h.Epoch, h.EpochStartOffset):
 		return fail("not after the last entry")
 	case h.EpochStartOffset < 0 || h.EpochStartOffset > h.Offset+int64(n):
 		return fail("epoch starts past the frame")
+	}
+	if n > 0 && h.EpochStartOffset > h.Offset {
+		for i, e := range c.masterEpochs {
+			end := int64(1<<63 - 1)
+			if i+1 < len(c.masterEpochs) {
+				end = c.masterEpochs[i+1].StartOffset
+			}
+			if e.StartOffset <= h.Offset && h.Offset < end && e.Epoch < h.Epoch && e.StartOffset < h.EpochStartOffset && after(e.Epoch, e.StartOffset) {
+				if err := c.ep.Append(e.Epoch, e.StartOffset); err != nil {
+					return false, fmt.Errorf("autoswitch: epoch file: %w", err)
+				}
+				c.log.Info("autoswitch: epoch of a frame cut at its end, from the handshake", "epoch", e.Epoch, "start", e.StartOffset)
+				break
+			}
+		}
 	}
 	if err := c.ep.Append(h.Epoch, h.EpochStartOffset); err != nil {
 		return false, fmt.Errorf("autoswitch: epoch file: %w", err)

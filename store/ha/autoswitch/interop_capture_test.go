@@ -1,0 +1,171 @@
+//go:build interop
+
+package autoswitch
+
+// Manual interop run against a Java 5.3.3 master in controller mode (see
+// testdata/README.md): a loopback proxy between this package's Client and
+// the Java master's HA port records both directions; the slave must end
+// byte for byte equal to the Java master's commit log and epoch file.
+//
+//	ASW_JAVA_HA=127.0.0.1:26912 ASW_JAVA_STORE=/tmp/asw-interop/bk/store \
+//	ASW_SEGMENT=1048576 ASW_CAPTURE=testdata \
+//	go test -tags interop -run TestJavaMasterInterop -count=1 -v ./store/ha/autoswitch/
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rocketgo/rocketgo/store"
+	"github.com/rocketgo/rocketgo/store/epoch"
+)
+
+// recorder is a thread-safe byte log of one direction.
+type recorder struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.buf.Write(b)
+}
+
+func (r *recorder) bytes() []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]byte(nil), r.buf.Bytes()...)
+}
+
+// proxy forwards the first connection to target and records it.
+func proxy(t *testing.T, target string) (addr string, s2m, m2s *recorder) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	s2m, m2s = &recorder{}, &recorder{}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { _ = ln.Close(); wg.Wait() })
+	first := true
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", target)
+			if err != nil {
+				_ = c.Close()
+				continue
+			}
+			var ws, wm io.Writer = io.Discard, io.Discard
+			if first {
+				ws, wm, first = s2m, m2s, false
+			}
+			wg.Add(2)
+			go func() { defer wg.Done(); _, _ = io.Copy(io.MultiWriter(up, ws), c); _ = up.Close() }()
+			go func() { defer wg.Done(); _, _ = io.Copy(io.MultiWriter(c, wm), up); _ = c.Close() }()
+			t.Cleanup(func() { _ = c.Close(); _ = up.Close() })
+		}
+	}()
+	return ln.Addr().String(), s2m, m2s
+}
+
+func TestJavaMasterInterop(t *testing.T) {
+	target := os.Getenv("ASW_JAVA_HA")
+	if target == "" {
+		t.Skip("ASW_JAVA_HA not set")
+	}
+	javaStore := os.Getenv("ASW_JAVA_STORE")
+	seg, _ := strconv.ParseInt(os.Getenv("ASW_SEGMENT"), 10, 64)
+	require.Positive(t, seg)
+	addr, s2m, m2s := proxy(t, target)
+
+	dir := t.TempDir()
+	cfg := storeConfig(dir, store.Slave)
+	cfg.MappedFileSizeCommitLog = seg
+	cfg.MaxMessageSize = 512 << 10
+	st, err := store.Open(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	ep, err := epoch.Open(filepath.Join(dir, "epochFileCheckpoint"))
+	require.NoError(t, err)
+	ccfg := clientConfig(2)
+	ccfg.HeartbeatInterval = time.Second
+	ccfg.HousekeepingInterval = 30 * time.Second
+	c := NewClient(ccfg, st, ep)
+	c.SetMasterAddr(addr)
+	c.Start()
+	t.Cleanup(func() { _ = c.Close() })
+
+	// The master's max offset, from its handshake.
+	var masterMax int64 = -1
+	require.Eventually(t, func() bool {
+		b := m2s.bytes()
+		if len(b) < MasterHandshakeHeader {
+			return false
+		}
+		masterMax = int64(binary.BigEndian.Uint64(b[8:16]))
+		return true
+	}, 20*time.Second, 10*time.Millisecond)
+	t.Logf("java master max offset %d", masterMax)
+	require.Eventually(t, func() bool { return st.MaxPhyOffset() >= masterMax }, 60*time.Second, 10*time.Millisecond)
+	// Wait for a heartbeat (haSendHeartbeatInterval, 5 s) on the wire.
+	require.Eventually(t, func() bool { return heartbeats(m2s.bytes()) > 0 }, 20*time.Second, 50*time.Millisecond)
+	require.NoError(t, c.Close())
+	t.Logf("slave status %+v disconnects %d", c.Status(), c.Disconnects())
+	if out := os.Getenv("ASW_CAPTURE"); out != "" {
+		require.NoError(t, os.WriteFile(filepath.Join(out, "java533-master-to-slave.bin"), m2s.bytes(), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(out, "go-slave-to-java533-master.bin"), s2m.bytes(), 0o644))
+	}
+
+	end := st.MaxPhyOffset()
+	jcfg := cfg
+	jcfg.RootDir = javaStore
+	require.Equal(t, commitLogSeg(t, jcfg.RootDir, seg, 0, end), commitLogSeg(t, dir, seg, 0, end), "commit log byte for byte")
+	jep, err := epoch.Open(filepath.Join(javaStore, "epochFileCheckpoint"))
+	require.NoError(t, err)
+	require.Equal(t, entries(jep.Entries()), entries(ep.Entries()), "epoch file")
+	t.Logf("epochs %v, %d bytes replicated, m2s %d bytes, s2m %d bytes", entries(ep.Entries()), end, len(m2s.bytes()), len(s2m.bytes()))
+
+}
+
+// heartbeats counts the empty TRANSFER frames in a master stream.
+func heartbeats(b []byte) int {
+	r := NewMasterReader(bytes.NewReader(b), 64<<20)
+	if _, _, _, err := r.Next(Handshake); err != nil {
+		return 0
+	}
+	n := 0
+	for {
+		_, _, body, err := r.Next(Transfer)
+		if err != nil {
+			return n
+		}
+		if len(body) == 0 {
+			n++
+		}
+	}
+}
+
+func commitLogSeg(t *testing.T, root string, seg, from, end int64) []byte {
+	t.Helper()
+	var out []byte
+	for off := from - from%seg; off < end; off += seg {
+		b, err := os.ReadFile(filepath.Join(root, "commitlog", fmt.Sprintf("%020d", off)))
+		require.NoError(t, err)
+		out = append(out, b[max(from-off, 0):min(end-off, seg)]...)
+	}
+	return out
+}
