@@ -39,6 +39,10 @@ type Config struct {
 	WaitSecondsForService             int
 	DeleteTopicWithBrokerRegistration bool
 	ConfigBlackList                   string
+	// EnableControllerInNamesrv (Java's key, false) runs a controller node
+	// in the name server process; cmd/mqnamesrv reads its keys from the
+	// same file. The name server itself does nothing with it.
+	EnableControllerInNamesrv bool
 
 	BindAddress                     string
 	ListenPort                      int
@@ -193,6 +197,7 @@ var props = []prop{
 	intProp("waitSecondsForService", func(c *Config) *int { return &c.WaitSecondsForService }),
 	boolProp("deleteTopicWithBrokerRegistration", func(c *Config) *bool { return &c.DeleteTopicWithBrokerRegistration }),
 	strProp("configBlackList", func(c *Config) *string { return &c.ConfigBlackList }),
+	boolProp("enableControllerInNamesrv", func(c *Config) *bool { return &c.EnableControllerInNamesrv }),
 	strProp("bindAddress", func(c *Config) *string { return &c.BindAddress }),
 	intProp("listenPort", func(c *Config) *int { return &c.ListenPort }),
 	intProp("serverChannelMaxIdleTimeSeconds", func(c *Config) *int { return &c.ServerChannelMaxIdleTimeSeconds }),

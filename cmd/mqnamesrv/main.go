@@ -58,6 +58,16 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan os.Signal) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "The Name Server boot success. serializeType=JSON, address %s\n", s.Addr())
+	if cfg.EnableControllerInNamesrv {
+		ctl, err := startController(*confPath, log)
+		if err != nil {
+			log.Error("mqnamesrv: controller", "err", err)
+			_ = s.Close()
+			return 1
+		}
+		defer ctl.Close()
+		fmt.Fprintf(stdout, "The Controller Server boot success. serializeType=JSON, address %s\n", ctl.Addr())
+	}
 	if stop == nil {
 		ch := make(chan os.Signal, 1)
 		signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
