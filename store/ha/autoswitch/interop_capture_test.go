@@ -13,6 +13,7 @@ package autoswitch
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -26,6 +27,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/transport"
 	"github.com/rocketgo/rocketgo/store"
 	"github.com/rocketgo/rocketgo/store/epoch"
 )
@@ -168,4 +171,115 @@ func commitLogSeg(t *testing.T, root string, seg, from, end int64) []byte {
 		out = append(out, b[max(from-off, 0):min(end-off, seg)]...)
 	}
 	return out
+}
+
+// TestJavaSlaveInterop: a Java 5.3.3 slave (controller mode, registered
+// with the Java controller, caught up from the Java master) is pointed at
+// this package's Server (EXCHANGE_BROKER_HA_INFO, 906; it reconnects after
+// its haHousekeepingInterval). The Server runs on a replica of the Java
+// master (replicated first, so the epochs agree) that took a new epoch 6
+// and more records; the Java slave must end with the same bytes and epoch
+// 6 in its epoch file.
+//
+//	ASW_JAVA_HA=127.0.0.1:26912 ASW_JAVA_STORE=/tmp/asw-interop/bk/store \
+//	ASW_JAVA_SLAVE=127.0.0.1:26921 ASW_JAVA_SLAVE_STORE=/tmp/asw-interop/bk2/store \
+//	ASW_SEGMENT=1048576 ASW_CAPTURE=$PWD/store/ha/autoswitch/testdata \
+//	go test -tags interop -run TestJavaSlaveInterop -count=1 -v ./store/ha/autoswitch/
+func TestJavaSlaveInterop(t *testing.T) {
+	target, slaveAddr := os.Getenv("ASW_JAVA_HA"), os.Getenv("ASW_JAVA_SLAVE")
+	if target == "" || slaveAddr == "" {
+		t.Skip("ASW_JAVA_HA or ASW_JAVA_SLAVE not set")
+	}
+	slaveStore := os.Getenv("ASW_JAVA_SLAVE_STORE")
+	seg, _ := strconv.ParseInt(os.Getenv("ASW_SEGMENT"), 10, 64)
+	require.Positive(t, seg)
+
+	// 1. A replica of the Java master.
+	dir := t.TempDir()
+	cfg := storeConfig(dir, store.Slave)
+	cfg.MappedFileSizeCommitLog = seg
+	cfg.MaxMessageSize = 512 << 10
+	st, err := store.Open(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	ep, err := epoch.Open(filepath.Join(dir, "epochFileCheckpoint"))
+	require.NoError(t, err)
+	jaddr, _, jm2s := proxy(t, target)
+	c := NewClient(clientConfig(3), st, ep)
+	c.SetMasterAddr(jaddr)
+	c.Start()
+	var masterMax int64 = -1
+	require.Eventually(t, func() bool {
+		b := jm2s.bytes()
+		if len(b) < MasterHandshakeHeader {
+			return false
+		}
+		masterMax = int64(binary.BigEndian.Uint64(b[8:16]))
+		return true
+	}, 20*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return st.MaxPhyOffset() >= masterMax }, 60*time.Second, 10*time.Millisecond)
+	require.NoError(t, c.Close())
+	base := st.MaxPhyOffset()
+	t.Logf("replica of the Java master: %d bytes, epochs %v", base, entries(ep.Entries()))
+
+	// 2. It becomes master of epoch 6 (as broker id 1) and writes.
+	require.NoError(t, st.SetRole(store.SyncMaster))
+	last, _ := ep.Last()
+	require.NoError(t, BeginMasterEpoch(ep, last.Epoch+1, st.MaxPhyOffset()))
+	fill(t, st, 0, 30)
+	goMax := st.MaxPhyOffset()
+	scfg := serverConfig(1)
+	scfg.HeartbeatInterval = time.Second
+	scfg.HousekeepingInterval = 20 * time.Second
+	var props [][]int64
+	var pmu sync.Mutex
+	scfg.OnSyncStateSetChanged = func(p []int64) { pmu.Lock(); props = append(props, p); pmu.Unlock() }
+	srv, err := NewServer(scfg, st, ep)
+	require.NoError(t, err)
+	srv.Start()
+	t.Cleanup(func() { _ = srv.Close() })
+	paddr, s2m, m2s := proxy(t, srv.Addr().String())
+
+	// 3. Point the Java slave at it.
+	cl := transport.NewClient(transport.ClientConfig{})
+	t.Cleanup(func() { _ = cl.Close() })
+	req := &codec.Frame{Code: 906}
+	req.Set("masterHaAddress", paddr)
+	req.Set("masterAddress", "127.0.0.1:26911")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := cl.Invoke(ctx, slaveAddr, req)
+	require.NoError(t, err)
+	require.Equal(t, int32(0), resp.Code, resp.Remark)
+
+	// 4. The Java slave replicates from us.
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(filepath.Join(slaveStore, "commitlog", fmt.Sprintf("%020d", base-base%seg)))
+		return err == nil && int64(len(b)) >= goMax-(base-base%seg) && bytes.Equal(b[:goMax-(base-base%seg)], commitLogSeg(t, dir, seg, base-base%seg, goMax))
+	}, 60*time.Second, 100*time.Millisecond, "the Java slave's commit log")
+	require.Eventually(t, func() bool {
+		jep, err := epoch.Open(filepath.Join(slaveStore, "epochFileCheckpoint"))
+		if err != nil {
+			return false
+		}
+		l, _ := jep.Last()
+		return l.Epoch == last.Epoch+1 && l.StartOffset == base
+	}, 20*time.Second, 100*time.Millisecond, "epoch 6 in the Java slave's epoch file")
+	require.Eventually(t, func() bool {
+		for _, s := range srv.Slaves() {
+			if s.AckOffset == goMax {
+				return true
+			}
+		}
+		return false
+	}, 20*time.Second, 100*time.Millisecond, "the Java slave's ack")
+	jep, _ := epoch.Open(filepath.Join(slaveStore, "epochFileCheckpoint"))
+	pmu.Lock()
+	t.Logf("java slave: %+v; its epochs %v; proposals %v", srv.Slaves(), entries(jep.Entries()), props)
+	pmu.Unlock()
+	require.NoError(t, srv.Close())
+	if out := os.Getenv("ASW_CAPTURE"); out != "" {
+		require.NoError(t, os.WriteFile(filepath.Join(out, "java533-slave-to-go-master.bin"), s2m.bytes(), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(out, "go-master-to-java533-slave.bin"), m2s.bytes(), 0o644))
+	}
 }
