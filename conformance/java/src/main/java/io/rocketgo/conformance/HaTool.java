@@ -64,8 +64,9 @@ import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
  * offsets --namesrv A --topic T --group G [--all]
  *   OFF &lt;brokerName&gt; &lt;queueId&gt; &lt;offset&gt; &lt;brokerId&gt; &lt;addr&gt;   (-1: none committed)
  *   DONE queues=&lt;n&gt; errors=&lt;m&gt;
- * topic --namesrv A --topic T [--queues 4] [--deadline-ms D]
+ * topic --namesrv A --topic T [--queues 4] [--deadline-ms D] [--wait-slaves]
  *   TOPIC &lt;topic&gt; &lt;brokerName&gt; &lt;masterAddr&gt;
+ *   SLAVE-HAS|SLAVE-MISSING &lt;topic&gt; &lt;brokerName&gt; &lt;brokerId&gt; &lt;addr&gt; &lt;ms&gt;   (--wait-slaves)
  *   DONE brokers=&lt;n&gt;
  * </pre>
  *
@@ -118,7 +119,7 @@ public final class HaTool {
 
     /** {@code --name value} pairs; {@code --sync}, {@code --from-slave-ok}, {@code --all} take no value. */
     static final class Args {
-        private static final Set<String> FLAGS = Set.of("sync", "from-slave-ok", "all");
+        private static final Set<String> FLAGS = Set.of("sync", "from-slave-ok", "all", "wait-slaves");
         private final Map<String, String> m = new HashMap<>();
 
         Args(String[] args) {
@@ -826,10 +827,38 @@ public final class HaTool {
                     Thread.sleep(200);
                 }
             }
+            if (a.flag("wait-slaves")) {
+                awaitSlaves(adm, topic, start, deadline);
+            }
         } finally {
             adm.shutdown();
         }
         awaitRoute(namesrv, topic, true, deadline);
         emit("DONE brokers=" + brokers);
+    }
+
+    /**
+     * Waits (to the deadline) until every slave in the cluster lists topic in
+     * its topic config (a Java 5.x slave copies the master's every 60 s).
+     */
+    static void awaitSlaves(DefaultMQAdminExt adm, String topic, long start, long deadline) throws Exception {
+        var cluster = adm.examineBrokerClusterInfo();
+        for (var bd : cluster.getBrokerAddrTable().values()) {
+            for (var id : new TreeMap<>(bd.getBrokerAddrs()).entrySet()) {
+                if (id.getKey() == 0L) {
+                    continue;
+                }
+                boolean has = false;
+                while (!has && System.nanoTime() - deadline < 0) {
+                    var all = Scenarios.orNull(() -> adm.getAllTopicConfig(id.getValue(), 5000));
+                    has = all != null && all.getTopicConfigTable().containsKey(topic);
+                    if (!has) {
+                        Thread.sleep(500);
+                    }
+                }
+                emit((has ? "SLAVE-HAS " : "SLAVE-MISSING ") + topic + " " + bd.getBrokerName() + " " + id.getKey() + " "
+                    + id.getValue() + " " + elapsedMs(start));
+            }
+        }
     }
 }
