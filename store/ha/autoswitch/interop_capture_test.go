@@ -283,3 +283,72 @@ func TestJavaSlaveInterop(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(out, "go-master-to-java533-slave.bin"), m2s.bytes(), 0o644))
 	}
 }
+
+// TestJavaMasterTruncatesDivergedSlave: a Go replica of the Java master
+// is cut back to epoch 1's end, writes a tail as master of epoch 3 (an
+// epoch the Java master never had), and rejoins the Java master (epochs
+// 1-0, 5-21560) as a slave: it truncates to 21560 and ends byte for byte
+// equal to the Java master, with its epoch file.
+//
+//	ASW_JAVA_HA=127.0.0.1:26912 ASW_JAVA_STORE=/tmp/asw-interop/bk/store ASW_SEGMENT=1048576 \
+//	go test -tags interop -run TestJavaMasterTruncatesDivergedSlave -count=1 -v ./store/ha/autoswitch/
+func TestJavaMasterTruncatesDivergedSlave(t *testing.T) {
+	target, javaStore := os.Getenv("ASW_JAVA_HA"), os.Getenv("ASW_JAVA_STORE")
+	if target == "" {
+		t.Skip("ASW_JAVA_HA not set")
+	}
+	seg, _ := strconv.ParseInt(os.Getenv("ASW_SEGMENT"), 10, 64)
+	require.Positive(t, seg)
+	jep, err := epoch.Open(filepath.Join(javaStore, "epochFileCheckpoint"))
+	require.NoError(t, err)
+	je := jep.Entries()
+	require.GreaterOrEqual(t, len(je), 2)
+	cut := je[1].StartOffset
+
+	dir := t.TempDir()
+	cfg := storeConfig(dir, store.Slave)
+	cfg.MappedFileSizeCommitLog = seg
+	cfg.MaxMessageSize = 512 << 10
+	st, err := store.Open(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	ep, err := epoch.Open(filepath.Join(dir, "epochFileCheckpoint"))
+	require.NoError(t, err)
+	jaddr, _, jm2s := proxy(t, target)
+	c := NewClient(clientConfig(3), st, ep)
+	c.SetMasterAddr(jaddr)
+	c.Start()
+	var masterMax int64 = -1
+	require.Eventually(t, func() bool {
+		b := jm2s.bytes()
+		if len(b) < MasterHandshakeHeader {
+			return false
+		}
+		masterMax = int64(binary.BigEndian.Uint64(b[8:16]))
+		return true
+	}, 20*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return st.MaxPhyOffset() >= masterMax }, 60*time.Second, 10*time.Millisecond)
+	require.NoError(t, c.Close())
+
+	require.NoError(t, st.TruncateTo(cut))
+	require.NoError(t, ep.TruncateFromOffset(cut))
+	require.NoError(t, st.SetRole(store.AsyncMaster))
+	require.NoError(t, BeginMasterEpoch(ep, je[0].Epoch+1, st.MaxPhyOffset()))
+	require.Less(t, je[0].Epoch+1, je[1].Epoch, "an epoch between the Java master's two")
+	fill(t, st, 0, 30)
+	stale := st.MaxPhyOffset()
+	require.NoError(t, st.SetRole(store.Slave))
+	require.NoError(t, CheckSlaveEpoch(ep, jep.LastEpoch()))
+
+	c = NewClient(clientConfig(3), st, ep)
+	c.SetMasterAddr(target)
+	c.Start()
+	t.Cleanup(func() { _ = c.Close() })
+	require.Eventually(t, func() bool { return c.Handshakes() > 0 && st.MaxPhyOffset() == masterMax }, 60*time.Second, 10*time.Millisecond)
+	require.Equal(t, cut, c.Status().ConsistentPoint)
+	require.NoError(t, c.Close())
+	require.Equal(t, commitLogSeg(t, javaStore, seg, 0, masterMax), commitLogSeg(t, dir, seg, 0, masterMax))
+	require.Equal(t, entries(je), entries(ep.Entries()))
+	t.Logf("stale tail [%d, %d) in epoch %d truncated at %d; replica equals the Java master up to %d, epochs %v",
+		cut, stale, je[0].Epoch+1, cut, masterMax, entries(ep.Entries()))
+}
