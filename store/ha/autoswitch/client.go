@@ -351,6 +351,13 @@ func (c *Client) handshake(conn net.Conn, mr *MasterReader) error {
 		master[i] = epoch.Entry{Epoch: e.Epoch, StartOffset: e.StartOffset}
 	}
 	c.log.Info("autoswitch: master handshake", "masterMax", h.Offset, "lastEpoch", h.Epoch, "entries", len(master))
+	if recv, w := c.st.ReceivedOffset(), c.st.MaxPhyOffset(); recv > w {
+		// The head of a record from the last connection: reports are
+		// whole records, and the transfer resumes at the first report.
+		if err := c.st.TruncateTo(w); err != nil {
+			return fmt.Errorf("autoswitch: drop the partial record at %d: %w", w, err)
+		}
+	}
 	cp, err := c.truncate(master, h.Offset)
 	if err != nil {
 		return err
@@ -401,14 +408,18 @@ func (c *Client) hook(step int) {
 }
 
 // report writes the slave's TRANSFER reports: on entering TRANSFER, when
-// an append grew the received offset, and every HeartbeatInterval.
+// an append grew the end of the complete records, and every
+// HeartbeatInterval. A report is the slave's max physical offset (whole
+// records, as Java's): a Java master dispatches every record that starts
+// below its confirm offset, so a report inside a record would let its
+// consumers see a record this slave does not have whole.
 func (c *Client) report(conn net.Conn, appended, done <-chan struct{}) error {
 	var b [SlaveReportSize]byte
 	last := int64(-1)
 	tick := time.NewTicker(c.cfg.HeartbeatInterval)
 	defer tick.Stop()
 	send := func(force bool) error {
-		off := c.st.ReceivedOffset()
+		off := c.st.MaxPhyOffset()
 		if !force && off <= last {
 			return nil
 		}

@@ -830,6 +830,22 @@ func (c *conn) transfer() {
 		return true
 	}
 	for {
+		if cur == len(es)-1 && s.ep.LastEpoch() != es[cur].Epoch {
+			// A new epoch while connected (the master re-elected without a
+			// role change; Java keeps labelling with the old one): bound
+			// the current epoch by it.
+			es = s.ep.Entries()
+			cur = -1
+			for i, e := range es {
+				if e.StartOffset <= next && next < e.EndOffset {
+					cur = i
+				}
+			}
+			if cur < 0 {
+				c.shut("the epoch file changed under the transfer", "next", next)
+				return
+			}
+		}
 		if next >= endOf(cur) && cur+1 < len(es) {
 			cur++
 			continue
