@@ -159,7 +159,7 @@ func replConsumeSlave(ctx context.Context, h *HARun) error {
 			return fmt.Errorf("go pull consumer on the slave: %w", err)
 		}
 	} else {
-		how = string(h.Client) + " push consumer (new JVM) on the slave"
+		how = string(h.Client) + " push consumer (new JVM; its start-up is in the resume time) on the slave"
 		if err := cl.consume(ctx, topic, group, "c2", rest, 0, true, 90*time.Second, got.add); err != nil {
 			return fmt.Errorf("consumer on the slave: %w", err)
 		}

@@ -128,7 +128,14 @@ func (b *sendBook) add(s goclient.Sent) {
 		b.status["error"]++
 		b.failed[s.Key] = true
 		if len(b.firstE) < 3 {
-			b.firstE = append(b.firstE, s.Key+": "+s.Err.Error())
+			e := s.Err.Error()
+			if i := strings.LastIndex(e, "<- "); i >= 0 {
+				e = e[i+3:] // the Java client's root cause
+			}
+			if len(e) > 160 {
+				e = e[:160] + "…"
+			}
+			b.firstE = append(b.firstE, s.Key+": "+e)
 		}
 	case s.Status == "SEND_OK":
 		b.ok[s.Key] = s
