@@ -33,7 +33,10 @@
 // each frame's offset against its received end, appends a new epoch to
 // its epoch file before the frame's bytes, appends the bytes
 // (Store.AppendRaw), bounds its confirm offset by the master's
-// (SetConfirmLimit(min(confirmOffset, local max))) and reports.
+// (SetConfirmLimit(min(confirmOffset, local max))) and reports its max
+// physical offset (whole records, as Java's slave: a Java master
+// dispatches every record starting below its confirm offset, so an ack
+// inside a record would expose a record the slave lacks).
 //
 // SyncStateSet (master): a slave whose report reaches what the master had
 // when it last sent is caught up at that time; a caught-up slave outside
@@ -67,12 +70,34 @@
 // labelled with the epoch of their bytes (Java labels the frame cut at an
 // epoch's end with the next epoch — the Client accepts both); a data
 // frame whose epoch contradicts the slave's epoch file closes the
-// connection (Java's append fails quietly). BeginMasterEpoch drops an
+// connection (Java's append fails quietly); a Java master's cut frame
+// (labelled with the next epoch, so a Java slave never records the epoch
+// of those bytes — seen on the wire, testdata/README.md) makes the Client
+// append the handshake's entry for the frame's offset first, so its epoch
+// file equals the master's; an epoch appended while a slave is connected
+// bounds the current one at once (Java labels the rest of the connection
+// with the old epoch). BeginMasterEpoch drops an
 // epoch that wrote nothing before appending the new one
 // (apache/rocketmq#9689). The truncation is crash-safe: the store's cut is
 // durable before the epoch file changes, and a kill between the two
 // leaves the stale entry for the next handshake to drop
 // (apache/rocketmq#10666).
+//
+// The broker (controller mode) drives it on role changes:
+//
+//	to master (epoch e): close the Client; Store.SetRole(SyncMaster or
+//	  AsyncMaster); BeginMasterEpoch(epochFile, e, MaxPhyOffset); NewServer
+//	  (LocalBrokerID = its controller id, OnSyncStateSetChanged → an
+//	  ALTER_SYNC_STATE_SET to the controller leader); SetSyncStateSet with
+//	  the controller's set (from REGISTER_BROKER / ELECT_MASTER) and after
+//	  every answer (ALTER_SYNC_STATE_SET, GET_REPLICA_INFO,
+//	  NOTIFY_BROKER_ROLE_CHANGED); Start. Re-elected without a change:
+//	  BeginMasterEpoch only (the Server follows the new epoch).
+//	to slave (master epoch e): CheckSlaveEpoch(epochFile, e); close the
+//	  Server; Store.SetRole(Slave); NewClient (BrokerID = its controller
+//	  id), SetMasterAddr(the master's HA address), Start.
+//	put check: InSyncReplicasNums against minInSyncReplicas
+//	  (IN_SYNC_REPLICAS_NOT_ENOUGH) before a put.
 //
 // The decoders (SlaveReader, MasterReader) never allocate a length read
 // from the wire before the bytes arrive (codec.ReadAnnounced) and bound

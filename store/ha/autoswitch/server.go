@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -148,6 +149,7 @@ type Server struct {
 	notified     []int64 // last proposal delivered
 	notifiedAt   time.Time
 	acks         []int64 // scratch of updateQuorum
+	ids          []int64 // scratch of updateQuorum
 	lastISR      int
 	done         bool
 	proposeCount int
@@ -342,6 +344,36 @@ func (s *Server) effectiveLocked() map[int64]struct{} {
 	return out
 }
 
+// members calls fn for each member of the effective set (confirmed, then
+// pending members not confirmed) and returns their number; it allocates
+// nothing. mu held.
+func (s *Server) members(fn func(id int64) bool) int {
+	n := 0
+	for id := range s.confirmed {
+		n++
+		if fn != nil && !fn(id) {
+			return -1
+		}
+	}
+	for id := range s.pending {
+		if _, dup := s.confirmed[id]; dup {
+			continue
+		}
+		n++
+		if fn != nil && !fn(id) {
+			return -1
+		}
+	}
+	return n
+}
+
+// memberLocked reports whether id is in the effective set. mu held.
+func (s *Server) memberLocked(id int64) bool {
+	_, a := s.confirmed[id]
+	_, b := s.pending[id]
+	return a || b
+}
+
 // ackOfLocked is the best acknowledgement of slave id over its
 // connections (-1: none reported, -2: not connected). mu held.
 func (s *Server) ackOfLocked(id int64) int64 {
@@ -362,8 +394,7 @@ func (s *Server) applyLocked() {
 		s.st.SetConfirmLimit(-1)
 		return
 	}
-	eff := s.effectiveLocked()
-	if n := len(eff); n != s.lastISR {
+	if n := s.members(nil); n != s.lastISR {
 		s.st.SetInSyncReplicas(n)
 		s.lastISR = n
 	}
@@ -375,22 +406,23 @@ func (s *Server) applyLocked() {
 		return
 	}
 	c := s.st.MaxPhyOffset()
-	for id := range eff {
+	complete := s.members(func(id int64) bool {
 		if id == s.cfg.LocalBrokerID {
-			continue
+			return true
 		}
 		a := s.ackOfLocked(id)
-		if a < 0 {
-			// A member without a connection or without a report yet: keep
-			// the old value (apache/rocketmq#6662). Java skips a member
-			// that has not reported; here it holds the offset too.
-			if s.confirm < 0 {
-				s.confirm = s.st.ConfirmOffset()
-				s.st.SetConfirmLimit(s.confirm)
-			}
-			return
-		}
 		c = min(c, a)
+		return a >= 0
+	}) >= 0
+	if !complete {
+		// A member without a connection or without a report yet: keep
+		// the old value (apache/rocketmq#6662). Java skips a member that
+		// has not reported; here it holds the offset too.
+		if s.confirm < 0 {
+			s.confirm = s.st.ConfirmOffset()
+			s.st.SetConfirmLimit(s.confirm)
+		}
+		return
 	}
 	s.confirm = c
 	s.st.SetConfirmLimit(c)
@@ -404,25 +436,23 @@ func (s *Server) updateQuorum() {
 	var need int
 	s.acks = s.acks[:0]
 	if s.cfg.AllAckInSyncStateSet {
-		eff := s.effectiveLocked()
-		need = len(eff)
-		for id := range eff {
-			if id == s.cfg.LocalBrokerID {
-				continue
+		need = s.members(func(id int64) bool {
+			if id != s.cfg.LocalBrokerID {
+				if a := s.ackOfLocked(id); a >= 0 {
+					s.acks = append(s.acks, a)
+				}
 			}
-			if a := s.ackOfLocked(id); a >= 0 {
-				s.acks = append(s.acks, a)
-			}
-		}
+			return true
+		})
 	} else {
 		need = int(s.isr.Load())
-		seen := map[int64]struct{}{}
+		s.ids = s.ids[:0]
 		for c := range s.conns {
 			id := c.id.Load()
-			if _, dup := seen[id]; dup || id < 0 {
+			if id < 0 || slices.Contains(s.ids, id) {
 				continue
 			}
-			seen[id] = struct{}{}
+			s.ids = append(s.ids, id)
 			if a := s.ackOfLocked(id); a >= 0 {
 				s.acks = append(s.acks, a)
 			}
@@ -559,7 +589,7 @@ func (s *Server) onReport(c *conn, ack int64) {
 			}
 		}
 	}
-	if _, in := s.effectiveLocked()[id]; in {
+	if s.memberLocked(id) {
 		s.applyLocked()
 	}
 	s.mu.Unlock()
