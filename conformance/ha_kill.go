@@ -347,8 +347,8 @@ func replSyncKillLoop(ctx context.Context, h *HARun) error {
 		if err != nil {
 			return fmt.Errorf("round %d: %w", i+1, err)
 		}
-		per = append(per, fmt.Sprintf("round %d: acked %d, lost %d, dup %d, others %s",
-			i+1, r.sends.acked(), len(c.Lost), c.Duplicates, r.sends.others()))
+		per = append(per, fmt.Sprintf("round %d: acked %d, lost %d, dup %d, failed but stored %d, others %s",
+			i+1, r.sends.acked(), len(c.Lost), c.Duplicates, c.Unacked, r.sends.counts()))
 		if len(c.Lost) > 0 {
 			h.Note("%s", strings.Join(per, "; "))
 			return fmt.Errorf("round %d: %d acknowledged messages not on the slave: %s", i+1, len(c.Lost), lostString(c.Lost, all))

@@ -189,10 +189,14 @@ func (b *sendBook) failedKeys() []string {
 	return out
 }
 
-// others describes the non-SEND_OK outcomes ("error=3 FLUSH_SLAVE_TIMEOUT=1 (first errors: …)").
-func (b *sendBook) others() string {
+// counts is others without the error texts ("error=3 FLUSH_SLAVE_TIMEOUT=1").
+func (b *sendBook) counts() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	return b.countsLocked()
+}
+
+func (b *sendBook) countsLocked() string {
 	if len(b.status) == 0 {
 		return "none"
 	}
@@ -201,7 +205,14 @@ func (b *sendBook) others() string {
 		parts = append(parts, k+"="+strconv.Itoa(v))
 	}
 	sort.Strings(parts)
-	s := strings.Join(parts, " ")
+	return strings.Join(parts, " ")
+}
+
+// others describes the non-SEND_OK outcomes ("error=3 FLUSH_SLAVE_TIMEOUT=1 (first errors: …)").
+func (b *sendBook) others() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.countsLocked()
 	if len(b.firstE) > 0 {
 		s += " (first errors: " + strings.Join(b.firstE, "; ") + ")"
 	}
