@@ -228,7 +228,11 @@ func TestJavaSlaveInterop(t *testing.T) {
 	require.NoError(t, BeginMasterEpoch(ep, last.Epoch+1, st.MaxPhyOffset()))
 	fill(t, st, 0, 30)
 	goMax := st.MaxPhyOffset()
-	scfg := serverConfig(1)
+	masterID := int64(1) // the Java master's controller id, which the replica stands in for
+	if v := os.Getenv("ASW_MASTER_ID"); v != "" {
+		masterID, _ = strconv.ParseInt(v, 10, 64)
+	}
+	scfg := serverConfig(masterID)
 	scfg.HeartbeatInterval = time.Second
 	scfg.HousekeepingInterval = 20 * time.Second
 	var props [][]int64
@@ -251,6 +255,7 @@ func TestJavaSlaveInterop(t *testing.T) {
 	resp, err := cl.Invoke(ctx, slaveAddr, req)
 	require.NoError(t, err)
 	require.Equal(t, int32(0), resp.Code, resp.Remark)
+	t.Logf("POINTED the Java slave at %s (our Server %s)", paddr, srv.Addr())
 
 	// 4. The Java slave replicates from us.
 	require.Eventually(t, func() bool {
