@@ -80,7 +80,7 @@ func startGroup(t *testing.T, n int, tune func(*Config)) *group {
 		cfg.SelfID = fmt.Sprintf("n%d", i)
 		cfg.StorePath = t.TempDir()
 		cfg.ConfigStorePath = ""
-		cfg.RaftElectionTimeout = 300 * time.Millisecond
+		cfg.RaftElectionTimeout = time.Second // tolerant of a loaded CI machine
 		cfg.ScanNotActiveBrokerInterval = 100 * time.Millisecond
 		cfg.ScanInactiveMasterInterval = 100 * time.Millisecond
 		cfg.ElectGrace = 300 * time.Millisecond
@@ -332,7 +332,7 @@ func TestFailover(t *testing.T) {
 		defer tick.Stop()
 		for i := 0; i < 2000; i++ { // bounded: 100 s at most
 			for _, addr := range addrs {
-				h := header.BrokerHeartbeatRequest{ClusterName: "c", BrokerAddr: a, BrokerName: "b", BrokerID: id, Epoch: 1, MaxOffset: 1000, HeartbeatTimeoutMills: 400}
+				h := header.BrokerHeartbeatRequest{ClusterName: "c", BrokerAddr: a, BrokerName: "b", BrokerID: id, Epoch: 1, MaxOffset: 1000, HeartbeatTimeoutMills: 1500}
 				f := &codec.Frame{Code: int32(codec.ReqBrokerHeartbeat), Language: codec.LangJava, Version: codec.ServerVersion}
 				h.Encode(f)
 				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
