@@ -241,3 +241,19 @@ func TestAdoptEpoch(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, []EpochEntry{{1, 0}, {5, 21560}}, entries(s.ep.Entries()))
 }
+
+// A master silent for HousekeepingInterval is dropped, and the slave
+// reconnects.
+func TestClientHousekeeping(t *testing.T) {
+	s := newNode(t, store.Slave)
+	addr := fakeMaster(t, func(c net.Conn, _ *bufio.Reader) {
+		_, _ = c.Write(AppendMasterHandshake(nil, 0, 1, []EpochEntry{{1, 0}}))
+	})
+	cfg := clientConfig(2)
+	cfg.HousekeepingInterval = 200 * time.Millisecond
+	start := time.Now()
+	c := startClient(t, s, cfg, addr)
+	require.Eventually(t, func() bool { return c.Disconnects() >= 2 }, 10*time.Second, time.Millisecond)
+	require.GreaterOrEqual(t, time.Since(start), 2*150*time.Millisecond)
+	require.GreaterOrEqual(t, c.Handshakes(), 2, "each connection handshook, then went silent")
+}
