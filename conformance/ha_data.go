@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/rocketgo/rocketgo/conformance/harness"
@@ -48,6 +49,58 @@ var haDataScenarios = []HAScenario{
 			return harness.PairOptions{SegmentSize: 8 << 20, NoSlave: true}
 		},
 		Run:     replEmptySlave(8 << 20),
+		Timeout: 3 * time.Minute,
+	},
+	{
+		Name: "repl_metadata",
+		Desc: "a topic (UPDATE_AND_CREATE_TOPIC), a subscription group, consumer offsets (UPDATE_CONSUMER_OFFSET) and a " +
+			"delay offset (a delivered level-1 message) made on the master are served by the slave from its own tables " +
+			"(GET_ALL_TOPIC_CONFIG, GET_ALL_SUBSCRIPTIONGROUP_CONFIG, GET_ALL_CONSUMER_OFFSET, QUERY_CONSUMER_OFFSET, " +
+			"GET_ALL_DELAY_OFFSET) after Java's sync period (a full sync a minute after start, then every minute)",
+		Run:     replMetadata,
+		Timeout: 4 * time.Minute,
+	},
+	{
+		Name: "repl_suggest_slave",
+		Desc: "accessMessageInMemoryMaxRatio=0 and slaveReadEnable=true on both: a raw PULL_MESSAGE to the master for a " +
+			"500-message backlog answers suggestWhichBrokerId=1, and a Go push consumer gets all 1,000 messages, the slave " +
+			"serving pulls (its msgGetTotalTodayNow grows); the slave starts with the master's topics.json, so it knows " +
+			"the topic before its first metadata sync",
+		Options: func(harness.PairKind) harness.PairOptions {
+			return harness.PairOptions{Both: []string{"accessMessageInMemoryMaxRatio=0", "slaveReadEnable=true"}, NoSlave: true}
+		},
+		Run:     replSuggest(true),
+		Timeout: 3 * time.Minute,
+	},
+	{
+		Name: "repl_suggest_default",
+		Desc: "slaveReadEnable=true with the default accessMessageInMemoryMaxRatio (40): the same raw pull answers suggestWhichBrokerId=0",
+		Options: func(harness.PairKind) harness.PairOptions {
+			return harness.PairOptions{Both: []string{"slaveReadEnable=true"}, NoSlave: true}
+		},
+		Run:     replSuggest(false),
+		Timeout: 2 * time.Minute,
+	},
+	{
+		Name: "repl_hastatus",
+		Desc: "after catch-up, Java 5.3.3's mqadmin haStatus and bin/mqadmin haStatus: -b master names one in-sync slave at " +
+			"127.0.0.1 acknowledged at the master's max offset, -b slave names the master's HA address and the max offset; " +
+			"the slave's GET_BROKER_RUNTIME_INFO has Java's keys (commitLogMaxOffset = master's, brokerActive=false, dispatchBehindBytes=0)",
+		Run:     replHAStatus,
+		Timeout: 3 * time.Minute,
+	},
+	{
+		Name: "repl_slave_timeout",
+		Desc: "SYNC_MASTER with totalReplicas=2 inSyncReplicas=2 slaveTimeout=1000: SEND_OK while the slave runs; slave stopped: " +
+			"raw sends answer FLUSH_SLAVE_TIMEOUT (12) after ≈ 1 s and the Go client reports SendFlushSlaveTimeout, every " +
+			"message stored on the master; slave restarted: SEND_OK again (recovery time noted)",
+		Options: func(harness.PairKind) harness.PairOptions {
+			return harness.PairOptions{
+				Both:   []string{"totalReplicas=2", "inSyncReplicas=2", "slaveTimeout=" + strconv.Itoa(haSlaveTimeout)},
+				Master: []string{"brokerRole=SYNC_MASTER"},
+			}
+		},
+		Run:     replSlaveTimeout,
 		Timeout: 3 * time.Minute,
 	},
 }

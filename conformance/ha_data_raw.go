@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/apache/rocketmq-client-go/v2/primitive"
+
 	"github.com/rocketgo/rocketgo/conformance/harness"
 	"github.com/rocketgo/rocketgo/conformance/storecompat"
 )
@@ -253,4 +255,13 @@ func delayOffsets(ctx context.Context, addr string) (map[string]int64, error) {
 		return nil, fmt.Errorf("GET_ALL_DELAY_OFFSET body %.200q: %w", b, err)
 	}
 	return w.OffsetTable, nil
+}
+
+// bodyOf is the body of one stored record ("?" when it does not decode).
+func bodyOf(rec []byte) string {
+	ms := primitive.DecodeMessage(rec)
+	if len(ms) != 1 {
+		return "?"
+	}
+	return string(ms[0].Body)
 }
