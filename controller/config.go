@@ -41,8 +41,10 @@ type Config struct {
 	// broker heartbeat timeout): a new Raft leader triggers no election for
 	// a master it has not heard from until it has led for this long.
 	ElectGrace time.Duration
-	// RaftElectionTimeout (controllerRaftElectionTimeoutMillis, ours, 1 s):
-	// Raft heartbeat and election timeout.
+	// RaftElectionTimeout (controllerRaftElectionTimeoutMillis, ours, 3 s):
+	// Raft heartbeat and election timeout; the leader lease is half of it.
+	// Like DLedger's defaults (2 s heartbeats, 3 missed), a loaded machine
+	// does not make the leader step down.
 	RaftElectionTimeout time.Duration
 	// MaxLiveBrokers (controllerMaxLiveBrokers, ours, 10000) bounds the
 	// heartbeat table; heartbeats of further brokers are refused.
@@ -70,7 +72,7 @@ func Default() Config {
 		ConfigBlackList:             "configBlackList;configStorePath",
 		MappedFileSize:              1 << 30,
 		ElectGrace:                  10 * time.Second,
-		RaftElectionTimeout:         time.Second,
+		RaftElectionTimeout:         3 * time.Second,
 		MaxLiveBrokers:              10000,
 		MaxBrokerSets:               10000,
 		MaxBrokersPerSet:            64,
