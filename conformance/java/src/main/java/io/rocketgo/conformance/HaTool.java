@@ -57,6 +57,7 @@ import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
  *   CHECK &lt;key&gt; &lt;msgId&gt; &lt;answer&gt;
  *   DONE acked=&lt;n&gt; failed=&lt;m&gt; rolledback=&lt;r&gt; unresolved=&lt;u&gt; ms=&lt;elapsed&gt;
  * consume|pull --namesrv A --topic T --group G --deadline-ms D --expect N [--from-slave-ok] [--rate R]
+ *         [--pull-threshold Q]
  *   MSG &lt;key&gt; &lt;msgId&gt; &lt;queueId&gt; &lt;queueOffset&gt; &lt;brokerName&gt;
  *   ROUTE &lt;brokerName&gt; &lt;id=addr,...|-&gt;   (the client's own route, on change)
  *   PROGRESS distinct=&lt;n&gt; deliveries=&lt;m&gt; ms=&lt;elapsed&gt;   (every second)
@@ -70,7 +71,37 @@ import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
  *   DONE brokers=&lt;n&gt;
  * </pre>
  *
- * A fatal error (bad arguments, a client that does not start) prints
+ * produce: keys are P-&lt;index&gt; (unique per run), tags the kind. Kinds take
+ * turns so each gets an even share of the N messages (a batch unit is
+ * --batch-size consecutive keys, one ACK per message with queueOffset+i).
+ * Sends are synchronous (--sync, the default) unless --async W keeps W
+ * callback sends in flight per thread (txn is always synchronous). A failed
+ * send prints ERR and the run goes on (no route while a master is down fails
+ * fast). txn: of every 10 indexes one is rolled back (TXN ... ROLLBACK_MESSAGE),
+ * one answers UNKNOW (TXN ... UNKNOW, then ACK ... txn when the check-back
+ * commits it), the rest commit; a txn ACK has queueOffset -1 (assigned at
+ * commit) and its END_TRANSACTION is oneway, so it is weaker than a send ACK.
+ * delay uses delayTimeLevel 1..3; compressed bodies are 6000 bytes
+ * (over the client's 4 KiB compressMsgBodyOverHowmuch). DONE comes after the
+ * unknown transactions are resolved or the deadline passed.
+ *
+ * <p>consume (DefaultMQPushConsumer) and pull (DefaultLitePullConsumer in
+ * subscribe mode, auto-commit): CLUSTERING, CONSUME_FROM_FIRST_OFFSET; every
+ * delivery is printed (redeliveries too); the run ends at --expect distinct
+ * keys or the deadline, then shuts the consumer down (committing offsets,
+ * at most 10 s more) and prints DONE. Without --from-slave-ok it first waits
+ * for a route with a master; with it any route will do (a slave-only one).
+ * --rate paces deliveries (per second) so a test can act in the middle;
+ * --pull-threshold caps the messages the client caches per queue (Java's
+ * pullThresholdForQueue, 1000) so that, after a kill, it must pull again.
+ *
+ * <p>offsets: QUERY_CONSUMER_OFFSET per queue of the topic's route, to the
+ * master, or to the lowest slave when the master is not in the route (--all:
+ * every broker of the route).
+ *
+ * <p>produce, consume and pull take --poll-namesrv-ms (the client's route
+ * refresh, Java's 30000 default). offsets exits 1 when a query failed. A
+ * fatal error (bad arguments, a client that does not start) prints
  * {@code FATAL <class> <message>} and exits 2. Compiles against 4.9.8 and
  * 5.3.3: types that moved packages are only used through {@code var} or
  * reflection.
@@ -584,6 +615,9 @@ public final class HaTool {
             lite.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
             lite.setAutoCommit(true);
             lite.setPollTimeoutMillis(1000);
+            if (a.num("pull-threshold", 0L) > 0) {
+                lite.setPullThresholdForQueue((int) a.num("pull-threshold", 0L));
+            }
             lite.subscribe(topic, "*");
             lite.start();
             factory = clientOf(lite);
@@ -598,6 +632,9 @@ public final class HaTool {
             pc.setPollNameServerInterval((int) a.num("poll-namesrv-ms", 30000L));
             pc.setInstanceName(instance(group));
             pc.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+            if (a.num("pull-threshold", 0L) > 0) {
+                pc.setPullThresholdForQueue((int) a.num("pull-threshold", 0L));
+            }
             pc.subscribe(topic, "*");
             pc.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
                 for (MessageExt m : msgs) {
