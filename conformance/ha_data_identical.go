@@ -25,6 +25,11 @@ func replIdentical(ctx context.Context, h *HARun) error {
 			return err
 		}
 	}
+	// An empty slave that reports only after the master rolled would start
+	// at the master's last segment (repl_empty_slave): wait for its report.
+	if err := waitSlaveConnected(ctx, p.Master.Addr); err != nil {
+		return err
+	}
 	load := goclient.MixedLoad{
 		Namesrv: p.NamesrvAddr, Prefix: h.Prefix, Topic: topic, DelayTopic: dtopic, TxnTopic: ttopic,
 		Delayed: 3000, Txn: 2000, Compressed: 2000, Batches: 1500, BatchSize: 100, Singles: 43000,
