@@ -219,8 +219,14 @@ wait_broker() { # addr: until it answers a request (bounded, 180 s)
 	log "broker $1 does not answer"; return 1
 }
 
-create_topic() { # side topic queues (on the master)
-	"$bin/mqadmin" updateTopic -n "$(ns_of "$1")" -b "$(master_of "$1")" -t "$2" -r "$3" -w "$3" >/dev/null
+create_topic() { # side topic queues (on the master; a loaded JVM can take more than one 10 s try)
+	local try
+	for try in 1 2 3; do
+		if "$bin/mqadmin" updateTopic -n "$(ns_of "$1")" -b "$(master_of "$1")" -t "$2" -r "$3" -w "$3" -timeout 20s >/dev/null; then
+			return 0
+		fi
+	done
+	return 1
 }
 
 # in_sync side: until the slave has acknowledged the master's max offset;
