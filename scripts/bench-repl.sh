@@ -63,6 +63,7 @@
 #   OUT=bench/results-repl.md
 #   WORK=<tmpdir>   data, logs and raw metrics (kept; printed at the end)
 #   ONLY=ours|java  one side only (ratios then show n/a)
+#   REPORT_ONLY=1   only rewrite OUT from WORK's metrics-repl.tsv (an earlier run)
 # One pair with the defaults takes about 8 minutes on 2 cores (the catch-up
 # writes CATCHUP_GB GiB twice per side); STEP=3s REPL_PAIRS=1 CATCHUP_GB=1 is a
 # smoke run of about 4.
@@ -95,11 +96,12 @@ bin="$WORK/bin"
 metrics="$WORK/metrics-repl.tsv"
 mkdir -p "$bin"
 cd "$WORK" # nothing the script runs writes into the repository
-: >"$metrics"
+if [ -z "${REPORT_ONLY:-}" ]; then : >"$metrics"; fi
 clk_tck="$(getconf CLK_TCK)"
 
 log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
+if [ -z "${REPORT_ONLY:-}" ]; then # up to the report
 for port in $OURS_NS_PORT $OURS_M_PORT $((OURS_M_PORT + 1)) $OURS_S_PORT $((OURS_S_PORT + 1)) \
 	$JAVA_NS_PORT $JAVA_M_PORT $((JAVA_M_PORT + 1)) $JAVA_S_PORT $((JAVA_S_PORT + 1)); do
 	if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
@@ -320,6 +322,7 @@ session_async() { # side pair
 	rec "$side" "$pair" lag_before_ack "$(jq -r '.beforeAck' <<<"$j")"
 	rec "$side" "$pair" lag_poll_us "$(jq -r '.pollUs' <<<"$j")"
 	rec "$side" "$pair" lag_errors "$(jq -r '.errorTotal' <<<"$j")"
+	if [ "$(jq -r '.errorTotal' <<<"$j")" != 0 ]; then rec "$side" "$pair" lag_error_codes "$(jq -c '.errors' <<<"$j")"; fi
 
 	if [ "$CATCHUP_GB" != 0 ]; then catchup "$side" "$pair" "$dir"; fi
 	stop_pair "$side" "$dir"
@@ -408,6 +411,9 @@ for pair in $(seq 1 "$REPL_PAIRS"); do
 	for side in "${sides[@]}"; do run_session async "$side" "$pair"; done
 done
 minutes=$(( ($(date +%s) - started_s + 30) / 60 ))
+printf '%s\t%s\n' "$started" "$minutes" >"$WORK/run-info"
+fi # REPORT_ONLY
+IFS=$'\t' read -r started minutes <"$WORK/run-info"
 
 # ---- report -------------------------------------------------------------------
 
@@ -427,9 +433,22 @@ fmt() { # value unit
 	esac
 }
 ratio() { if [ -z "$1" ] || [ -z "$2" ] || [ "$(awk -v j="$2" 'BEGIN { print (j == 0) }')" = 1 ]; then echo n/a; else awk -v o="$1" -v j="$2" 'BEGIN { printf "%.2f", o / j }'; fi; }
+cnt() { awk -F'\t' -v s="$1" -v m="$2" '$1 == s && $3 == m && $4 != "" && $4 != "null" { n++ } END { print n + 0 }' "$metrics"; }
+cell() { # side metric unit: the median, marked † when fewer pairs than REPL_PAIRS gave it
+	local v n; v="$(med "$1" "$2")" n="$(cnt "$1" "$2")"
+	printf '%s' "$(fmt "$v" "$3")"
+	if [ -n "$v" ] && [ "$n" -lt "$REPL_PAIRS" ]; then printf '†'; fi
+}
+# short: some side/metric has fewer values than pairs (error codes appear only with errors)
+short="$(awk -F'\t' -v p="$REPL_PAIRS" '$1 != "disk" && $3 !~ /_error_codes_/ { n[$1 SUBSEP $3]++ } END { for (k in n) if (n[k] < p) { print 1; exit } }' "$metrics")"
 row() { # label unit metric better
 	local o j; o="$(med ours "$3")" j="$(med java "$3")"
-	printf '| %s | %s | %s | %s | %s | %s |\n' "$1" "$2" "$(fmt "$o" "$2")" "$(fmt "$j" "$2")" "$(ratio "$o" "$j")" "$4"
+	printf '| %s | %s | %s | %s | %s | %s |\n' "$1" "$2" "$(cell ours "$3" "$2")" "$(cell java "$3" "$2")" "$(ratio "$o" "$j")" "$4"
+}
+errsum() { # side → "N (CODE×n …)" over every send step and the lag step of every pair
+	awk -F'\t' -v s="$1" '$1 == s && $3 ~ /_errors(_[0-9]+)?$/ { n += $4 }
+		$1 == s && $3 ~ /_error_codes_/ { gsub(/[{}"]/, "", $4); k = split($4, kv, ","); for (i = 1; i <= k; i++) { split(kv[i], p, ":"); c[p[1]] += p[2] } }
+		END { printf "%d", n; sep = " ("; for (x in c) { printf "%s%s×%d", sep, x, c[x]; sep = " " } if (sep == " ") printf ")" }' "$metrics"
 }
 
 mkdir -p "$(dirname "$OUT")"
@@ -464,6 +483,7 @@ mkdir -p "$(dirname "$OUT")"
 	row "Lag step: messages acknowledged" msg lag_acked ""
 	row "Lag step: acknowledged but not on the slave at the end" msg lag_missing lower
 	row "Lag step: mean slave poll interval" µs lag_poll_us ""
+	printf '| Send errors, all steps of all pairs | msg | %s | %s | | lower |\n' "$(errsum ours)" "$(errsum java)"
 	if [ "$CATCHUP_GB" != 0 ]; then
 		row "Slave catch-up from a $CATCHUP_GB GiB backlog" MB/s catchup_mbps higher
 		row "Slave catch-up: transfer time" s catchup_transfer_s lower
@@ -480,6 +500,7 @@ mkdir -p "$(dirname "$OUT")"
 		echo "Catch-up: the in-sync slave stops, the master takes $CATCHUP_GB GiB of $FILL_SIZE-byte messages (\`mqbench produce -b MASTER -mode async -threads 4 -conns 2 -inflight 4\`: the 'written to the master' row), \`sync\`, the slave starts; \`mqbench hawait -new\` samples the master's GET_BROKER_HA_STATUS every 50 ms; transfer time runs from the last sample without the slave's HA connection to the first with its slaveAckOffset at the master's max offset (the slave's start-up excluded; 'exec to in sync' includes it); 1 MB = 10^6 bytes; CPU = utime+stime of both brokers from the slave's exec to in sync over that time. Raw disk: dd on the filesystem of the work directory, once per run."
 	fi
 	echo
+	if [ -n "$short" ]; then echo "† median of fewer than $REPL_PAIRS pairs: a session failed (the run's log says which and why)."; echo; fi
 	echo "Raw per-run values: metrics-repl.tsv in the work directory."
 } >"$OUT"
 log "wrote $OUT (raw metrics and logs in $WORK)"
