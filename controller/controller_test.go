@@ -440,3 +440,26 @@ func TestHeartbeatFlood(t *testing.T) {
 	}
 	g.nodes[0].live.mu.Unlock()
 }
+
+// TestRestartFromSnapshot: a snapshot taken by Raft (FileSnapshotStore) and
+// the log after it bring a restarted node back to the same state.
+func TestRestartFromSnapshot(t *testing.T) {
+	g := startGroup(t, 1, nil)
+	leader := g.nodes[g.leader()].Addr()
+	g.registerAs(leader, "c", "b", "127.0.0.1:1")
+	g.heartbeat(leader, "c", "b", "127.0.0.1:1", 1, 0, 0, 60000)
+	require.Equal(t, int32(codec.RespSuccess), g.call(leader, codec.ReqControllerElectMaster, (&header.ElectMasterRequest{ClusterName: "c", BrokerName: "b", BrokerID: 1}).Encode, nil).Code)
+	require.NoError(t, g.nodes[0].node.raft.Snapshot().Error())
+	g.registerAs(leader, "c", "b2", "127.0.0.1:2") // after the snapshot: from the log
+	want, err := g.nodes[0].state.marshal()
+	require.NoError(t, err)
+
+	require.NoError(t, g.nodes[0].Close())
+	g.restart(0)
+	g.leader()
+	got, err := g.nodes[0].state.marshal()
+	require.NoError(t, err)
+	require.JSONEq(t, string(want), string(got))
+	h, _ := g.replicaInfo(g.nodes[0].Addr(), "b")
+	require.Equal(t, int64(1), h.MasterBrokerID)
+}
