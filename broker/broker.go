@@ -56,6 +56,8 @@ type Broker struct {
 	nsCli  *transport.Client
 	sync   *slaveSync // a slave's metadata sync from its master (slavesync.go)
 
+	rm *replicasManager // controller mode (controllermode.go); nil otherwise
+
 	pools      []*transport.Pool
 	main, fast *transport.Server
 
@@ -133,6 +135,18 @@ func New(cfg Config, deps Deps) (*Broker, error) {
 	b.sync = newSlaveSync(b.nsCli, b.role, b.BrokerAddr, slaveSyncTables{
 		topics: b.topics, offsets: b.offsets, groups: b.groups, delay: b.delay, timerWheel: b.timer.ts != nil,
 	}, log)
+	if cfg.EnableControllerMode {
+		rm, err := newReplicasManager(b)
+		if err != nil {
+			b.nsCli.Close()
+			b.timer.close()
+			b.closeStore()
+			return nil, err
+		}
+		b.rm = rm
+		b.reg.skip = rm.fenced.Load
+		b.reg.stateVersion = func() int64 { return int64(rm.MasterEpoch()) }
+	}
 	return b, nil
 }
 
@@ -248,6 +262,9 @@ func (b *Broker) Start() error {
 
 	b.reg.start()
 	b.sync.Start() // idle unless the role is SLAVE (checked every tick)
+	if b.rm != nil {
+		b.rm.start()
+	}
 	b.wg.Add(2)
 	go b.persistLoop()
 	go b.clientLoop()
@@ -292,6 +309,9 @@ func (b *Broker) Close() error {
 			b.nsCli.Close()
 			b.closeStore()
 			return
+		}
+		if b.rm != nil {
+			b.rm.stop()
 		}
 		b.reg.stop()
 		b.sync.Stop()
@@ -391,11 +411,15 @@ func (b *Broker) routers() (mainR, fastR *transport.Router) {
 	qp := &queryProcessor{store: b.store, log: b.log, maxBatch: b.cfg.MaxMsgsNumBatch}
 	admin := b.adminHandlers()
 
+	send := b.send.enqueue
+	if b.rm != nil {
+		send = b.rm.gateSend(send) // fencing and minInSyncReplicas (controllermode_role.go)
+	}
 	build := func(withPull bool) *transport.Router {
 		r := transport.NewRouter()
-		r.HandleLeased(codec.ReqSendMessage, nil, b.send.enqueue)
-		r.HandleLeased(codec.ReqSendMessageV2, nil, b.send.enqueue)
-		r.HandleLeased(codec.ReqSendBatchMessage, nil, b.send.enqueue)
+		r.HandleLeased(codec.ReqSendMessage, nil, send)
+		r.HandleLeased(codec.ReqSendMessageV2, nil, send)
+		r.HandleLeased(codec.ReqSendBatchMessage, nil, send)
 		r.Handle(codec.ReqSendReplyMessage, replyPool, rp.handle)
 		r.Handle(codec.ReqSendReplyMessageV2, replyPool, rp.handle)
 		if withPull {
@@ -423,6 +447,7 @@ func (b *Broker) routers() (mainR, fastR *transport.Router) {
 		}
 		registerHAStatus(r, adminPool, b, b.store.MaxPhyOffset)
 		registerMasterSync(r, adminPool, b.timer.ts != nil, b.cfg.StorePathRootDir)
+		registerControllerMode(r, adminPool, b)
 		return r
 	}
 	return build(true), build(false)

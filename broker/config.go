@@ -3,6 +3,7 @@ package broker
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -67,6 +68,26 @@ type Config struct {
 	// AccessMessageInMemoryMaxRatio (percent of RAM) bounds how far a
 	// consumer may lag before the master suggests the slave.
 	AccessMessageInMemoryMaxRatio int `conf:"accessMessageInMemoryMaxRatio"`
+
+	// Controller mode (RIP-44, controllermode.go): the controller assigns
+	// the brokerId and the role; brokerRole/brokerId are then only the
+	// start values (Java's sample conf: SLAVE and -1). Java's names and
+	// defaults; periods in ms.
+	EnableControllerMode            bool   `conf:"enableControllerMode"`
+	ControllerAddr                  string `conf:"controllerAddr"` // "ip:port;ip:port"
+	SyncBrokerMetadataPeriod        int64  `conf:"syncBrokerMetadataPeriod"`
+	CheckSyncStateSetPeriod         int64  `conf:"checkSyncStateSetPeriod"`
+	SyncControllerMetadataPeriod    int64  `conf:"syncControllerMetadataPeriod"`
+	ControllerHeartBeatTimeoutMills int64  `conf:"controllerHeartBeatTimeoutMills"`
+	BrokerElectionPriority          int32  `conf:"brokerElectionPriority"`
+	BrokerHeartbeatInterval         int64  `conf:"brokerHeartbeatInterval"`
+	SendHeartbeatTimeoutMillis      int64  `conf:"sendHeartbeatTimeoutMillis"`
+	AllAckInSyncStateSet            bool   `conf:"allAckInSyncStateSet"`
+	HaMaxTimeSlaveNotCatchup        int64  `conf:"haMaxTimeSlaveNotCatchup"`
+	StorePathEpochFile              string `conf:"storePathEpochFile"`      // "" = <storePathRootDir>/epochFileCheckpoint
+	StorePathBrokerIdentity         string `conf:"storePathBrokerIdentity"` // "" = <storePathRootDir>/brokerIdentity
+	SyncFromLastFile                bool   `conf:"syncFromLastFile"`
+	AsyncLearner                    bool   `conf:"asyncLearner"`
 
 	AutoCreateTopicEnable       bool   `conf:"autoCreateTopicEnable"`
 	AutoCreateSubscriptionGroup bool   `conf:"autoCreateSubscriptionGroup"`
@@ -252,6 +273,16 @@ func DefaultConfig() Config {
 		MinInSyncReplicas:             1,
 		SlaveTimeout:                  3000,
 		AccessMessageInMemoryMaxRatio: 40,
+
+		// Controller mode (Java BrokerConfig / MessageStoreConfig defaults).
+		SyncBrokerMetadataPeriod:        5000,
+		CheckSyncStateSetPeriod:         5000,
+		SyncControllerMetadataPeriod:    10000,
+		ControllerHeartBeatTimeoutMills: 10000,
+		BrokerElectionPriority:          math.MaxInt32,
+		BrokerHeartbeatInterval:         1000,
+		SendHeartbeatTimeoutMillis:      1000,
+		HaMaxTimeSlaveNotCatchup:        15000,
 	}
 }
 

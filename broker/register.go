@@ -29,6 +29,11 @@ type registrar struct {
 	role         *roleState
 	haServerAddr func() string
 	onResult     func(masterAddr, haServerAddr string)
+	// Controller mode (nil otherwise): skip registrations while the
+	// broker is fenced (Java's isIsolated), and the master epoch the data
+	// version carries as stateVersion.
+	skip         func() bool
+	stateVersion func() int64
 
 	trigger chan struct{}
 	quit    chan struct{}
@@ -96,6 +101,9 @@ func (r *registrar) haAddr() string {
 // registerBody builds the RegisterBrokerBody JSON (uncompressed form).
 func (r *registrar) registerBody() []byte {
 	v, topics := r.topics.snapshot()
+	if r.stateVersion != nil {
+		v.StateVersion = r.stateVersion()
+	}
 	// Like Java's registerBrokerAll: a broker that is not both readable and
 	// writable announces every topic with its permission masked, so
 	// clients stop routing sends (or pulls) to it.
@@ -111,7 +119,7 @@ func (r *registrar) registerBody() []byte {
 
 func (r *registrar) registerAll() {
 	addrs := r.live.namesrvAddrs()
-	if len(addrs) == 0 {
+	if len(addrs) == 0 || (r.skip != nil && r.skip()) {
 		return
 	}
 	b := r.registerBody()

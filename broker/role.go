@@ -12,6 +12,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/store"
 	"github.com/rocketgo/rocketgo/store/ha"
+	"github.com/rocketgo/rocketgo/store/ha/autoswitch"
 )
 
 // haAddressMinLength: a configured haMasterAddress shorter than this is
@@ -100,7 +101,9 @@ func (c *Config) validateRole() error {
 	if err != nil {
 		return fmt.Errorf("broker: brokerRole: %w", err)
 	}
-	if role == store.Slave && c.BrokerID <= 0 {
+	if role == store.Slave && c.BrokerID <= 0 && !c.EnableControllerMode {
+		// compat: in controller mode Java's sample conf starts every
+		// broker as SLAVE with brokerId -1; the controller assigns both.
 		return errors.New("broker: a SLAVE's brokerId must be > 0")
 	}
 	if c.InSyncReplicas < 0 || c.TotalReplicas < 0 || c.MinInSyncReplicas < 0 {
@@ -127,6 +130,11 @@ type roleRuntime struct {
 	srv      *ha.Server
 	cli      *ha.Client
 	services bool // delay levels, timers, transaction checks running
+
+	// Controller mode (controllermode_role.go): the AutoSwitch HA
+	// server or client instead of srv/cli.
+	asrv *autoswitch.Server
+	acli *autoswitch.Client
 }
 
 // Role is the broker's current role.
@@ -143,6 +151,9 @@ func (b *Broker) MasterAddr() string { return b.role.MasterAddr() }
 func (b *Broker) HAAddr() string {
 	b.roleMu.Lock()
 	defer b.roleMu.Unlock()
+	if b.rrt.asrv != nil {
+		return b.rrt.asrv.Addr().String()
+	}
 	if b.rrt.srv == nil {
 		return ""
 	}
@@ -153,6 +164,9 @@ func (b *Broker) HAAddr() string {
 func (b *Broker) HAClientStatus() (ha.ClientStatus, bool) {
 	b.roleMu.Lock()
 	defer b.roleMu.Unlock()
+	if b.rrt.acli != nil {
+		return autoSwitchClientStatus(b.rrt.acli.Status()), true
+	}
 	if b.rrt.cli == nil {
 		return ha.ClientStatus{}, false
 	}
@@ -163,6 +177,9 @@ func (b *Broker) HAClientStatus() (ha.ClientStatus, bool) {
 func (b *Broker) HASlaves() []ha.SlaveStatus {
 	b.roleMu.Lock()
 	defer b.roleMu.Unlock()
+	if b.rrt.asrv != nil {
+		return autoSwitchSlaves(b.rrt.asrv.Slaves())
+	}
 	if b.rrt.srv == nil {
 		return nil
 	}
@@ -180,6 +197,9 @@ func (b *Broker) SetRole(role store.Role, brokerID int64, haMasterAddr string) e
 	}
 	if role == store.Slave && brokerID <= 0 {
 		return errors.New("broker: a SLAVE's brokerId must be > 0")
+	}
+	if b.rm != nil {
+		return errors.New("broker: controller mode: the controller decides the role")
 	}
 	if role != store.Slave {
 		brokerID = 0
@@ -211,6 +231,9 @@ func (b *Broker) SetRole(role store.Role, brokerID int64, haMasterAddr string) e
 // applyRoleLocked brings the store, HA and the services to the role in
 // b.role. roleMu held. old is the previous role (for the store order).
 func (b *Broker) applyRoleLocked(old store.Role) error {
+	if b.rm != nil {
+		return b.rm.applyStartRoleLocked()
+	}
 	role := b.role.Role()
 	rs, repl := b.store.(replStore)
 	if role == store.Slave {
@@ -286,6 +309,7 @@ func (b *Broker) closeRole() {
 	defer b.roleMu.Unlock()
 	b.roleClosed = true
 	b.stopServicesLocked()
+	b.closeAutoSwitchLocked()
 	if b.rrt.srv != nil {
 		if err := b.rrt.srv.Close(); err != nil {
 			b.log.Warn("ha server close", "err", err)
@@ -341,6 +365,11 @@ func (b *Broker) haServerAddr() string {
 			port = a.Port
 		}
 	}
+	if b.rrt.asrv != nil {
+		if a, ok := b.rrt.asrv.Addr().(*net.TCPAddr); ok {
+			port = a.Port
+		}
+	}
 	b.roleMu.Unlock()
 	return net.JoinHostPort(ip, strconv.Itoa(port))
 }
@@ -349,6 +378,10 @@ func (b *Broker) haServerAddr() string {
 // handleRegisterBrokerResult: the master's HA address (unless
 // haMasterAddress is configured) and the master's broker address.
 func (b *Broker) onRegisterResult(masterAddr, haAddr string) {
+	if b.rm != nil {
+		b.rm.onRegisterResult(masterAddr, haAddr)
+		return
+	}
 	r := b.role
 	r.mu.Lock()
 	r.masterAddr = masterAddr
