@@ -27,7 +27,7 @@ var haKillScenarios = []HAScenario{
 			return harness.PairOptions{Both: []string{"slaveReadEnable=true"}}
 		},
 		Run:     replConsumeSlave,
-		Timeout: 4 * time.Minute,
+		Timeout: 5 * time.Minute,
 	},
 	{
 		Name: "repl_sync_kill",
@@ -117,11 +117,12 @@ func replConsumeSlave(ctx context.Context, h *HARun) error {
 		return err
 	}
 	// Java 5.3.3's slave syncs its metadata a minute after start and then
-	// every minute (BrokerController: lastSyncTimeMs, 60 * 1000).
-	if _, err := waitTopic(ctx, p.Slave.Addr, topic, 75*time.Second); err != nil {
+	// every minute (BrokerController: lastSyncTimeMs, 60 * 1000): up to two
+	// periods, for a commit that just missed one.
+	if _, err := waitTopic(ctx, p.Slave.Addr, topic, 130*time.Second); err != nil {
 		return err
 	}
-	if _, err := waitOffsets(ctx, p.Slave.Addr, group, topic, committed, 75*time.Second); err != nil {
+	if _, err := waitOffsets(ctx, p.Slave.Addr, group, topic, committed, 130*time.Second); err != nil {
 		return err
 	}
 	syncWait := time.Since(commitAt)
@@ -218,34 +219,54 @@ func replConsumeSlave(ctx context.Context, h *HARun) error {
 // killRound is one load + kill of the SYNC_MASTER.
 type killRound struct {
 	sends    *sendBook
-	killedAt int    // SEND_OK count when the master was killed
-	probe    string // what the harness's probe send saw before SEND_OK
+	killedAt int // SEND_OK count when the master was killed
+	// The harness's probe sends (keys <prefix>-probe-<try>) until one is
+	// answered SEND_OK: refused ones count as failed sends.
+	probeKey string // the acknowledged probe
+	refused  int    // probe answers before it
+	refusal  string // the first refused answer
 }
 
 // acked is the round's acknowledged keys, the harness's probe included.
-func (r killRound) acked(probeKey string) map[string]goclient.Sent {
+func (r killRound) acked() map[string]goclient.Sent {
 	m := r.sends.okKeys()
-	m[probeKey] = goclient.Sent{Key: probeKey, MsgID: "probe", QueueOffset: -1, Status: "SEND_OK"}
+	m[r.probeKey] = goclient.Sent{Key: r.probeKey, MsgID: "probe", QueueOffset: -1, Status: "SEND_OK"}
 	return m
 }
 
+// probeNote describes the probe when it was refused first.
+func (r killRound) probeNote() string {
+	if r.refused == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (probe refused %d× first: %s)", r.refused, r.refusal)
+}
+
 // syncKillRound waits until a SYNC_MASTER send succeeds (the slave is
-// connected and acknowledging; the probe message, key keyPrefix-probe, is
-// acknowledged too), loads topic with count sync sends from killThreads
-// senders and kills -9 the master after killAfter SEND_OK.
+// connected and acknowledging; that probe message must be on the slave
+// too), loads topic with count sync sends from killThreads senders and
+// kills -9 the master after killAfter SEND_OK.
 func syncKillRound(ctx context.Context, h *HARun, topic, keyPrefix string, killAfter, count int) (killRound, error) {
 	p, cl := h.Pair, haClient{h}
 	r := killRound{sends: newSendBook()}
-	probeKey := keyPrefix + "-probe"
+	try := 0
 	err := waitFor(ctx, 60*time.Second, "a SYNC_MASTER send answered SEND_OK", func() error {
-		code, remark, err := p.Master.Send(ctx, topic, 0, probeKey, []byte("probe "+probeKey))
+		try++
+		key := fmt.Sprintf("%s-probe-%d", keyPrefix, try)
+		code, remark, err := p.Master.Send(ctx, topic, 0, key, []byte("probe "+key))
 		if err != nil {
+			r.sends.add(goclient.Sent{Key: key, Err: err})
 			return err
 		}
 		if code != 0 {
-			r.probe = fmt.Sprintf("code %d %q", code, remark)
-			return errors.New(r.probe)
+			r.refused++
+			if r.refusal == "" {
+				r.refusal = fmt.Sprintf("code %d %q", code, remark)
+			}
+			r.sends.add(goclient.Sent{Key: key, Status: fmt.Sprintf("probe_code_%d", code)})
+			return fmt.Errorf("code %d %q", code, remark)
 		}
+		r.probeKey = key
 		return nil
 	})
 	if err != nil {
@@ -300,13 +321,13 @@ func replSyncKill(ctx context.Context, h *HARun) error {
 	if err != nil {
 		return err
 	}
-	acked := r.acked("sk-probe")
+	acked := r.acked()
 	c, err := checkStored(ctx, p.Slave.Addr, topic, acked, r.sends.failedKeys(), 20*time.Second)
 	if err != nil {
 		return err
 	}
-	h.Note("acked %d (killed at %d), lost %d, duplicates %d, failed but stored %d, other outcomes: %s; %.1fs",
-		r.sends.acked(), r.killedAt, len(c.Lost), c.Duplicates, c.Unacked, r.sends.others(), time.Since(start).Seconds())
+	h.Note("acked %d (killed at %d), lost %d, duplicates %d, failed but stored %d, other outcomes: %s%s; %.1fs",
+		r.sends.acked(), r.killedAt, len(c.Lost), c.Duplicates, c.Unacked, r.sends.others(), r.probeNote(), time.Since(start).Seconds())
 	if len(c.Lost) > 0 {
 		return fmt.Errorf("%d acknowledged messages not on the slave: %s", len(c.Lost), lostString(c.Lost, acked))
 	}
@@ -337,7 +358,7 @@ func replSyncKillLoop(ctx context.Context, h *HARun) error {
 		if err != nil {
 			return fmt.Errorf("round %d: %w", i+1, err)
 		}
-		for k, v := range r.acked(prefix + "-probe") {
+		for k, v := range r.acked() {
 			all[k] = v
 		}
 		acks += r.sends.acked()
@@ -347,8 +368,8 @@ func replSyncKillLoop(ctx context.Context, h *HARun) error {
 		if err != nil {
 			return fmt.Errorf("round %d: %w", i+1, err)
 		}
-		per = append(per, fmt.Sprintf("round %d: acked %d, lost %d, dup %d, failed but stored %d, others %s",
-			i+1, r.sends.acked(), len(c.Lost), c.Duplicates, c.Unacked, r.sends.counts()))
+		per = append(per, fmt.Sprintf("round %d: acked %d, lost %d, dup %d, failed but stored %d, others %s%s",
+			i+1, r.sends.acked(), len(c.Lost), c.Duplicates, c.Unacked, r.sends.counts(), r.probeNote()))
 		if len(c.Lost) > 0 {
 			h.Note("%s", strings.Join(per, "; "))
 			return fmt.Errorf("round %d: %d acknowledged messages not on the slave: %s", i+1, len(c.Lost), lostString(c.Lost, all))
