@@ -37,20 +37,24 @@ func (d *Driver) RunTool(ctx context.Context, client scenario.Client, args []str
 	if err := d.Build(ctx, profile); err != nil {
 		return err
 	}
-	target := filepath.Join(d.Dir, "target", profile)
-	jargs := []string{"-Xms64m", "-Xmx512m", "-XX:+UseG1GC", "-XX:TieredStopAtLevel=1",
+	jargs, mode := toolArgs(filepath.Join(d.Dir, "target", profile), args)
+	return runChild(ctx, "HaTool "+mode, exec.CommandContext(ctx, "java", jargs...), onLine)
+}
+
+// toolArgs is the java command line for HaTool args of the profile built in
+// target, leading -D args moved before the class; mode is the first tool arg.
+func toolArgs(target string, args []string) (jargs []string, mode string) {
+	jargs = []string{"-Xms64m", "-Xmx512m", "-XX:+UseG1GC", "-XX:TieredStopAtLevel=1",
 		"-Drocketmq.client.logUseSlf4j=false", "-Drocketmq.client.logLevel=ERROR",
 		"-Drocketmq.client.logRoot=" + filepath.Join(os.TempDir(), "rocketgo-conformance-java-logs")}
 	for len(args) > 0 && strings.HasPrefix(args[0], "-D") {
 		jargs, args = append(jargs, args[0]), args[1:]
 	}
 	jargs = append(jargs, "-cp", filepath.Join(target, "classes")+":"+filepath.Join(target, "lib", "*"), HaToolClass)
-	jargs = append(jargs, args...)
-	name := "HaTool"
 	if len(args) > 0 {
-		name += " " + args[0]
+		mode = args[0]
 	}
-	return runChild(ctx, name, exec.CommandContext(ctx, "java", jargs...), onLine)
+	return append(jargs, args...), mode
 }
 
 // runChild starts cmd in its own process group, feeds its stdout lines to

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -111,4 +112,16 @@ func TestRunChildKillsGroupOnCancel(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return errors.Is(syscall.Kill(grandchild, 0), syscall.ESRCH)
 	}, 5*time.Second, 20*time.Millisecond, "grandchild %d still alive", grandchild)
+}
+
+// Leading -D args become JVM properties before the class; the rest are the
+// tool's, in order.
+func TestToolArgs(t *testing.T) {
+	jargs, mode := toolArgs("/j/target/client-5", []string{"-Dx=1", "-Dy=2", "consume", "--topic", "-Dnot-a-prop"})
+	require.Equal(t, "consume", mode)
+	cls := slices.Index(jargs, HaToolClass)
+	require.Positive(t, cls)
+	require.Equal(t, []string{"consume", "--topic", "-Dnot-a-prop"}, jargs[cls+1:])
+	require.Equal(t, []string{"-cp", "/j/target/client-5/classes:/j/target/client-5/lib/*"}, jargs[cls-2:cls])
+	require.Subset(t, jargs[:cls-2], []string{"-Dx=1", "-Dy=2"})
 }
