@@ -5,7 +5,15 @@ import (
 	"time"
 
 	"github.com/rocketgo/rocketgo/conformance/harness"
+	"github.com/rocketgo/rocketgo/conformance/scenario"
 )
+
+// haLoadConf is both brokers' extra config under repl_identical's load: a
+// long transactionTimeOut (no check-back rewrites a half while the logs are
+// compared) and a send queue wait of 3 s instead of 200 ms (two cores shared
+// by a JVM client, the brokers and the Go load; flow control is not what
+// the scenario checks).
+var haLoadConf = []string{"transactionTimeOut=600000", "waitTimeMillsInSendQueue=3000"}
 
 // haDataScenarios are the replication scenarios on data and metadata
 // (byte-identical logs, catch-up, metadata sync, redirects, haStatus).
@@ -17,12 +25,22 @@ var haDataScenarios = []HAScenario{
 			"(8 MiB segments); after catch-up the master is stopped, the slave takes the master's last bytes and stops: " +
 			"commit logs byte-identical up to the master's end, every consume queue of the master equal on the slave",
 		Options: func(harness.PairKind) harness.PairOptions {
-			// A long transactionTimeOut: no check-back rewrites a half while
-			// the logs are compared.
-			return harness.PairOptions{SegmentSize: 8 << 20, Both: []string{"transactionTimeOut=600000"}}
+			return harness.PairOptions{SegmentSize: 8 << 20, Both: haLoadConf}
 		},
 		Run:     replIdentical,
 		Timeout: 5 * time.Minute,
+	},
+	{
+		Name: "repl_identical_java",
+		Desc: "repl_identical with a Java client's HaTool producing 40,000 more messages (single, batch, keyed, " +
+			"compressed, delay; async sends) into its own topic during the Go load",
+		Clients: []scenario.Client{scenario.Java5, scenario.Java49},
+		Options: func(harness.PairKind) harness.PairOptions {
+			return harness.PairOptions{SegmentSize: 8 << 20, Both: haLoadConf}
+		},
+		Run:     replIdentical,
+		Timeout: 6 * time.Minute,
+		Long:    true,
 	},
 	{
 		Name: "repl_catchup",

@@ -2,13 +2,16 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 
 	"github.com/rocketgo/rocketgo/conformance/goclient"
+	"github.com/rocketgo/rocketgo/conformance/javadriver"
 	"github.com/rocketgo/rocketgo/conformance/storecompat"
 )
 
@@ -35,17 +38,48 @@ func replIdentical(ctx context.Context, h *HARun) error {
 		Delayed: 3000, Txn: 2000, Compressed: 2000, Batches: 1500, BatchSize: 100, Singles: 43000,
 		Producers: 4, Workers: 24,
 	}
+	// With a Java client, its HaTool produces into a topic of its own while
+	// the Go load runs (both clients' records interleave in one log).
+	jtopic := h.Name("jmix")
+	var jacked int64
+	jdone := make(chan error, 1)
+	if h.Client != HarnessOnly {
+		if err := createTopic(ctx, p, jtopic, 8); err != nil {
+			return err
+		}
+		go func() { jdone <- javaMixed(ctx, h, jtopic, &jacked) }()
+	} else {
+		jdone <- nil
+	}
 	res, err := load.Run(ctx)
+	if jerr := <-jdone; err == nil {
+		err = jerr
+	}
 	if err != nil {
 		return err
 	}
 	h.Note("sent %s", res)
+	if h.Client != HarnessOnly {
+		h.Note("%s client (HaTool) sent %d more (single, batch, keyed, compressed, delay)", h.Client, jacked)
+	}
 	if res.Messages < 200_000 {
 		return fmt.Errorf("only %d messages acknowledged, want ≥ 200000", res.Messages)
 	}
 	settle := time.Now()
 	if err := quiesceMixed(ctx, h, res, dtopic, ttopic); err != nil {
 		return err
+	}
+	if jacked > 0 {
+		// The Java client's delayed messages land in its topic when due.
+		if err := poll(ctx, 60*time.Second, "the Java client's messages (delays delivered) on the master", func() (bool, string, error) {
+			n, err := queueTotal(ctx, p.Master.Addr, jtopic, 8)
+			if err != nil {
+				return false, err.Error(), nil
+			}
+			return n >= jacked, fmt.Sprintf("%d of %d", n, jacked), nil
+		}); err != nil {
+			return err
+		}
 	}
 	if _, err := p.WaitCaughtUp(ctx, 2*time.Minute); err != nil {
 		return err
@@ -151,4 +185,43 @@ func stopMasterThenSlave(ctx context.Context, h *HARun) (int64, error) {
 		return 0, err
 	}
 	return end, nil
+}
+
+// haJavaMessages is what the Java client sends in repl_identical_java.
+const haJavaMessages = 40_000
+
+// javaMixed runs HaTool produce for the cell's Java client: every kind but
+// txn (the Go load has those; HaTool's UNKNOW halves need check-backs,
+// which would keep the master writing) with async sends, and stores the
+// acknowledged count in acked. Every send must be acknowledged SEND_OK.
+func javaMixed(ctx context.Context, h *HARun, topic string, acked *int64) error {
+	args := []string{"produce", "--namesrv", h.Pair.NamesrvAddr, "--topic", topic,
+		"--count", strconv.Itoa(haJavaMessages), "--threads", "4", "--async", "32", "--batch-size", "16",
+		"--kinds", "single,batch,keyed,compressed,delay", "--key-prefix", h.Name("j"),
+		"--deadline-ms", "240000", "--send-timeout-ms", "10000"}
+	var fatal error
+	var errs, notOK int
+	var firstErr string
+	err := h.Runner.Java.RunTool(ctx, h.Client, args, func(line string) {
+		if a, ok := javadriver.ParseAck(line); ok {
+			if a.Status == "SEND_OK" {
+				*acked++
+			} else {
+				notOK++
+			}
+		} else if e, ok := javadriver.ParseErr(line); ok {
+			if errs++; errs == 1 {
+				firstErr = e.Key + " " + e.Class + ": " + e.Message
+			}
+		} else if f := javadriver.ParseFatal(line); f != nil {
+			fatal = f
+		}
+	})
+	if err = errors.Join(fatal, err); err != nil {
+		return fmt.Errorf("%s HaTool produce: %w", h.Client, err)
+	}
+	if errs > 0 || notOK > 0 || *acked != haJavaMessages {
+		return fmt.Errorf("%s HaTool produce: %d SEND_OK of %d, %d other statuses, %d errors (first: %s)", h.Client, *acked, haJavaMessages, notOK, errs, firstErr)
+	}
+	return nil
 }

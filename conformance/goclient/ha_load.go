@@ -120,7 +120,7 @@ func (l MixedLoad) Run(ctx context.Context) (MixedResult, error) {
 
 	var singles, batched, compressed, committed, rolledBack, delayed atomic.Int64
 	send := func(i int, msgs ...*primitive.Message) error {
-		r, err := prods[i%len(prods)].SendSync(ctx, msgs...)
+		r, err := retryBusy(ctx, func() (*primitive.SendResult, error) { return prods[i%len(prods)].SendSync(ctx, msgs...) })
 		if err != nil {
 			return err
 		}
@@ -151,7 +151,7 @@ func (l MixedLoad) Run(ctx context.Context) (MixedResult, error) {
 			}
 			m := primitive.NewMessage(l.TxnTopic, haBody(word, i, 200))
 			m.WithKeys([]string{l.Prefix + "_t" + strconv.Itoa(i)})
-			r, err := txp.SendMessageInTransaction(ctx, m)
+			r, err := retryBusy(ctx, func() (*primitive.TransactionSendResult, error) { return txp.SendMessageInTransaction(ctx, m) })
 			if err != nil {
 				return err
 			}
@@ -255,4 +255,21 @@ func parallel(ctx context.Context, workers, from, n int, do func(i int) error) e
 		return ctx.Err()
 	}
 	return first
+}
+
+// retryBusy calls send again, a bounded number of times with a growing
+// pause, while the broker answers SYSTEM_BUSY (its flow control: the client
+// reports "CODE: 2"); nothing was stored then.
+func retryBusy[R any](ctx context.Context, send func() (R, error)) (R, error) {
+	for try := 1; ; try++ {
+		r, err := send()
+		if err == nil || try == 10 || !strings.Contains(err.Error(), "CODE: 2,") {
+			return r, err
+		}
+		select {
+		case <-ctx.Done():
+			return r, err
+		case <-time.After(time.Duration(try) * 100 * time.Millisecond):
+		}
+	}
 }
