@@ -110,8 +110,12 @@ func storeOf(tb *testBroker) *store.Store { return tb.store.(*store.Store) }
 // was away, rejoins as a slave under its old id, truncates to the
 // consistent point and ends byte-identical to the new master.
 func TestControllerModeFailover(t *testing.T) {
-	ctrl := startTestController(t)
-	ns := startNamesrv(t)
+	runControllerFailover(t, startTestController(t), startNamesrv(t), 20*time.Second)
+}
+
+// runControllerFailover is TestControllerModeFailover's scenario against
+// the controller ctrl and name server ns; wait bounds each step.
+func runControllerFailover(t *testing.T, ctrl, ns string, wait time.Duration) {
 	mut := controllerModeConfig(ctrl, ns)
 	bs := make([]*cmBroker, 3)
 	for i := range bs {
@@ -119,11 +123,11 @@ func TestControllerModeFailover(t *testing.T) {
 		tb, stop := startBrokerAt(t, root, mut)
 		bs[i] = &cmBroker{testBroker: tb, root: root, stop: stop}
 	}
-	require.Eventually(t, func() bool { return len(masterOf(bs)) == 1 }, 20*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return len(masterOf(bs)) == 1 }, wait, 10*time.Millisecond)
 	m := masterOf(bs)[0]
 	ids := map[int64]bool{}
 	for _, b := range bs {
-		require.Eventually(t, func() bool { return b.rm.ID() > 0 }, 10*time.Second, 10*time.Millisecond)
+		require.Eventually(t, func() bool { return b.rm.ID() > 0 }, wait, 10*time.Millisecond)
 		ids[b.rm.ID()] = true
 		id, ok, err := b.rm.ident.read()
 		require.NoError(t, err)
@@ -140,14 +144,14 @@ func TestControllerModeFailover(t *testing.T) {
 	sendN(t, m.testBroker, "CM", 0, 40)
 	end := m.store.MaxPhyOffset()
 	for _, b := range bs {
-		require.Eventually(t, func() bool { return b.store.MaxPhyOffset() == end }, 15*time.Second, 5*time.Millisecond)
+		require.Eventually(t, func() bool { return b.store.MaxPhyOffset() == end }, wait, 5*time.Millisecond)
 		if b != m {
 			require.True(t, b.IsSlave())
 			require.Equal(t, m.BrokerAddr(), b.MasterAddr())
 			require.Equal(t, rawBytes(t, storeOf(m.testBroker), 0, end), rawBytes(t, storeOf(b.testBroker), 0, end))
 		}
 	}
-	require.Eventually(t, func() bool { s, _ := m.rm.SyncStateSet(); return len(s) == 3 }, 15*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { s, _ := m.rm.SyncStateSet(); return len(s) == 3 }, wait, 10*time.Millisecond)
 
 	// The master goes away.
 	oldID := m.rm.ID()
@@ -158,7 +162,7 @@ func TestControllerModeFailover(t *testing.T) {
 			rest = append(rest, b)
 		}
 	}
-	require.Eventually(t, func() bool { return len(masterOf(rest)) == 1 }, 20*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return len(masterOf(rest)) == 1 }, wait, 10*time.Millisecond)
 	nm := masterOf(rest)[0]
 	require.Greater(t, nm.rm.MasterEpoch(), epoch1)
 	require.Equal(t, store.SyncMaster, nm.Role())
@@ -175,11 +179,11 @@ func TestControllerModeFailover(t *testing.T) {
 	require.Greater(t, divEnd, end)
 
 	back, _ := startBrokerAt(t, m.root, mut)
-	require.Eventually(t, func() bool { return back.rm.ID() == oldID && back.rm.MasterEpoch() == nm.rm.MasterEpoch() }, 15*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return back.rm.ID() == oldID && back.rm.MasterEpoch() == nm.rm.MasterEpoch() }, wait, 10*time.Millisecond)
 	require.True(t, back.IsSlave())
 	require.Eventually(t, func() bool {
 		return back.store.MaxPhyOffset() == nm.store.MaxPhyOffset()
-	}, 20*time.Second, 5*time.Millisecond)
+	}, wait, 5*time.Millisecond)
 	require.GreaterOrEqual(t, nm.store.MaxPhyOffset(), newEnd)
 	fin := nm.store.MaxPhyOffset()
 	require.True(t, bytes.Equal(rawBytes(t, storeOf(nm.testBroker), 0, fin), rawBytes(t, storeOf(back), 0, fin)))
