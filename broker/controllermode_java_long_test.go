@@ -12,6 +12,8 @@ package broker
 // conformance/.cache/java-server/lib (javaserver.sh fetch).
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -22,6 +24,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/transport"
 )
 
 func freeLoopbackPort(t *testing.T) int {
@@ -90,4 +95,123 @@ func tail(s string, n int) string {
 func TestControllerModeJava(t *testing.T) {
 	ctrl, ns := startJavaNamesrvController(t)
 	runControllerFailover(t, ctrl, ns, 90*time.Second)
+}
+
+// javaBroker is a Java 5.3.3 broker in controller mode (child process).
+type javaBroker struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	dir  string
+	addr string
+	conf string
+	ns   string
+	port int
+}
+
+func startJavaCMBroker(t *testing.T, dir string, port int, ctrl, ns string) *javaBroker {
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	script := filepath.Join(wd, "..", "conformance", "scripts", "javaserver.sh")
+	conf := fmt.Sprintf("enableControllerMode=true\ncontrollerAddr=%s\nbrokerId=-1\nbrokerRole=SLAVE\nsyncBrokerMetadataPeriod=1000\nbrokerHeartbeatInterval=500\ncontrollerHeartBeatTimeoutMills=3000\nhaSendHeartbeatInterval=1000\nallAckInSyncStateSet=false\nmappedFileSizeCommitLog=4194304\n", ctrl)
+	cmd := exec.Command("bash", script, "start-broker", ns, fmt.Sprint(port), dir)
+	cmd.Env = append(os.Environ(), "FOREGROUND=1", "BROKER_EXTRA_CONF="+conf)
+	log, err := os.OpenFile(filepath.Join(dir, "broker.out"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	require.NoError(t, err)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	require.NoError(t, cmd.Start())
+	jb := &javaBroker{t: t, cmd: cmd, dir: dir, addr: fmt.Sprintf("127.0.0.1:%d", port), ns: ns, port: port}
+	t.Cleanup(jb.kill)
+	return jb
+}
+
+func (jb *javaBroker) kill() {
+	if jb.cmd != nil && jb.cmd.Process != nil {
+		_ = syscall.Kill(-jb.cmd.Process.Pid, syscall.SIGKILL)
+		_, _ = jb.cmd.Process.Wait()
+		jb.cmd = nil
+	}
+}
+
+// epochCache asks a broker for GET_BROKER_EPOCH_CACHE (brokerId, maxOffset).
+func epochCache(cli *transport.Client, addr string) (brokerID, maxOffset int64, ok bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	resp, err := cli.Invoke(ctx, addr, request(codec.ReqGetBrokerEpochCache))
+	if err != nil || resp.Code != int32(codec.RespSuccess) {
+		return 0, 0, false
+	}
+	var v struct {
+		BrokerID  int64 `json:"brokerId"`
+		MaxOffset int64 `json:"maxOffset"`
+	}
+	if json.Unmarshal(resp.Body, &v) != nil {
+		return 0, 0, false
+	}
+	return v.BrokerID, v.MaxOffset, true
+}
+
+// runMixed: a Java 5.3.3 broker in controller mode starts first and
+// becomes master; two of ours join as slaves and replicate from it; kill
+// -9 of the Java master makes one of ours master with a higher epoch that
+// takes writes; the Java broker restarted rejoins as a slave of ours and
+// replicates up to our master's end (its GET_BROKER_EPOCH_CACHE maxOffset).
+func runMixed(t *testing.T, ctrl, ns string) {
+	jdir := t.TempDir()
+	jport := freeLoopbackPort(t)
+	for jport < 3 || jport > 65000 {
+		jport = freeLoopbackPort(t)
+	}
+	jb := startJavaCMBroker(t, jdir, jport, ctrl, ns)
+	probe := newTestClient(t)
+	require.Eventually(t, func() bool { id, _, ok := epochCache(probe, jb.addr); return ok && id == 0 }, 120*time.Second, 200*time.Millisecond,
+		"the Java broker never became master")
+
+	mut := controllerModeConfig(ctrl, ns)
+	ours := make([]*cmBroker, 2)
+	for i := range ours {
+		root := t.TempDir()
+		tb, stop := startBrokerAt(t, root, mut)
+		ours[i] = &cmBroker{testBroker: tb, root: root, stop: stop}
+	}
+	for _, b := range ours {
+		require.Eventually(t, func() bool { return b.rm.ID() > 0 && b.IsSlave() && b.MasterAddr() == jb.addr }, 60*time.Second, 20*time.Millisecond)
+	}
+	// Sends to the Java master (a topic the route knows: auto-created).
+	for i := 0; i < 20; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		resp, err := probe.Invoke(ctx, jb.addr, sendV1("MIX", 0, props("UNIQ_KEY", fmt.Sprint("j", i)), []byte(fmt.Sprint("java-", i))))
+		cancel()
+		require.NoError(t, err)
+		require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+	}
+	_, jend, ok := epochCache(probe, jb.addr)
+	require.True(t, ok)
+	for _, b := range ours {
+		require.Eventually(t, func() bool { return b.store.MaxPhyOffset() == jend }, 60*time.Second, 10*time.Millisecond, "our slave behind the Java master")
+	}
+	t.Logf("our slaves replicated the Java master to %d", jend)
+
+	jb.kill()
+	require.Eventually(t, func() bool { return len(masterOf(ours)) == 1 }, 90*time.Second, 20*time.Millisecond, "no new master among ours")
+	nm := masterOf(ours)[0]
+	sendN(t, nm.testBroker, "MIX", 100, 20)
+	t.Logf("our broker %d is master, epoch %d", nm.rm.ID(), nm.rm.MasterEpoch())
+
+	jb = startJavaCMBroker(t, jdir, jport, ctrl, ns)
+	end := nm.store.MaxPhyOffset()
+	require.Eventually(t, func() bool {
+		id, max, ok := epochCache(probe, jb.addr)
+		return ok && id > 0 && max >= end
+	}, 120*time.Second, 200*time.Millisecond, "the Java broker did not catch up as our slave")
+	t.Logf("the Java broker rejoined as a slave of ours and reached %d", end)
+}
+
+func TestControllerModeMixedOurController(t *testing.T) {
+	runMixed(t, startTestController(t), startNamesrv(t))
+}
+
+func TestControllerModeMixedJavaController(t *testing.T) {
+	ctrl, ns := startJavaNamesrvController(t)
+	runMixed(t, ctrl, ns)
 }
