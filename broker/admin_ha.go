@@ -63,6 +63,11 @@ func haRuntimeInfo(src haStatusSource, maxPhy int64) body.HARuntimeInfo {
 			TransferFromWhere:       s.TransferFrom,
 		})
 	}
+	if c, ok := src.(interface{ HAInSyncSlaveNums() (int, bool) }); ok {
+		if n, ok := c.HAInSyncSlaveNums(); ok {
+			info.InSyncSlaveNums = int32(n) // controller mode: the local SyncStateSet
+		}
+	}
 	return info
 }
 

@@ -163,8 +163,8 @@ func (rm *replicasManager) stop() {
 	default:
 		close(rm.quit)
 	}
+	rm.cli.Close() // aborts a call in flight
 	rm.wg.Wait()
-	rm.cli.Close()
 }
 
 func (rm *replicasManager) sleep(d time.Duration) bool {

@@ -3,6 +3,7 @@ package broker
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/rocketgo/rocketgo/codec"
@@ -249,9 +250,6 @@ func (b *Broker) closeAutoSwitchLocked() {
 // updateMasterHAServerAddrPeriodically in controller mode).
 func (rm *replicasManager) onRegisterResult(masterAddr, haAddr string) {
 	b := rm.b
-	b.role.mu.Lock()
-	b.role.masterAddr = rm.MasterAddr()
-	b.role.mu.Unlock()
 	if haAddr == "" || masterAddr == "" || masterAddr != rm.MasterAddr() || !b.role.IsSlave() {
 		return
 	}
@@ -340,14 +338,27 @@ func (rm *replicasManager) epochEntryCache(dst []byte) []byte {
 }
 
 // autoSwitchSlaves maps the AutoSwitch Server's connections to the view
-// GET_BROKER_HA_STATUS shows.
-func autoSwitchSlaves(in []autoswitch.SlaveStatus) []ha.SlaveStatus {
+// GET_BROKER_HA_STATUS shows: in sync means in the master's local
+// SyncStateSet, as Java's AutoSwitchHAService.getRuntimeInfo.
+func autoSwitchSlaves(in []autoswitch.SlaveStatus, local []int64) []ha.SlaveStatus {
 	out := make([]ha.SlaveStatus, 0, len(in))
 	for _, s := range in {
-		out = append(out, ha.SlaveStatus{Addr: s.Addr, AckOffset: s.AckOffset, Diff: s.Diff, InSync: s.InSync,
+		out = append(out, ha.SlaveStatus{Addr: s.Addr, AckOffset: s.AckOffset, Diff: s.Diff, InSync: slices.Contains(local, s.BrokerID),
 			TransferFrom: s.TransferFrom, SentOffset: s.SentOffset, TransferredBytesPerSecond: s.TransferredBytesPerSecond})
 	}
 	return out
+}
+
+// HAInSyncSlaveNums is Java's AutoSwitch inSyncSlaveNums: the master's
+// local SyncStateSet without itself (ok false outside controller mode or
+// on a slave).
+func (b *Broker) HAInSyncSlaveNums() (int, bool) {
+	b.roleMu.Lock()
+	defer b.roleMu.Unlock()
+	if b.rrt.asrv == nil {
+		return 0, false
+	}
+	return max(len(b.rrt.asrv.LocalSyncStateSet())-1, 0), true
 }
 
 func autoSwitchClientStatus(s autoswitch.ClientStatus) ha.ClientStatus {

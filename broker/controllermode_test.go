@@ -152,6 +152,14 @@ func runControllerFailover(t *testing.T, ctrl, ns string, wait time.Duration) {
 		}
 	}
 	require.Eventually(t, func() bool { s, _ := m.rm.SyncStateSet(); return len(s) == 3 }, wait, 10*time.Millisecond)
+	// GET_BROKER_HA_STATUS shows the AutoSwitch connections: two slaves,
+	// both in the local SyncStateSet.
+	require.Eventually(t, func() bool {
+		resp := m.invoke(t, request(codec.ReqGetBrokerHaStatus))
+		s := string(resp.Body)
+		return resp.Code == int32(codec.RespSuccess) && strings.Contains(s, `"inSyncSlaveNums":2`) &&
+			strings.Count(s, `"inSync":true`) == 2 && strings.Contains(s, `"master":true`)
+	}, wait, 20*time.Millisecond)
 
 	// The master goes away.
 	oldID := m.rm.ID()

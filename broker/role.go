@@ -178,7 +178,7 @@ func (b *Broker) HASlaves() []ha.SlaveStatus {
 	b.roleMu.Lock()
 	defer b.roleMu.Unlock()
 	if b.rrt.asrv != nil {
-		return autoSwitchSlaves(b.rrt.asrv.Slaves())
+		return autoSwitchSlaves(b.rrt.asrv.Slaves(), b.rrt.asrv.LocalSyncStateSet())
 	}
 	if b.rrt.srv == nil {
 		return nil
