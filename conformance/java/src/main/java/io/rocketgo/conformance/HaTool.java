@@ -112,9 +112,20 @@ public final class HaTool {
 
     private static final PrintStream OUT = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
 
-    /** Writes one line and flushes it (lines from many threads never interleave). */
+    /** Set once DONE is out: the DONE line is always the last one. */
+    private static boolean finished; // guarded by OUT
+
+    /**
+     * Writes one line and flushes it (lines from many threads never
+     * interleave). Nothing is written after DONE (a check-back arriving while
+     * the producer shuts down is still answered, but not reported).
+     */
     static void emit(String line) {
         synchronized (OUT) {
+            if (finished) {
+                return;
+            }
+            finished = line.startsWith("DONE ");
             OUT.print(line);
             OUT.print('\n');
             OUT.flush();
