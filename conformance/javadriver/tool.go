@@ -229,9 +229,10 @@ func ParseOff(line string) (Offset, bool) {
 	return o, true
 }
 
-// ParseDone reads the final "DONE k=v k=v ..." line of every mode, e.g.
-// produce: acked failed rolledback unresolved ms; consume and pull:
-// distinct deliveries ms; offsets: queues errors; topic: brokers.
+// ParseDone reads the "DONE k=v k=v ..." line that ends every mode (nothing
+// is printed after it). Keys: produce acked failed rolledback unresolved ms;
+// consume and pull distinct deliveries ms; offsets queues errors; topic
+// brokers.
 func ParseDone(line string) (map[string]int64, bool) {
 	f := strings.Fields(line)
 	if len(f) == 0 || f[0] != "DONE" {
