@@ -306,3 +306,106 @@ func readFileString(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	return string(b), err
 }
+
+// startTestControllerGroup runs n controller nodes on loopback; it
+// returns the nodes and their remoting addresses.
+func startTestControllerGroup(t *testing.T, n int) ([]*controller.Controller, []string) {
+	t.Helper()
+	var ports []int
+	for len(ports) < n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		p := l.Addr().(*net.TCPAddr).Port
+		l2, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+1))
+		l.Close()
+		if err == nil {
+			l2.Close()
+			ports = append(ports, p)
+		}
+	}
+	var peers, addrs []string
+	for i, p := range ports {
+		peers = append(peers, fmt.Sprintf("n%d-127.0.0.1:%d", i, p))
+		addrs = append(addrs, fmt.Sprintf("127.0.0.1:%d", p))
+	}
+	nodes := make([]*controller.Controller, n)
+	for i := range ports {
+		cfg := controller.Default()
+		cfg.Group = "g1"
+		cfg.Peers = strings.Join(peers, ";")
+		cfg.SelfID = fmt.Sprintf("n%d", i)
+		cfg.StorePath = t.TempDir()
+		cfg.ConfigStorePath = ""
+		cfg.RaftElectionTimeout = time.Second
+		cfg.ScanNotActiveBrokerInterval = 100 * time.Millisecond
+		cfg.ScanInactiveMasterInterval = 100 * time.Millisecond
+		cfg.ElectGrace = 300 * time.Millisecond
+		c, err := controller.New(cfg, testLogger())
+		require.NoError(t, err)
+		require.NoError(t, c.Start())
+		nodes[i] = c
+		t.Cleanup(func() { c.Close() })
+	}
+	return nodes, addrs
+}
+
+func controllerLeader(t *testing.T, nodes []*controller.Controller) int {
+	t.Helper()
+	idx := -1
+	require.Eventually(t, func() bool {
+		idx = -1
+		for i, c := range nodes {
+			if c != nil && c.IsLeader() {
+				if idx >= 0 {
+					return false
+				}
+				idx = i
+			}
+		}
+		return idx >= 0
+	}, 20*time.Second, 10*time.Millisecond)
+	return idx
+}
+
+// With a three-node controller group, the brokers follow a controller
+// leader change (a failed call or CONTROLLER_NOT_LEADER makes them ask
+// the group for the new leader; heartbeats went to every node), and the
+// new leader fails the broker master over.
+func TestControllerModeControllerLeaderChange(t *testing.T) {
+	nodes, addrs := startTestControllerGroup(t, 3)
+	li := controllerLeader(t, nodes)
+	ns := startNamesrv(t)
+	mut := controllerModeConfig(strings.Join(addrs, ";"), ns)
+	bs := make([]*cmBroker, 2)
+	for i := range bs {
+		root := t.TempDir()
+		tb, stop := startBrokerAt(t, root, mut)
+		bs[i] = &cmBroker{testBroker: tb, root: root, stop: stop}
+	}
+	require.Eventually(t, func() bool { return len(masterOf(bs)) == 1 }, 20*time.Second, 10*time.Millisecond)
+	m := masterOf(bs)[0]
+	sendN(t, m.testBroker, "CML", 0, 10)
+	e := m.rm.MasterEpoch()
+	// Only an in-sync slave may take over (no unclean election).
+	require.Eventually(t, func() bool { s, _ := m.rm.SyncStateSet(); return len(s) == 2 }, 20*time.Second, 10*time.Millisecond)
+
+	require.NoError(t, nodes[li].Close())
+	nodes[li] = nil
+	nli := controllerLeader(t, nodes)
+	require.NotEqual(t, li, nli)
+	// Both brokers find the new leader.
+	for _, b := range bs {
+		require.Eventually(t, func() bool { return b.rm.leaderAddr() == addrs[nli] }, 20*time.Second, 10*time.Millisecond)
+	}
+
+	m.stop()
+	var other *cmBroker
+	for _, b := range bs {
+		if b != m {
+			other = b
+		}
+	}
+	require.Eventually(t, func() bool { return len(masterOf([]*cmBroker{other})) == 1 }, 20*time.Second, 10*time.Millisecond)
+	require.Greater(t, other.rm.MasterEpoch(), e)
+	sendN(t, other.testBroker, "CML", 100, 5)
+}
