@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"syscall"
 	"testing"
 	"time"
@@ -205,6 +206,22 @@ func runMixed(t *testing.T, ctrl, ns string) {
 		return ok && id > 0 && max >= end
 	}, 120*time.Second, 200*time.Millisecond, "the Java broker did not catch up as our slave")
 	t.Logf("the Java broker rejoined as a slave of ours and reached %d", end)
+
+	// GET_BROKER_EPOCH_CACHE: ours and Java's bodies have the same shape
+	// (fields, order, the last entry's open end).
+	raw := func(addr string) string {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		resp, err := probe.Invoke(ctx, addr, request(codec.ReqGetBrokerEpochCache))
+		require.NoError(t, err)
+		require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+		return string(resp.Body)
+	}
+	jraw, oraw := raw(jb.addr), raw(nm.Addr())
+	t.Logf("java epoch cache: %s", jraw)
+	t.Logf("ours epoch cache: %s", oraw)
+	digits := regexp.MustCompile(`[0-9]+`)
+	require.Equal(t, digits.ReplaceAllString(jraw, "N"), digits.ReplaceAllString(oraw, "N"))
 }
 
 func TestControllerModeMixedOurController(t *testing.T) {
