@@ -10,6 +10,8 @@ package broker
 // (registration, election, replication, master close, new master, old
 // master back as a slave after truncation). It needs java and the jars of
 // conformance/.cache/java-server/lib (javaserver.sh fetch).
+// TestControllerModeKill9Processes (no Java) runs our own binaries as
+// processes for the kill -9 case.
 
 import (
 	"context"
@@ -231,4 +233,147 @@ func TestControllerModeMixedOurController(t *testing.T) {
 func TestControllerModeMixedJavaController(t *testing.T) {
 	ctrl, ns := startJavaNamesrvController(t)
 	runMixed(t, ctrl, ns)
+}
+
+// TestControllerModeKill9Processes: our controller, name server and three
+// brokers as processes (bin built from cmd/); kill -9 of the master
+// broker (no unregistration, no graceful HA close) makes a slave master
+// with a higher epoch that takes writes; the killed broker restarted
+// rejoins as a slave and catches up.
+func TestControllerModeKill9Processes(t *testing.T) {
+	dir := t.TempDir()
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	repo := filepath.Join(wd, "..")
+	bin := func(name string) string {
+		out := filepath.Join(dir, name)
+		cmd := exec.Command("go", "build", "-o", out, "./cmd/"+name)
+		cmd.Dir = repo
+		b, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(b))
+		return out
+	}
+	ctlBin, nsBin, brBin := bin("mqcontroller"), bin("mqnamesrv"), bin("mqbroker")
+	var procs []*exec.Cmd
+	start := func(name string, args ...string) *exec.Cmd {
+		cmd := exec.Command(args[0], args[1:]...)
+		log, err := os.OpenFile(filepath.Join(dir, name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		require.NoError(t, err)
+		cmd.Stdout, cmd.Stderr = log, log
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		require.NoError(t, cmd.Start())
+		procs = append(procs, cmd)
+		return cmd
+	}
+	kill9 := func(cmd *exec.Cmd) {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_, _ = cmd.Process.Wait()
+	}
+	t.Cleanup(func() {
+		for _, p := range procs {
+			kill9(p)
+		}
+	})
+	write := func(name, s string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(s), 0o644))
+		return p
+	}
+	ctlPort := freeLoopbackPort(t)
+	for {
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", ctlPort+1))
+		if err == nil {
+			l.Close()
+			break
+		}
+		ctlPort = freeLoopbackPort(t)
+	}
+	nsPort := freeLoopbackPort(t)
+	ctrl, ns := fmt.Sprintf("127.0.0.1:%d", ctlPort), fmt.Sprintf("127.0.0.1:%d", nsPort)
+	start("ctl", ctlBin, "-c", write("ctl.conf", fmt.Sprintf("controllerDLegerGroup=g1\ncontrollerDLegerPeers=n0-%s\ncontrollerDLegerSelfId=n0\ncontrollerStorePath=%s\n", ctrl, filepath.Join(dir, "ctl"))))
+	start("ns", nsBin, "-c", write("ns.conf", fmt.Sprintf("listenPort=%d\nbindAddress=127.0.0.1\n", nsPort)))
+	waitListening(t, ctrl, 30*time.Second)
+	waitListening(t, ns, 30*time.Second)
+
+	type proc struct {
+		cmd  *exec.Cmd
+		conf string
+		addr string
+	}
+	brokers := make([]*proc, 3)
+	for i := range brokers {
+		port := freeLoopbackPort(t)
+		conf := write(fmt.Sprintf("b%d.conf", i), fmt.Sprintf(`brokerClusterName=DefaultCluster
+brokerName=broker-a
+brokerId=-1
+brokerRole=SLAVE
+enableControllerMode=true
+controllerAddr=%s
+namesrvAddr=%s
+brokerIP1=127.0.0.1
+listenIP=127.0.0.1
+listenPort=%d
+haListenPort=0
+storePathRootDir=%s
+mappedFileSizeCommitLog=4194304
+maxMessageSize=1048576
+autoCreateTopicEnable=true
+syncBrokerMetadataPeriod=500
+registerNameServerPeriod=1000
+`, ctrl, ns, port, filepath.Join(dir, fmt.Sprintf("store%d", i))))
+		brokers[i] = &proc{conf: conf, addr: fmt.Sprintf("127.0.0.1:%d", port)}
+		brokers[i].cmd = start(fmt.Sprintf("b%d", i), brBin, "-c", conf)
+	}
+	cli := newTestClient(t)
+	master := func(among []*proc) *proc {
+		var m *proc
+		require.Eventually(t, func() bool {
+			m = nil
+			for _, b := range among {
+				if id, _, ok := epochCache(cli, b.addr); ok && id == 0 {
+					m = b
+				}
+			}
+			return m != nil
+		}, 60*time.Second, 100*time.Millisecond)
+		return m
+	}
+	send := func(addr string, from, n int) {
+		for i := from; i < from+n; i++ {
+			var resp *codec.Frame
+			require.Eventually(t, func() bool {
+				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+				defer cancel()
+				var err error
+				resp, err = cli.Invoke(ctx, addr, sendV1("K9", 0, props("UNIQ_KEY", fmt.Sprint("k", i)), []byte(fmt.Sprint("k9-", i))))
+				return err == nil && resp.Code == int32(codec.RespSuccess)
+			}, 30*time.Second, 100*time.Millisecond, "send %d to %s", i, addr)
+		}
+	}
+	m := master(brokers)
+	send(m.addr, 0, 30)
+	_, end, _ := epochCache(cli, m.addr)
+	for _, b := range brokers {
+		require.Eventually(t, func() bool { _, max, ok := epochCache(cli, b.addr); return ok && max == end }, 60*time.Second, 100*time.Millisecond)
+	}
+
+	killedAt := time.Now()
+	kill9(m.cmd)
+	var rest []*proc
+	for _, b := range brokers {
+		if b != m {
+			rest = append(rest, b)
+		}
+	}
+	nm := master(rest)
+	send(nm.addr, 100, 10)
+	t.Logf("kill -9 of the master: the new master took a write %v later", time.Since(killedAt).Round(time.Millisecond))
+	_, end2, _ := epochCache(cli, nm.addr)
+	require.Greater(t, end2, end)
+
+	m.cmd = start("b-restarted", brBin, "-c", m.conf)
+	require.Eventually(t, func() bool {
+		id, max, ok := epochCache(cli, m.addr)
+		return ok && id > 0 && max == end2
+	}, 60*time.Second, 100*time.Millisecond, "the killed master did not rejoin as a slave")
 }
