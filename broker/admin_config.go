@@ -195,6 +195,9 @@ func (b *Broker) setInSyncReplicas(value string) {
 	if b.rrt.srv != nil {
 		b.rrt.srv.SetInSyncReplicas(n)
 	}
+	if b.rrt.asrv != nil { // controller mode's AutoSwitch server (without allAckInSyncStateSet)
+		b.rrt.asrv.SetInSyncReplicas(n)
+	}
 }
 
 // setSlaveTimeout applies a validated slaveTimeout (ms) at once: puts

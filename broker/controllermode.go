@@ -140,6 +140,7 @@ func newReplicasManager(b *Broker) (*replicasManager, error) {
 		kick: make(chan struct{}, 1), quit: make(chan struct{})}
 	rm.minInSync.Store(int32(cfg.MinInSyncReplicas))
 	rm.fenced.Store(true) // compat: Java's recoverAndInitService fences a controller-mode broker until it runs
+	rm.setStoreFenced(true)
 	return rm, nil
 }
 
@@ -254,13 +255,24 @@ func (rm *replicasManager) startBasic() bool {
 
 func (rm *replicasManager) unfence() {
 	if rm.fenced.Swap(false) {
+		rm.setStoreFenced(false)
 		rm.b.reg.changed()
+	}
+}
+
+// setStoreFenced makes the store refuse every local put while fenced, so
+// send-backs, transaction decisions and delay/timer re-puts stop too, each
+// with its processor's own answer.
+func (rm *replicasManager) setStoreFenced(on bool) {
+	if fs, ok := rm.b.store.(interface{ SetFenced(bool) }); ok {
+		fs.SetFenced(on)
 	}
 }
 
 // fence stops writes at once (a newer epoch exists elsewhere).
 func (rm *replicasManager) fence(why string) {
 	if !rm.fenced.Swap(true) {
+		rm.setStoreFenced(true)
 		rm.log.Warn("fenced: writes refused", "why", why)
 	}
 }

@@ -3,6 +3,7 @@ package broker
 import (
 	"bytes"
 	"fmt"
+	"github.com/rocketgo/rocketgo/codec/message"
 	"net"
 	"os"
 	"strconv"
@@ -227,11 +228,23 @@ func TestControllerModeFencing(t *testing.T) {
 	require.Equal(t, "in-sync replicas not enough", resp.Remark)
 	tb.rm.minInSync.Store(1)
 
+	okSend := tb.invoke(t, sendV1("CMF", 0, props("UNIQ_KEY", "z"), []byte("z")))
+	require.Equal(t, int32(codec.RespSuccess), okSend.Code, okSend.Remark)
+	_, phy, err := message.DecodeOffsetMsgID(ext(t, okSend, "msgId"))
+	require.NoError(t, err)
 	tb.rm.fence("test")
 	resp = tb.invoke(t, sendV1("CMF", 0, props("UNIQ_KEY", "y"), []byte("y")))
 	require.Equal(t, int32(codec.RespServiceNotAvailable), resp.Code)
 	require.True(t, strings.HasPrefix(resp.Remark, "service not available now."), resp.Remark)
+	// Every write path stops, not only sends: a send-back (retry topic
+	// put) is refused by the fenced store too.
+	before := tb.store.MaxPhyOffset()
+	resp = tb.invoke(t, sendBackReq(phy, "cmf_g", 0, 16))
+	require.NotEqual(t, int32(codec.RespSuccess), resp.Code, "a fenced master stored a send-back: %s", resp.Remark)
+	require.Equal(t, before, tb.store.MaxPhyOffset())
 	tb.rm.unfence()
+	resp = tb.invoke(t, sendBackReq(phy, "cmf_g", 0, 16))
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
 	sendN(t, tb, "CMF", 10, 1)
 
 	// A newer master elsewhere.

@@ -247,3 +247,20 @@ func TestSetSlaveTimeoutLive(t *testing.T) {
 		t.Fatal("the lowered slaveTimeout did not apply to the waiting put")
 	}
 }
+
+// A fenced master refuses every local put with ErrFenced (ServiceNotAvailable)
+// and accepts them again once unfenced.
+func TestSetFenced(t *testing.T) {
+	s := openT(t, testConfig(t, t.TempDir()))
+	defer s.Close()
+	require.Equal(t, PutOK, putSync(t, s, testMsg("F", 0, 0, 10)).Status)
+	s.SetFenced(true)
+	r := putSync(t, s, testMsg("F", 0, 1, 10))
+	require.Equal(t, ServiceNotAvailable, r.Status)
+	require.ErrorIs(t, r.Err, ErrFenced)
+	require.ErrorIs(t, s.Writable(), ErrFenced)
+	s.SetFenced(false)
+	require.Equal(t, PutOK, putSync(t, s, testMsg("F", 0, 2, 10)).Status)
+	require.True(t, s.AwaitDispatched(5*time.Second))
+	require.Equal(t, int64(2), s.MaxOffset("F", 0), "the refused put took no queue offset")
+}

@@ -45,6 +45,9 @@ var (
 	// ErrSlave refuses a local put on a slave (Java: SERVICE_NOT_AVAILABLE,
 	// "messages are put to the slave").
 	ErrSlave = errors.New("store: read-only: this store is a slave")
+	// ErrFenced refuses a local put on a master fenced in controller mode
+	// (SetFenced; Java's fenced running flag: SERVICE_NOT_AVAILABLE).
+	ErrFenced = errors.New("store: fenced: a newer master epoch may exist")
 	// ErrMaster refuses AppendRaw on a master.
 	ErrMaster = errors.New("store: writable: this store is a master")
 	// ErrOffsetMismatch refuses AppendRaw at an offset other than the end.

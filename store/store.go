@@ -114,6 +114,7 @@ type Store struct {
 	role           atomic.Int32 // Role
 	inSyncReplicas atomic.Int32 // replicas (master included) a SYNC_MASTER put needs
 	slaveTimeoutNs atomic.Int64 // SetSlaveTimeout; starts as cfg.SlaveTimeout
+	fenced         atomic.Bool  // SetFenced
 	rawWatch       atomic.Pointer[[]chan struct{}]
 	// received: slave only; end of the bytes AppendRaw stored, written
 	// plus an incomplete record still arriving. guarded by mu.
@@ -259,8 +260,17 @@ func (s *Store) Writable() error {
 	if s.Role() == Slave {
 		return ErrSlave
 	}
+	if s.fenced.Load() {
+		return ErrFenced
+	}
 	return s.healthy()
 }
+
+// SetFenced refuses (true) or accepts again (false) local puts of every
+// kind — sends, send-backs, transaction decisions, delay and timer
+// re-puts — while a controller-mode master may have been replaced (Java's
+// fenced running flag). AppendRaw on a slave is not affected.
+func (s *Store) SetFenced(on bool) { s.fenced.Store(on) }
 
 // healthy reports whether the store can append (either role).
 func (s *Store) healthy() error {
