@@ -63,7 +63,7 @@ func segments(dir string) ([]segment, error) {
 
 func commitLogDir(store string) string { return filepath.Join(store, "commitlog") }
 
-// recordAt describes the record header at off of a segment's bytes.
+// recordHead is the size and magic code a stored record starts with.
 type recordHead struct {
 	size  int32
 	magic int32

@@ -21,20 +21,12 @@ import (
 const (
 	codeSendMessage               = 10
 	codePullMessage               = 11
-	codeQueryConsumerOffset       = 14
-	codeGetAllTopicConfig         = 21
-	codeGetMaxOffset              = 30
 	codeGetAllConsumerOffset      = 43
 	codeGetAllDelayOffset         = 45
-	codeGetAllSubscriptionGroup   = 201
 	respSystemBusy                = 2
 	respFlushSlaveTimeout         = 12
-	respPullNotFound              = 19
-	respPullRetryImmediately      = 20
 	pullFlagSubscription          = 1 << 2 // PullSysFlag: the subscription travels in the request
-	transHalfTopic                = "RMQ_SYS_TRANS_HALF_TOPIC"
 	transOpHalfTopic              = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
-	scheduleTopic                 = "SCHEDULE_TOPIC_XXXX"
 	propSep, propKV               = "\x02", "\x01"
 	haPollEvery                   = 200 * time.Millisecond
 	haDefaultQueueNums            = 4
