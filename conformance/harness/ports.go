@@ -17,10 +17,15 @@ func FreePort() (int, error) {
 }
 
 // FreeBrokerPort returns a port P with P-2 (VIP channel), P and P+1 (HA)
-// all free on every interface, which a Java broker needs.
+// all free on every interface, which a Java broker needs, below the
+// ephemeral port range.
 func FreeBrokerPort() (int, error) {
 	for range 200 {
-		p := 20000 + rand.IntN(30000)
+		// Below the kernel's ephemeral range (32768 and up by default):
+		// while a broker is down for a restart, an outgoing connection
+		// could otherwise take its port, and a broker whose HA port is
+		// taken refuses to start.
+		p := 10002 + rand.IntN(22000)
 		ok := true
 		for _, q := range []int{p - 2, p, p + 1} {
 			ln, err := net.Listen("tcp", fmt.Sprintf(":%d", q))
