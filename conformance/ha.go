@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -74,9 +75,17 @@ func (s HAScenario) cells() []scenario.Client {
 }
 
 // Replication runs every selected replication scenario against kind, one
-// fresh pair per cell, and returns the cells.
+// fresh pair per cell, and returns the cells in matrix order. Cells run
+// side by side, at most haParallel(kind) at a time: most of their time is
+// spent waiting on broker schedules (the slave's 60 s offset sync).
 func (r *Runner) Replication(ctx context.Context, kind harness.PairKind, long bool) []scenario.Result {
+	type job struct {
+		s HAScenario
+		c scenario.Client
+	}
 	var out []scenario.Result
+	var jobs []job
+	var slots []int // index in out of each job's result
 	stamp := time.Now().Format("150405")
 	for _, s := range HAScenarios() {
 		if len(r.Only) > 0 && !r.Only[s.Name] {
@@ -92,12 +101,39 @@ func (r *Runner) Replication(ctx context.Context, kind harness.PairKind, long bo
 				out = append(out, res)
 				continue
 			}
-			res = r.haCell(ctx, kind, s, c, stamp)
-			r.Logf("%s", res.Line())
+			slots = append(slots, len(out))
 			out = append(out, res)
+			jobs = append(jobs, job{s, c})
 		}
 	}
+	sem := make(chan struct{}, haParallel(kind))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			res := r.haCell(ctx, kind, j.s, j.c, stamp)
+			r.Logf("%s", res.Line())
+			out[slots[i]] = res
+		}()
+	}
+	wg.Wait()
 	return out
+}
+
+// haParallel is how many cells of kind run at once: CONFORMANCE_HA_PARALLEL,
+// else 4 for our own pair (light processes) and 2 when Java brokers are in
+// the pair (each cell starts up to two broker JVMs and a name server).
+func haParallel(kind harness.PairKind) int {
+	if v, err := strconv.Atoi(os.Getenv("CONFORMANCE_HA_PARALLEL")); err == nil && v > 0 {
+		return v
+	}
+	if kind == harness.PairOurs {
+		return 4
+	}
+	return 2
 }
 
 func (r *Runner) wantClient(c scenario.Client) bool {
