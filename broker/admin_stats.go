@@ -31,6 +31,7 @@ type statsAdmin struct {
 	clients    *clientManager
 	store      statsStore
 	stats      *brokerStats
+	role       *roleState // brokerActive: master-only services run
 
 	// Runtime info: the send queue's length, the timer's lag
 	// (timerService.behind) and the fixed pool capacities.
@@ -132,7 +133,7 @@ func (a *statsAdmin) runtimeInfo(_ *transport.Conn, req *codec.Frame) *codec.Fra
 	kv := map[string]string{
 		"brokerVersionDesc":                    "V5_3_3",
 		"brokerVersion":                        strconv.Itoa(int(codec.ServerVersion)),
-		"brokerActive":                         "true",
+		"brokerActive":                         strconv.FormatBool(!a.role.IsSlave()),
 		"bootTimestamp":                        strconv.FormatInt(s.boot.UnixMilli(), 10),
 		"runtime":                              runtimeString(now.Sub(s.boot)),
 		"putTps":                               "0.0 0.0 0.0",
@@ -165,9 +166,31 @@ func (a *statsAdmin) runtimeInfo(_ *transport.Conn, req *codec.Frame) *codec.Fra
 		"timerEnqueueTps":                      "0.0",
 		"timerDequeueTps":                      "0.0",
 	}
+	if ps, ok := st.(interface{ PutStats() (int64, int64) }); ok {
+		// Java's StoreStatsService: local puts on a master, replicated
+		// records as the slave dispatches them.
+		n, size := ps.PutStats()
+		kv["putMessageTimesTotal"] = strconv.FormatInt(n, 10)
+		kv["putMessageSizeTotal"] = strconv.FormatInt(size, 10)
+		avg := 0.0
+		if n > 0 {
+			avg = float64(size) / float64(n)
+		}
+		kv["putMessageAverageSize"] = javaDouble(avg)
+	}
 	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
 	resp.Body = appendKVTable(nil, kv)
 	return resp
+}
+
+// javaDouble formats v as Java's String.valueOf(double) does for the
+// plain values the stats hold ("0.0", "254.9").
+func javaDouble(v float64) string {
+	out := strconv.FormatFloat(v, 'f', -1, 64)
+	if !strings.ContainsAny(out, ".eEIN") {
+		out += ".0"
+	}
+	return out
 }
 
 // runtimeString is Java's "[ d days, h hours, m minutes, s seconds ]".

@@ -465,7 +465,7 @@ func (b *Broker) adminHandlers() []adminHandlers {
 	return []adminHandlers{
 		&topicAdmin{topics: b.topics, offsets: b.offsets, store: b.store, log: b.log},
 		&groupAdmin{groups: b.groups, offsets: b.offsets, clients: b.clients, brokerAddr: b.BrokerAddr},
-		&statsAdmin{brokerName: b.cfg.BrokerName, topics: b.topics, offsets: b.offsets, clients: b.clients, store: b.store, stats: b.stats,
+		&statsAdmin{brokerName: b.cfg.BrokerName, topics: b.topics, offsets: b.offsets, clients: b.clients, store: b.store, stats: b.stats, role: b.role,
 			sendQueueLen: func() int { return len(b.send.queue) }, timerBehind: b.timer.behind,
 			sendQueueCapacity: b.cfg.SendThreadPoolQueueCapacity, pullQueueCapacity: b.cfg.PullThreadPoolQueueCapacity},
 		&clientAdmin{role: b.role, brokerName: b.cfg.BrokerName, topics: b.topics, groups: b.groups, offsets: b.offsets, clients: b.clients, store: b.store, log: b.log},

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -66,6 +67,17 @@ func TestMasterSlavePair(t *testing.T) {
 	require.True(t, bytes.Equal(rawBytes(t, mst, 0, end), rawBytes(t, sst, 0, end)), "commit logs differ")
 
 	slave.waitDispatched(t, "Repl", 0, n)
+	// Runtime info as Java's: the services of a master run only there; the
+	// slave counts the replicated records it dispatched, the master its puts.
+	for _, side := range []struct {
+		tb     *testBroker
+		active string
+	}{{master, "true"}, {slave, "false"}} {
+		info := runtimeTable(t, side.tb)
+		require.Equal(t, side.active, info["brokerActive"])
+		require.Equal(t, fmt.Sprint(n), info["putMessageTimesTotal"])
+		require.Equal(t, fmt.Sprint(end), info["putMessageSizeTotal"])
+	}
 	// Topic configs reach a slave by the metadata sync (slavesync.go);
 	// here the topic is created on the slave directly.
 	resp := slave.invoke(t, request(codec.ReqUpdateAndCreateTopic, "topic", "Repl", "defaultTopic", "TBW102",
@@ -148,4 +160,16 @@ func TestSlaveFindsMasterByNameServer(t *testing.T) {
 	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
 	require.Contains(t, string(resp.Body), `0:"`+master.BrokerAddr()+`"`)
 	require.Contains(t, string(resp.Body), `1:"`+slave.BrokerAddr()+`"`)
+}
+
+// runtimeTable is a broker's GET_BROKER_RUNTIME_INFO table.
+func runtimeTable(t *testing.T, tb *testBroker) map[string]string {
+	t.Helper()
+	resp := tb.invoke(t, request(codec.ReqGetBrokerRuntimeInfo))
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+	var kv struct {
+		Table map[string]string `json:"table"`
+	}
+	require.NoError(t, json.Unmarshal(resp.Body, &kv))
+	return kv.Table
 }

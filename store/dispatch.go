@@ -86,6 +86,7 @@ func (s *Store) dispatchLocked(wm int64) {
 	wm = min(wm, s.watermark()) // TruncateTo may have lowered it
 	var e message.Ext
 	d := s.dispatched.Load()
+	slave := Role(s.role.Load()) == Slave
 	for d < wm {
 		seg := s.cl.find(d)
 		if seg == nil {
@@ -118,6 +119,10 @@ func (s *Store) dispatchLocked(wm int64) {
 			return
 		}
 		d += int64(e.TotalSize)
+		if slave {
+			s.putTimes.Add(1)
+			s.putBytes.Add(int64(e.TotalSize))
+		}
 		s.dispatchTS.Store(e.StoreTimestamp)
 		s.dispatched.Store(d)
 	}

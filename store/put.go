@@ -233,6 +233,8 @@ func (s *Store) writeStageLocked(next int64) error {
 // queues the put on the progress offsets it waits for (flush.go), and ends
 // the append's s.puts count.
 func (s *Store) finish(r PutResult, done func(PutResult)) {
+	s.putTimes.Add(int64(r.MsgCount))
+	s.putBytes.Add(int64(r.WroteBytes))
 	s.notifyRaw()
 	needs := s.policy()
 	if needs == 0 {

@@ -152,6 +152,8 @@ func (s *Store) recover() error {
 	s.log.Info("store: recovered commit log", "abnormal", abnormal, "scanFrom", scanFrom, "crcFrom", crcFrom, "end", end,
 		"corruptRecords", len(corrupt), "scan", scanTook, "redispatchFrom", d, "redispatch", s.recovery.redispatch)
 	s.quarantine, s.repairBelow = nil, -1
+	s.putTimes.Store(0) // the stats count from the start: not what recovery re-dispatched
+	s.putBytes.Store(0)
 	s.dispatchTS.Store(lastTS)
 	ck.endTruncate()
 

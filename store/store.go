@@ -115,6 +115,10 @@ type Store struct {
 	inSyncReplicas atomic.Int32 // replicas (master included) a SYNC_MASTER put needs
 	slaveTimeoutNs atomic.Int64 // SetSlaveTimeout; starts as cfg.SlaveTimeout
 	fenced         atomic.Bool  // SetFenced
+	// Stored messages and their bytes (PutStats): local puts on a
+	// master, dispatched replicated records on a slave (Java's
+	// StoreStatsService putMessageTimesTotal/putMessageSizeTotal).
+	putTimes, putBytes atomic.Int64
 	rawWatch       atomic.Pointer[[]chan struct{}]
 	// received: slave only; end of the bytes AppendRaw stored, written
 	// plus an incomplete record still arriving. guarded by mu.
@@ -265,6 +269,11 @@ func (s *Store) Writable() error {
 	}
 	return s.healthy()
 }
+
+// PutStats is the number of messages stored and their bytes: local puts
+// (counted when appended), and on a slave the replicated records as they
+// are dispatched (Java's putMessageTimesTotal and putMessageSizeTotal).
+func (s *Store) PutStats() (times, bytes int64) { return s.putTimes.Load(), s.putBytes.Load() }
 
 // SetFenced refuses (true) or accepts again (false) local puts of every
 // kind — sends, send-backs, transaction decisions, delay and timer
