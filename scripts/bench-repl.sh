@@ -280,6 +280,7 @@ send_step() {
 	j="$(bench produce -n "$(ns_of "$side")" -t BenchTopic -mode sync -threads "$t" -conns "$(( t < 8 ? t : 8 ))" \
 		-size "$SIZE" -duration "$STEP")"
 	m1="$(cpu_ticks "$mp")" s1="$(cpu_ticks "$sp")"
+	rec "$side" "$pair" loadavg "$(cut -d' ' -f1 /proc/loadavg)" # other work on the machine shows here
 	rec "$side" "$pair" "${p}_tps_$t" "$(jq -r '.tps' <<<"$j")"
 	rec "$side" "$pair" "${p}_p99_ms_$t" "$(jq -r '.latencyMs.p99' <<<"$j")"
 	rec "$side" "$pair" "${p}_errors_$t" "$(jq -r '.errorTotal' <<<"$j")"
@@ -485,6 +486,7 @@ mkdir -p "$(dirname "$OUT")"
 	row "Lag step: messages acknowledged" msg lag_acked ""
 	row "Lag step: acknowledged but not on the slave at the end" msg lag_missing lower
 	row "Lag step: mean slave poll interval" µs lag_poll_us ""
+	row "Machine load at the end of each send step (1-min loadavg, median)" "" loadavg ""
 	printf '| Send errors, all steps of all pairs | msg | %s | %s | | lower |\n' "$(errsum ours)" "$(errsum java)"
 	if [ "$CATCHUP_GB" != 0 ]; then
 		row "Slave catch-up from a $CATCHUP_GB GiB backlog" MB/s catchup_mbps higher
