@@ -1,0 +1,423 @@
+package failover
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/rocketgo/rocketgo/conformance/harness"
+)
+
+// Request codes (Apache RocketMQ RequestCode).
+const (
+	codeSendMessage          = 10
+	codePullMessage          = 11
+	codeGetMaxOffset         = 30
+	codeCtlGetReplicaInfo    = 1004
+	codeCtlGetMetadataInfo   = 1005
+	codeGetBrokerEpochCache  = 1007
+	codeUpdateAndCreateTopic = 17
+)
+
+// Ports inside every namespace.
+const (
+	ctlPort    = 9878 // Raft on 9879
+	nsPort     = 9876
+	brokerPort = 10911
+	haPort     = 10912
+	BrokerName = "broker-a"
+	Cluster    = "FailoverCluster"
+)
+
+// Node is one process in its own namespace.
+type Node struct {
+	Name string // c0, ns, b1…
+	Kind string // controller, namesrv, broker
+	Addr string // address the others use (ctl net for controllers)
+	argv []string
+	dir  string
+	log  string
+
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	done    chan struct{}
+	stopped bool // SIGSTOPped
+	starts  int
+}
+
+// Start runs the node's binary inside its namespace.
+func (n *Node) Start() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.starts++
+	lf, err := os.OpenFile(n.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("log %s: %w", n.log, err)
+	}
+	fmt.Fprintf(lf, "\n=== start %d at %s ===\n", n.starts, time.Now().Format(time.RFC3339Nano))
+	cmd := exec.Command("ip", append([]string{"netns", "exec", NS(n.Name)}, n.argv...)...)
+	cmd.Dir = n.dir
+	cmd.Stdout, cmd.Stderr = lf, lf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		lf.Close()
+		return fmt.Errorf("start %s: %w", n.Name, err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); lf.Close(); close(done) }()
+	n.cmd, n.done, n.stopped = cmd, done, false
+	return nil
+}
+
+// Running reports whether the process is alive (stopped counts).
+func (n *Node) Running() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd == nil {
+		return false
+	}
+	select {
+	case <-n.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// signal sends sig to the node's process group while it runs.
+func (n *Node) signal(sig syscall.Signal) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd == nil {
+		return
+	}
+	select {
+	case <-n.done:
+		return
+	default:
+	}
+	_ = syscall.Kill(-n.cmd.Process.Pid, sig)
+}
+
+// Kill9 kills the node with SIGKILL and waits for it to exit.
+func (n *Node) Kill9() {
+	n.signal(syscall.SIGKILL)
+	n.mu.Lock()
+	done := n.done
+	n.mu.Unlock()
+	if done != nil {
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+		}
+	}
+}
+
+// Stop freezes the node (SIGSTOP); Cont resumes it.
+func (n *Node) Stop() { n.signal(syscall.SIGSTOP); n.mu.Lock(); n.stopped = true; n.mu.Unlock() }
+func (n *Node) Cont() { n.signal(syscall.SIGCONT); n.mu.Lock(); n.stopped = false; n.mu.Unlock() }
+
+// Tail returns the last size bytes of the node's log.
+func (n *Node) Tail(size int) string {
+	b, _ := os.ReadFile(n.log)
+	if len(b) > size {
+		b = b[len(b)-size:]
+	}
+	return string(b)
+}
+
+// Set is the whole topology with its processes.
+type Set struct {
+	Topo        *Topology
+	Dir         string
+	Controllers []*Node
+	Namesrv     *Node
+	Brokers     []*Node
+}
+
+// Namesrv address as clients in the root namespace see it.
+func (s *Set) NamesrvAddr() string { return s.Namesrv.Addr }
+
+// Bins are the paths of our binaries.
+type Bins struct{ Controller, Namesrv, Broker string }
+
+// BuildBins builds cmd/mqcontroller, mqnamesrv and mqbroker into dir.
+func BuildBins(root, dir string) (Bins, error) {
+	b := Bins{filepath.Join(dir, "mqcontroller"), filepath.Join(dir, "mqnamesrv"), filepath.Join(dir, "mqbroker")}
+	for _, name := range []string{"mqcontroller", "mqnamesrv", "mqbroker"} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), "./cmd/"+name)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return b, fmt.Errorf("go build %s: %w: %s", name, err, out)
+		}
+	}
+	return b, nil
+}
+
+func writeConf(path string, kv ...string) error {
+	var sb strings.Builder
+	for i := 0; i+1 < len(kv); i += 2 {
+		sb.WriteString(kv[i] + "=" + kv[i+1] + "\n")
+	}
+	return os.WriteFile(path, []byte(sb.String()), 0o644)
+}
+
+// BrokerHost is broker i's host part on every net.
+func BrokerHost(i int) int { return 30 + i }
+
+// StartSet creates the namespaces and starts every process.
+func StartSet(ctx context.Context, dir string, bins Bins) (*Set, error) {
+	topo, err := NewTopology()
+	if err != nil {
+		return nil, err
+	}
+	s := &Set{Topo: topo, Dir: dir}
+	// The root namespace also reaches the controllers (admin queries).
+	if err := ipcmd("addr", "add", Addr(NetCtl, 1)+"/24", "dev", bridge(NetCtl)); err != nil {
+		s.Close()
+		return nil, err
+	}
+	var peers []string
+	for i := range 3 {
+		peers = append(peers, fmt.Sprintf("n%d-%s:%d", i, Addr(NetCtl, 10+i), ctlPort))
+	}
+	for i := range 3 {
+		name := fmt.Sprintf("c%d", i)
+		if err := topo.AddNode(name, 10+i, NetCtl); err != nil {
+			s.Close()
+			return nil, err
+		}
+		nd := filepath.Join(dir, name)
+		_ = os.MkdirAll(nd, 0o755)
+		conf := filepath.Join(nd, "controller.conf")
+		if err := writeConf(conf,
+			"controllerDLegerGroup", "fo",
+			"controllerDLegerPeers", strings.Join(peers, ";"),
+			"controllerDLegerSelfId", fmt.Sprintf("n%d", i),
+			"controllerStorePath", filepath.Join(nd, "store"),
+			"scanNotActiveBrokerInterval", "1000",
+			"notifyBrokerRoleChanged", "true",
+		); err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.Controllers = append(s.Controllers, &Node{Name: name, Kind: "controller", Addr: fmt.Sprintf("%s:%d", Addr(NetCtl, 10+i), ctlPort),
+			argv: []string{bins.Controller, "-c", conf}, dir: nd, log: filepath.Join(nd, "out.log")})
+	}
+	if err := topo.AddNode("ns", 20, NetData); err != nil {
+		s.Close()
+		return nil, err
+	}
+	nsd := filepath.Join(dir, "ns")
+	_ = os.MkdirAll(nsd, 0o755)
+	nsConf := filepath.Join(nsd, "namesrv.conf")
+	if err := writeConf(nsConf, "listenPort", strconv.Itoa(nsPort), "bindAddress", Addr(NetData, 20),
+		"kvConfigPath", filepath.Join(nsd, "kv.json"), "configStorePath", filepath.Join(nsd, "ns.properties")); err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.Namesrv = &Node{Name: "ns", Kind: "namesrv", Addr: fmt.Sprintf("%s:%d", Addr(NetData, 20), nsPort),
+		argv: []string{bins.Namesrv, "-c", nsConf}, dir: nsd, log: filepath.Join(nsd, "out.log")}
+	var ctlAddrs []string
+	for _, c := range s.Controllers {
+		ctlAddrs = append(ctlAddrs, c.Addr)
+	}
+	for i := range 3 {
+		name := fmt.Sprintf("b%d", i)
+		h := BrokerHost(i)
+		if err := topo.AddNode(name, h, NetData, NetCtl, NetHA); err != nil {
+			s.Close()
+			return nil, err
+		}
+		bd := filepath.Join(dir, name)
+		_ = os.MkdirAll(bd, 0o755)
+		conf := filepath.Join(bd, "broker.conf")
+		if err := writeConf(conf,
+			"brokerClusterName", Cluster,
+			"brokerName", BrokerName,
+			"brokerId", "-1",
+			"brokerRole", "SLAVE",
+			"enableControllerMode", "true",
+			"controllerAddr", strings.Join(ctlAddrs, ";"),
+			"namesrvAddr", s.Namesrv.Addr,
+			"brokerIP1", Addr(NetData, h),
+			"brokerIP2", Addr(NetHA, h),
+			"listenPort", strconv.Itoa(brokerPort),
+			"haListenPort", strconv.Itoa(haPort),
+			"storePathRootDir", filepath.Join(bd, "store"),
+			"mappedFileSizeCommitLog", strconv.Itoa(16<<20),
+			"maxMessageSize", strconv.Itoa(1<<20),
+			"autoCreateTopicEnable", "true",
+			"allAckInSyncStateSet", "true",
+			"inSyncReplicas", "2",
+			"minInSyncReplicas", "1",
+			"haMaxTimeSlaveNotCatchup", "4000",
+			"brokerHeartbeatInterval", "500",
+			"controllerHeartBeatTimeoutMills", "3000",
+			"sendHeartbeatTimeoutMillis", "1000",
+			"syncBrokerMetadataPeriod", "500",
+			"checkSyncStateSetPeriod", "1000",
+			"syncControllerMetadataPeriod", "1000",
+			"registerNameServerPeriod", "1000",
+		); err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.Brokers = append(s.Brokers, &Node{Name: name, Kind: "broker", Addr: fmt.Sprintf("%s:%d", Addr(NetData, h), brokerPort),
+			argv: []string{bins.Broker, "-c", conf}, dir: bd, log: filepath.Join(bd, "out.log")})
+	}
+	for _, n := range s.All() {
+		if err := n.Start(); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// All nodes.
+func (s *Set) All() []*Node {
+	return append(append(append([]*Node{}, s.Controllers...), s.Namesrv), s.Brokers...)
+}
+
+// Close kills every process and removes the namespaces.
+func (s *Set) Close() {
+	for _, n := range s.All() {
+		if n != nil {
+			n.signal(syscall.SIGCONT)
+			n.Kill9()
+		}
+	}
+	s.Topo.Close()
+}
+
+// BrokerByAddr finds a broker by its data address ("ip:port").
+func (s *Set) BrokerByAddr(addr string) *Node {
+	for _, b := range s.Brokers {
+		if b.Addr == addr {
+			return b
+		}
+	}
+	return nil
+}
+
+// LeaderController asks the controllers which one leads.
+func (s *Set) LeaderController(ctx context.Context) *Node {
+	for _, c := range s.Controllers {
+		if !c.Running() {
+			continue
+		}
+		f, err := harness.Call(ctx, c.Addr, codeCtlGetMetadataInfo, nil, nil)
+		if err != nil || f.Code != 0 {
+			continue
+		}
+		if f.Ext["isLeader"] == "true" {
+			return c
+		}
+	}
+	return nil
+}
+
+// ReplicaInfo is the controller's view of the broker set.
+type ReplicaInfo struct {
+	MasterAddr  string
+	MasterEpoch int
+}
+
+// Replica asks the leading controller for the master.
+func (s *Set) Replica(ctx context.Context) (ReplicaInfo, bool) {
+	l := s.LeaderController(ctx)
+	if l == nil {
+		return ReplicaInfo{}, false
+	}
+	f, err := harness.Call(ctx, l.Addr, codeCtlGetReplicaInfo, map[string]string{"brokerName": BrokerName}, nil)
+	if err != nil || f.Code != 0 {
+		return ReplicaInfo{}, false
+	}
+	ep, _ := strconv.Atoi(f.Ext["masterEpoch"])
+	return ReplicaInfo{MasterAddr: f.Ext["masterAddress"], MasterEpoch: ep}, f.Ext["masterAddress"] != ""
+}
+
+// EpochEntry is one epoch file range.
+type EpochEntry struct {
+	Epoch       int   `json:"epoch"`
+	StartOffset int64 `json:"startOffset"`
+	EndOffset   int64 `json:"endOffset"`
+}
+
+// EpochCache is GET_BROKER_EPOCH_CACHE's body.
+type EpochCache struct {
+	BrokerID  int64        `json:"brokerId"`
+	EpochList []EpochEntry `json:"epochList"`
+	MaxOffset int64        `json:"maxOffset"`
+}
+
+// GetEpochCache asks one broker.
+func GetEpochCache(ctx context.Context, addr string) (EpochCache, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	f, err := harness.Call(ctx, addr, codeGetBrokerEpochCache, nil, nil)
+	if err != nil {
+		return EpochCache{}, err
+	}
+	if f.Code != 0 {
+		return EpochCache{}, fmt.Errorf("GET_BROKER_EPOCH_CACHE %s: code %d %s", addr, f.Code, f.Remark)
+	}
+	var c EpochCache
+	if err := json.Unmarshal(f.Body, &c); err != nil {
+		return c, fmt.Errorf("epoch cache of %s: %w", addr, err)
+	}
+	return c, nil
+}
+
+// WaitMaster polls until the controller names a master other than not
+// whose broker answers as master (brokerId 0) with that epoch last.
+func (s *Set) WaitMaster(ctx context.Context, not string, timeout time.Duration) (*Node, ReplicaInfo, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var last string
+	for {
+		if r, ok := s.Replica(ctx); ok && r.MasterAddr != not {
+			if b := s.BrokerByAddr(r.MasterAddr); b != nil {
+				if c, err := GetEpochCache(ctx, b.Addr); err == nil && c.BrokerID == 0 &&
+					len(c.EpochList) > 0 && c.EpochList[len(c.EpochList)-1].Epoch == r.MasterEpoch {
+					return b, r, nil
+				} else {
+					last = fmt.Sprintf("master %s epoch %d: cache %+v %v", r.MasterAddr, r.MasterEpoch, c, err)
+				}
+			}
+		} else {
+			last = fmt.Sprintf("replica info %+v ok=%v", r, ok)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ReplicaInfo{}, fmt.Errorf("no master within %v: %s", timeout, last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// CreateTopic creates topic on the master and waits for the route.
+func (s *Set) CreateTopic(ctx context.Context, master *Node, topic string, queues int) error {
+	return harness.Attach(harness.Ours, s.Namesrv.Addr, master.Addr).CreateTopic(ctx, topic, queues, nil)
+}
+
+// MaxOffset is GET_MAX_OFFSET of one queue on addr.
+func MaxOffset(ctx context.Context, addr, topic string, q int) (int64, error) {
+	f, err := harness.Call(ctx, addr, codeGetMaxOffset, map[string]string{"topic": topic, "queueId": strconv.Itoa(q)}, nil)
+	if err != nil {
+		return 0, err
+	}
+	if f.Code != 0 {
+		return 0, fmt.Errorf("GET_MAX_OFFSET %s q%d: code %d %s", topic, q, f.Code, f.Remark)
+	}
+	return strconv.ParseInt(f.Ext["offset"], 10, 64)
+}

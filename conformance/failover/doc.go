@@ -1,0 +1,43 @@
+// Package failover is the fault-injection suite of issue #15 (automatic
+// failover in controller mode): `make -C conformance test-failover`.
+//
+// Topology. Every node runs in its own network namespace that the suite
+// creates (names start with "rgfo-", so a startup sweep removes leftovers
+// of a crashed run): three controllers c0..c2, one name server ns and
+// three brokers b0..b2 of one broker set (broker-a). Three bridges in the
+// root namespace, also created by the suite, join them with veth pairs:
+//
+//	data 10.77.0.0/24  name server, brokers (brokerIP1), clients (root ns,
+//	                   10.77.0.1 on the bridge)
+//	ctl  10.77.1.0/24  controllers (remoting and Raft), brokers
+//	ha   10.77.2.0/24  brokers only (brokerIP2: the AutoSwitch HA link)
+//
+// A partition is a root-side veth taken down with `ip link set … down`:
+// the master's ctl link cuts it off from the controllers but not from the
+// clients or its slaves; its ha link cuts it off from its slaves only.
+//
+// Load. The official Go client (rocketmq-client-go/v2) sends keyed
+// messages with SendSync from a few goroutines, recording every outcome
+// (send start, ack time, status, offsetMsgId), and a push consumer records
+// every delivery; both bounded in count and time.
+//
+// Faults (faults.go): kill -9 of the master, SIGSTOP of the master then
+// SIGCONT, the master cut off from the controllers, the master cut off
+// from its slaves, kill -9 of the controller leader, restart of a random
+// node. After each run the suite reads every queue of the final master
+// with raw PULL_MESSAGE and reports (check.go): acknowledged-then-lost
+// keys (SEND_OK, absent from the final log), keys stored twice, keys
+// delivered twice, the time from the fault to the first acknowledged send
+// started after the fault, and split brain: every stored record and every
+// acknowledged offsetMsgId is placed in the final master's epoch ranges
+// (GET_BROKER_EPOCH_CACHE); an epoch whose records carry two store hosts
+// means two brokers accepted writes in one epoch.
+//
+// The brokers run with allAckInSyncStateSet=true (an ack means every
+// member of the SyncStateSet has the message), so lost must be 0.
+//
+// The suite needs root and `ip netns`; without them it skips with the
+// reason. FAILOVER_RUNS (default 1) repeats every fault; FAILOVER_FAULTS
+// (comma list) selects faults; FAILOVER_MD names the markdown file the
+// table is written to.
+package failover

@@ -1,0 +1,119 @@
+package failover
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestFailover runs the fault-injection suite (make test-failover sets
+// CONFORMANCE_FAILOVER=1). FAILOVER_FAULTS (comma list, default the
+// short version: kill9-master,partition-master-controllers or "all"),
+// FAILOVER_RUNS (default 1), FAILOVER_HOLD (default 10s), FAILOVER_MD
+// (write the table there).
+func TestFailover(t *testing.T) {
+	if os.Getenv("CONFORMANCE_FAILOVER") == "" {
+		t.Skip("set CONFORMANCE_FAILOVER=1 (make -C conformance test-failover): it starts real processes in network namespaces")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("failover suite: needs root for ip netns")
+	}
+	if why := Available(); why != "" {
+		t.Skip("failover suite: " + why)
+	}
+	names := strings.Split(envOr("FAILOVER_FAULTS", "kill9-master,partition-master-controllers"), ",")
+	if names[0] == "all" {
+		names = nil
+		for _, f := range Faults {
+			names = append(names, f.Name)
+		}
+	}
+	var faults []Fault
+	for _, n := range names {
+		f, ok := FaultByName(strings.TrimSpace(n))
+		require.True(t, ok, "unknown fault %q", n)
+		faults = append(faults, f)
+	}
+	runs, err := strconv.Atoi(envOr("FAILOVER_RUNS", "1"))
+	require.NoError(t, err)
+	o := DefaultOptions()
+	if h := os.Getenv("FAILOVER_HOLD"); h != "" {
+		o.Hold, err = time.ParseDuration(h)
+		require.NoError(t, err)
+	}
+
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	bins, err := BuildBins(filepath.Join(wd, "..", ".."), dir)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(runs*len(faults))*4*time.Minute)
+	defer cancel()
+	s, err := StartSet(ctx, dir, bins)
+	require.NoError(t, err)
+	defer s.Close()
+	defer func() {
+		if t.Failed() {
+			for _, n := range s.All() {
+				t.Logf("--- %s log tail:\n%s", n.Name, n.Tail(3000))
+			}
+		}
+	}()
+
+	var rs []Result
+	for run := range runs {
+		for _, f := range faults {
+			start := time.Now()
+			r := RunFault(ctx, s, f, run, o, t.Logf)
+			t.Logf("%s run %d (%v): acked %d lost %d dup stored %d dup delivered %d failover %v split %v %s→%s epochs %s err %q",
+				f.Name, run, time.Since(start).Round(time.Second), r.Acked, r.Lost, r.DupStore, r.DupDeliv,
+				r.Recovery.Round(time.Millisecond), r.SplitBrain(), r.OldMaster, r.NewMaster, r.Epochs, r.Err)
+			rs = append(rs, r)
+		}
+	}
+	table := Table(rs)
+	t.Log("\n" + table)
+	if md := os.Getenv("FAILOVER_MD"); md != "" {
+		require.NoError(t, os.WriteFile(md, []byte(mdDoc(table, runs, o)), 0o644))
+	}
+	for _, r := range rs {
+		require.Zero(t, r.Lost, "%s run %d: acknowledged then lost: %v", r.Fault, r.Run, r.LostExamples)
+		require.False(t, r.SplitBrain(), "%s run %d: two brokers wrote in one epoch: %v, stale acks %d", r.Fault, r.Run, r.SplitEpochs, r.StaleAcks)
+		require.Empty(t, r.Err, "%s run %d", r.Fault, r.Run)
+	}
+}
+
+func envOr(k, d string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return d
+}
+
+func mdDoc(table string, runs int, o Options) string {
+	return fmt.Sprintf(`# Failover suite (issue #15)
+
+Written by `+"`make -C conformance test-failover`"+` (conformance/failover, see its doc.go):
+three controllers, a name server and three brokers of one set (ours), each in its own
+network namespace; Go client load (%d sender goroutines, one send per %v each, keyed,
+SendSync) and a push consumer; brokers with allAckInSyncStateSet=true,
+controllerHeartBeatTimeoutMills=3000, brokerHeartbeatInterval=500,
+haMaxTimeSlaveNotCatchup=4000; stops and partitions last %v. %d run(s) per fault.
+Generated %s.
+
+Columns: acked = SEND_OK; lost = SEND_OK keys absent from the final master's log (must
+be 0); dup stored = keys stored twice (client retry after a timeout); dup delivered = keys
+the consumer got twice (at-least-once); failover = fault to the first acknowledged send
+started after the fault (on the new master when the master changes); split brain = an
+epoch of the final master's epoch file whose records carry two store hosts, or an
+acknowledged offset that holds another broker's record.
+
+%s`, o.Threads, o.Pace, o.Hold, runs, time.Now().UTC().Format(time.RFC3339), table)
+}
