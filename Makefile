@@ -4,7 +4,7 @@ PKGS    := ./...
 DATA    ?= $(CURDIR)/data
 FUZZTIME ?= 60s
 
-.PHONY: build test test-long fuzz bench bench-compare bench-repl conformance run verify-gen gen vet
+.PHONY: build test test-long fuzz bench bench-compare bench-repl conformance run verify-gen gen vet test-failover
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -51,3 +51,7 @@ bench-compare: build
 # smoke run.
 bench-repl: build
 	./scripts/bench-repl.sh
+
+# Failover fault injection in network namespaces (root; see conformance/failover).
+test-failover:
+	$(MAKE) --no-print-directory -C conformance test-failover
