@@ -156,7 +156,9 @@ func TestHeldPullsFreedWhenConnectionCloses(t *testing.T) {
 // 60 KiB body (each pins a 64 KiB request buffer): the held pulls stop at
 // maxHeldPullBytes and the rest are answered SYSTEM_BUSY, so the heap
 // stays bounded. The old code held all 3,200 (about 200 MiB) and tripped
-// the watchdog.
+// the watchdog. The bound leaves room for garbage the collector has not
+// reclaimed yet on a loaded machine (the held bytes are 16 MiB; a run in
+// CI peaked at 101 MiB of HeapAlloc).
 func TestHeldPullMemoryBounded(t *testing.T) {
 	const budget = 16 << 20
 	tb := startBroker(t, func(c *Config) { c.MaxHeldPullBytes = budget })
@@ -164,7 +166,7 @@ func TestHeldPullMemoryBounded(t *testing.T) {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	w := transporttest.WatchHeap(t, 96<<20, nil)
+	w := transporttest.WatchHeap(t, 144<<20, nil)
 	defer w.Stop()
 
 	const conns, perConn = 8, 400
