@@ -450,7 +450,7 @@ row() { # label unit metric better
 }
 errsum() { # side → "N (CODE×n …)" over every send step and the lag step of every pair
 	awk -F'\t' -v s="$1" '$1 == s && $3 ~ /_errors(_[0-9]+)?$/ { n += $4 }
-		$1 == s && $3 ~ /_error_codes_/ { gsub(/[{}"]/, "", $4); k = split($4, kv, ","); for (i = 1; i <= k; i++) { split(kv[i], p, ":"); c[p[1]] += p[2] } }
+		$1 == s && $3 ~ /_error_codes/ { gsub(/[{}"]/, "", $4); k = split($4, kv, ","); for (i = 1; i <= k; i++) { split(kv[i], p, ":"); c[p[1]] += p[2] } }
 		END { printf "%d", n; sep = " ("; for (x in c) { printf "%s%s×%d", sep, x, c[x]; sep = " " } if (sep == " ") printf ")" }' "$metrics"
 }
 
