@@ -28,12 +28,16 @@ type Result struct {
 	Epochs         string // final master's epochs
 	SplitEpochs    []int  // epochs whose records carry two store hosts
 	StaleAcks      int    // SEND_OK whose offset holds another host's record in the final log
-	Err            string // the run did not complete
-	LostExamples   []string
+	// StaleWindowAcks: SEND_OK of the old master after the new one took a write.
+	StaleWindowAcks int
+	Err             string // the run did not complete
+	LostExamples    []string
 }
 
 // SplitBrain says whether two brokers accepted writes in one epoch.
-func (r Result) SplitBrain() bool { return len(r.SplitEpochs) > 0 || r.StaleAcks > 0 }
+func (r Result) SplitBrain() bool {
+	return len(r.SplitEpochs) > 0 || r.StaleAcks > 0 || r.StaleWindowAcks > 0
+}
 
 // epochOf finds the epoch whose range holds off (the last entry whose
 // start is ≤ off).
@@ -49,7 +53,11 @@ func epochOf(list []EpochEntry, off int64) int {
 
 // Check fills the counts of r from the acks, the deliveries, the final
 // master's records and its epoch cache.
-func Check(r *Result, acks []Ack, got []Delivery, stored []Stored, cache EpochCache, fault time.Time, newMaster string) {
+//
+// When the master changed (newMaster set), every SEND_OK of oldMaster
+// that started after the new master's first SEND_OK counts in
+// StaleWindowAcks: two masters took writes at the same time.
+func Check(r *Result, acks []Ack, got []Delivery, stored []Stored, cache EpochCache, fault time.Time, oldMaster, newMaster string) {
 	storedKeys := map[string]int{}
 	atOffset := map[int64]string{}
 	hosts := map[int]map[string]bool{}
@@ -93,6 +101,19 @@ func Check(r *Result, acks []Ack, got []Delivery, stored []Stored, cache EpochCa
 	if !first.IsZero() {
 		r.Recovery = first.Sub(fault)
 	}
+	if newMaster != "" {
+		var newFirst time.Time
+		for _, a := range acks {
+			if a.OK && a.Host == newMaster && a.Start.After(fault) && (newFirst.IsZero() || a.Start.Before(newFirst)) {
+				newFirst = a.Start
+			}
+		}
+		for _, a := range acks {
+			if !newFirst.IsZero() && a.OK && a.Host == oldMaster && a.Start.After(newFirst) {
+				r.StaleWindowAcks++
+			}
+		}
+	}
 	delivered := map[string]int{}
 	for _, g := range got {
 		delivered[g.Key]++
@@ -129,7 +150,7 @@ func Table(rs []Result) string {
 	for _, r := range rs {
 		split := "no"
 		if r.SplitBrain() {
-			split = fmt.Sprintf("**YES** epochs %v, stale acks %d", r.SplitEpochs, r.StaleAcks)
+			split = fmt.Sprintf("**YES** epochs %v, stale acks %d, old master acks after the new one's first %d", r.SplitEpochs, r.StaleAcks, r.StaleWindowAcks)
 		}
 		rec := "—"
 		if r.Recovery > 0 {

@@ -112,8 +112,14 @@ Columns: acked = SEND_OK; lost = SEND_OK keys absent from the final master's log
 be 0); dup stored = keys stored twice (client retry after a timeout); dup delivered = keys
 the consumer got twice (at-least-once); failover = fault to the first acknowledged send
 started after the fault (on the new master when the master changes); split brain = an
-epoch of the final master's epoch file whose records carry two store hosts, or an
-acknowledged offset that holds another broker's record.
+epoch of the final master's epoch file whose records carry two store hosts, an
+acknowledged offset that holds another broker's record, or an acknowledged write of the old
+master that started after the new master's first acknowledged write. Beside the Go client
+load, raw SEND_MESSAGE probes go every 50 ms to the broker the controller names master
+(failover (raw send): fault to the first ack there) and every 200 ms to the old master
+while the fault lasts (a fenced master must refuse them). The Go client refreshes its
+route only every 30 s (rocketmq-client-go's fixed _PullNameServerInterval), which is most
+of its failover time.
 
 %s`, o.Threads, o.Pace, o.Hold, runs, time.Now().UTC().Format(time.RFC3339), table)
 }

@@ -9,21 +9,22 @@ import (
 	"time"
 )
 
-// Fault injects one failure at the returned time and undoes it (restart,
-// SIGCONT, link up) before returning. Hold is how long a stop or a
-// partition lasts.
+// Fault injects one failure, calls mark the moment it is in effect, and
+// undoes it (restart, SIGCONT, link up) before returning. Hold is how
+// long a stop or a partition lasts.
 type Fault struct {
 	Name string
 	// NewMaster: the master is expected to change.
 	NewMaster bool
-	Inject    func(ctx context.Context, s *Set, master *Node, hold time.Duration, logf func(string, ...any)) (time.Time, error)
+	Inject    func(ctx context.Context, s *Set, master *Node, hold time.Duration, logf func(string, ...any), mark func()) (time.Time, error)
 }
 
 // Faults are every fault the suite knows, in table order.
 var Faults = []Fault{
-	{Name: "kill9-master", NewMaster: true, Inject: func(ctx context.Context, s *Set, m *Node, _ time.Duration, logf func(string, ...any)) (time.Time, error) {
+	{Name: "kill9-master", NewMaster: true, Inject: func(ctx context.Context, s *Set, m *Node, _ time.Duration, logf func(string, ...any), mark func()) (time.Time, error) {
 		t0 := time.Now()
 		m.Kill9()
+		mark()
 		// The killed master comes back once a new one is elected and
 		// rejoins as a slave (truncating what it had beyond the new epoch).
 		if _, _, err := s.WaitMaster(ctx, m.Addr, 60*time.Second); err != nil {
@@ -31,30 +32,33 @@ var Faults = []Fault{
 		}
 		return t0, m.Start()
 	}},
-	{Name: "sigstop-master", NewMaster: true, Inject: func(ctx context.Context, s *Set, m *Node, hold time.Duration, logf func(string, ...any)) (time.Time, error) {
+	{Name: "sigstop-master", NewMaster: true, Inject: func(ctx context.Context, s *Set, m *Node, hold time.Duration, logf func(string, ...any), mark func()) (time.Time, error) {
 		t0 := time.Now()
 		m.Stop()
+		mark()
 		waitFor(ctx, hold) // the fault's duration
 		m.Cont()
 		return t0, nil
 	}},
-	{Name: "partition-master-controllers", NewMaster: true, Inject: func(ctx context.Context, s *Set, m *Node, hold time.Duration, logf func(string, ...any)) (time.Time, error) {
+	{Name: "partition-master-controllers", NewMaster: true, Inject: func(ctx context.Context, s *Set, m *Node, hold time.Duration, logf func(string, ...any), mark func()) (time.Time, error) {
 		t0 := time.Now()
 		if err := s.Topo.SetLink(m.Name, NetCtl, false); err != nil {
 			return t0, err
 		}
+		mark()
 		waitFor(ctx, hold)
 		return t0, s.Topo.SetLink(m.Name, NetCtl, true)
 	}},
-	{Name: "partition-master-slaves", NewMaster: false, Inject: func(ctx context.Context, s *Set, m *Node, hold time.Duration, logf func(string, ...any)) (time.Time, error) {
+	{Name: "partition-master-slaves", NewMaster: false, Inject: func(ctx context.Context, s *Set, m *Node, hold time.Duration, logf func(string, ...any), mark func()) (time.Time, error) {
 		t0 := time.Now()
 		if err := s.Topo.SetLink(m.Name, NetHA, false); err != nil {
 			return t0, err
 		}
+		mark()
 		waitFor(ctx, hold)
 		return t0, s.Topo.SetLink(m.Name, NetHA, true)
 	}},
-	{Name: "kill9-controller-leader", NewMaster: false, Inject: func(ctx context.Context, s *Set, m *Node, hold time.Duration, logf func(string, ...any)) (time.Time, error) {
+	{Name: "kill9-controller-leader", NewMaster: false, Inject: func(ctx context.Context, s *Set, m *Node, hold time.Duration, logf func(string, ...any), mark func()) (time.Time, error) {
 		l := s.LeaderController(ctx)
 		if l == nil {
 			return time.Now(), fmt.Errorf("no controller leader")
@@ -62,15 +66,17 @@ var Faults = []Fault{
 		logf("killing controller leader %s", l.Name)
 		t0 := time.Now()
 		l.Kill9()
+		mark()
 		waitFor(ctx, hold)
 		return t0, l.Start()
 	}},
-	{Name: "restart-random-node", NewMaster: false, Inject: func(ctx context.Context, s *Set, m *Node, hold time.Duration, logf func(string, ...any)) (time.Time, error) {
+	{Name: "restart-random-node", NewMaster: false, Inject: func(ctx context.Context, s *Set, m *Node, hold time.Duration, logf func(string, ...any), mark func()) (time.Time, error) {
 		all := s.All()
 		n := all[rand.IntN(len(all))]
 		logf("restarting %s (master %s)", n.Name, m.Name)
 		t0 := time.Now()
 		n.Kill9()
+		mark()
 		waitFor(ctx, 2*time.Second) // down time
 		return t0, n.Start()
 	}},
@@ -193,7 +199,7 @@ func RunFault(ctx context.Context, s *Set, f Fault, run int, o Options, logf fun
 	pre := time.Now()
 	probeCtx, stopProbes := context.WithCancel(ctx)
 	var probes sync.WaitGroup
-	var serverFirst atomic.Int64
+	var serverFirst, faultAt atomic.Int64
 	probes.Add(2)
 	go func() {
 		defer probes.Done()
@@ -201,8 +207,8 @@ func RunFault(ctx context.Context, s *Set, f Fault, run int, o Options, logf fun
 			if ri, ok := s.Replica(probeCtx); ok && (!f.NewMaster || ri.MasterAddr != m.Addr) {
 				a := ProbeSend(probeCtx, ri.MasterAddr, topic, fmt.Sprintf("%s-probe-%d", id, i), i%o.Queues)
 				l.Add(a)
-				if a.OK && (!f.NewMaster || a.Host == ri.MasterAddr) {
-					serverFirst.Store(int64(a.End.Sub(pre)))
+				if at := faultAt.Load(); at > 0 && a.OK && a.Start.UnixNano() > at && (!f.NewMaster || a.Host == ri.MasterAddr) {
+					serverFirst.Store(int64(a.End.Sub(time.Unix(0, at))))
 					return
 				}
 			}
@@ -222,8 +228,11 @@ func RunFault(ctx context.Context, s *Set, f Fault, run int, o Options, logf fun
 			waitFor(probeCtx, 200*time.Millisecond) // probe rate
 		}
 	}()
-	t0, ferr := f.Inject(ctx, s, m, o.Hold, logf)
-	t0 = pre
+	_, ferr := f.Inject(ctx, s, m, o.Hold, logf, func() { faultAt.Store(time.Now().UnixNano()) })
+	t0 := pre
+	if at := faultAt.Load(); at > 0 {
+		t0 = time.Unix(0, at)
+	}
 	go func() { waitFor(ctx, 2*time.Second); close(staleUntil) }()
 	if ferr != nil {
 		r.Err += " inject: " + ferr.Error()
@@ -306,7 +315,7 @@ func RunFault(ctx context.Context, s *Set, f Fault, run int, o Options, logf fun
 	if f.NewMaster {
 		host = newHost
 	}
-	Check(&r, acks, l.Deliveries(), stored, cache, t0, host)
+	Check(&r, acks, l.Deliveries(), stored, cache, t0, m.Addr, host)
 	return r
 }
 
