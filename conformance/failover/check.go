@@ -9,6 +9,7 @@ import (
 
 // Result is one run of one fault.
 type Result struct {
+	Set      string // ours or java
 	Fault    string
 	Run      int
 	Acked    int // SEND_OK
@@ -145,8 +146,8 @@ func Check(r *Result, acks []Ack, got []Delivery, stored []Stored, cache EpochCa
 // Table renders results as markdown.
 func Table(rs []Result) string {
 	var sb strings.Builder
-	sb.WriteString("| fault | run | acked | failed sends | lost | dup stored | dup delivered | undelivered | failover (raw send) | failover (Go client) | split brain | old → new master | epochs (final master) | error |\n")
-	sb.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	sb.WriteString("| set | fault | run | acked | failed sends | lost | dup stored | dup delivered | undelivered | failover (raw send) | failover (Go client) | split brain | old → new master | epochs (final master) | error |\n")
+	sb.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
 		split := "no"
 		if r.SplitBrain() {
@@ -164,8 +165,8 @@ func Table(rs []Result) string {
 		if r.Lost > 0 {
 			lost = fmt.Sprintf("**%d** %v", r.Lost, r.LostExamples)
 		}
-		fmt.Fprintf(&sb, "| %s | %d | %d | %d | %s | %d | %d | %d | %s | %s | %s | %s → %s | %s | %s |\n",
-			r.Fault, r.Run, r.Acked, r.Failed, lost, r.DupStore, r.DupDeliv, r.Undeliv, srec, rec, split,
+		fmt.Fprintf(&sb, "| %s | %s | %d | %d | %d | %s | %d | %d | %d | %s | %s | %s | %s → %s | %s | %s |\n",
+			r.Set, r.Fault, r.Run, r.Acked, r.Failed, lost, r.DupStore, r.DupDeliv, r.Undeliv, srec, rec, split,
 			r.OldMaster, r.NewMaster, r.Epochs, strings.ReplaceAll(r.Err, "|", "/"))
 	}
 	return sb.String()

@@ -136,6 +136,7 @@ func (n *Node) Tail(size int) string {
 
 // Set is the whole topology with its processes.
 type Set struct {
+	Kind        string
 	Topo        *Topology
 	Dir         string
 	Controllers []*Node
@@ -146,12 +147,31 @@ type Set struct {
 // Namesrv address as clients in the root namespace see it.
 func (s *Set) NamesrvAddr() string { return s.Namesrv.Addr }
 
-// Bins are the paths of our binaries.
-type Bins struct{ Controller, Namesrv, Broker string }
+// Bins are the paths of our binaries; JavaLib, when set, is the
+// directory of the Java 5.3.3 jars (conformance/.cache/java-server/lib).
+type Bins struct {
+	Controller, Namesrv, Broker string
+	JavaLib                     string
+}
+
+// Kinds of broker sets.
+const (
+	KindOurs = "ours" // our controllers, name server and brokers
+	KindJava = "java" // Java 5.3.3 controllers (DLedger), name server and brokers
+)
+
+// javaArgv runs a Java main class with small heaps (seven JVMs share the
+// machine) and its home under dir.
+func javaArgv(lib, dir, main, conf string) []string {
+	return []string{"java", "-server", "-Xms128m", "-Xmx256m", "-XX:+UseG1GC", "-XX:MaxDirectMemorySize=256m",
+		"-XX:-OmitStackTraceInFastThrow", "-Djava.net.preferIPv4Stack=true",
+		"-Duser.home=" + dir, "-Drocketmq.home.dir=" + filepath.Join(dir, "home"),
+		"-cp", filepath.Join(lib, "*"), main, "-c", conf}
+}
 
 // BuildBins builds cmd/mqcontroller, mqnamesrv and mqbroker into dir.
 func BuildBins(root, dir string) (Bins, error) {
-	b := Bins{filepath.Join(dir, "mqcontroller"), filepath.Join(dir, "mqnamesrv"), filepath.Join(dir, "mqbroker")}
+	b := Bins{Controller: filepath.Join(dir, "mqcontroller"), Namesrv: filepath.Join(dir, "mqnamesrv"), Broker: filepath.Join(dir, "mqbroker")}
 	for _, name := range []string{"mqcontroller", "mqnamesrv", "mqbroker"} {
 		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), "./cmd/"+name)
 		cmd.Dir = root
@@ -174,12 +194,13 @@ func writeConf(path string, kv ...string) error {
 func BrokerHost(i int) int { return 30 + i }
 
 // StartSet creates the namespaces and starts every process.
-func StartSet(ctx context.Context, dir string, bins Bins) (*Set, error) {
+func StartSet(ctx context.Context, dir string, bins Bins, kind string) (*Set, error) {
+	java := kind == KindJava
 	topo, err := NewTopology()
 	if err != nil {
 		return nil, err
 	}
-	s := &Set{Topo: topo, Dir: dir}
+	s := &Set{Kind: kind, Topo: topo, Dir: dir}
 	// The root namespace also reaches the controllers (admin queries).
 	if err := ipcmd("addr", "add", Addr(NetCtl, 1)+"/24", "dev", bridge(NetCtl)); err != nil {
 		s.Close()
@@ -196,7 +217,7 @@ func StartSet(ctx context.Context, dir string, bins Bins) (*Set, error) {
 			return nil, err
 		}
 		nd := filepath.Join(dir, name)
-		_ = os.MkdirAll(nd, 0o755)
+		_ = os.MkdirAll(filepath.Join(nd, "home"), 0o755)
 		conf := filepath.Join(nd, "controller.conf")
 		if err := writeConf(conf,
 			"controllerDLegerGroup", "fo",
@@ -205,27 +226,36 @@ func StartSet(ctx context.Context, dir string, bins Bins) (*Set, error) {
 			"controllerStorePath", filepath.Join(nd, "store"),
 			"scanNotActiveBrokerInterval", "1000",
 			"notifyBrokerRoleChanged", "true",
+			"rocketmqHome", filepath.Join(nd, "home"),
 		); err != nil {
 			s.Close()
 			return nil, err
 		}
+		argv := []string{bins.Controller, "-c", conf}
+		if java {
+			argv = javaArgv(bins.JavaLib, nd, "org.apache.rocketmq.controller.ControllerStartup", conf)
+		}
 		s.Controllers = append(s.Controllers, &Node{Name: name, Kind: "controller", Addr: fmt.Sprintf("%s:%d", Addr(NetCtl, 10+i), ctlPort),
-			argv: []string{bins.Controller, "-c", conf}, dir: nd, log: filepath.Join(nd, "out.log")})
+			argv: argv, dir: nd, log: filepath.Join(nd, "out.log")})
 	}
 	if err := topo.AddNode("ns", 20, NetData); err != nil {
 		s.Close()
 		return nil, err
 	}
 	nsd := filepath.Join(dir, "ns")
-	_ = os.MkdirAll(nsd, 0o755)
+	_ = os.MkdirAll(filepath.Join(nsd, "home"), 0o755)
 	nsConf := filepath.Join(nsd, "namesrv.conf")
 	if err := writeConf(nsConf, "listenPort", strconv.Itoa(nsPort), "bindAddress", Addr(NetData, 20),
-		"kvConfigPath", filepath.Join(nsd, "kv.json"), "configStorePath", filepath.Join(nsd, "ns.properties")); err != nil {
+		"kvConfigPath", filepath.Join(nsd, "kv.json"), "configStorePath", filepath.Join(nsd, "ns.properties"), "rocketmqHome", filepath.Join(nsd, "home")); err != nil {
 		s.Close()
 		return nil, err
 	}
+	nsArgv := []string{bins.Namesrv, "-c", nsConf}
+	if java {
+		nsArgv = javaArgv(bins.JavaLib, nsd, "org.apache.rocketmq.namesrv.NamesrvStartup", nsConf)
+	}
 	s.Namesrv = &Node{Name: "ns", Kind: "namesrv", Addr: fmt.Sprintf("%s:%d", Addr(NetData, 20), nsPort),
-		argv: []string{bins.Namesrv, "-c", nsConf}, dir: nsd, log: filepath.Join(nsd, "out.log")}
+		argv: nsArgv, dir: nsd, log: filepath.Join(nsd, "out.log")}
 	var ctlAddrs []string
 	for _, c := range s.Controllers {
 		ctlAddrs = append(ctlAddrs, c.Addr)
@@ -238,7 +268,7 @@ func StartSet(ctx context.Context, dir string, bins Bins) (*Set, error) {
 			return nil, err
 		}
 		bd := filepath.Join(dir, name)
-		_ = os.MkdirAll(bd, 0o755)
+		_ = os.MkdirAll(filepath.Join(bd, "home"), 0o755)
 		conf := filepath.Join(bd, "broker.conf")
 		if err := writeConf(conf,
 			"brokerClusterName", Cluster,
@@ -267,12 +297,18 @@ func StartSet(ctx context.Context, dir string, bins Bins) (*Set, error) {
 			"checkSyncStateSetPeriod", "1000",
 			"syncControllerMetadataPeriod", "1000",
 			"registerNameServerPeriod", "1000",
+			"rocketmqHome", filepath.Join(bd, "home"),
+			"haSendHeartbeatInterval", "1000",
 		); err != nil {
 			s.Close()
 			return nil, err
 		}
+		argv := []string{bins.Broker, "-c", conf}
+		if java {
+			argv = javaArgv(bins.JavaLib, bd, "org.apache.rocketmq.broker.BrokerStartup", conf)
+		}
 		s.Brokers = append(s.Brokers, &Node{Name: name, Kind: "broker", Addr: fmt.Sprintf("%s:%d", Addr(NetData, h), brokerPort),
-			argv: []string{bins.Broker, "-c", conf}, dir: bd, log: filepath.Join(bd, "out.log")})
+			argv: argv, dir: bd, log: filepath.Join(bd, "out.log")})
 	}
 	for _, n := range s.All() {
 		if err := n.Start(); err != nil {

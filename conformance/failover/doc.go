@@ -36,8 +36,18 @@
 // The brokers run with allAckInSyncStateSet=true (an ack means every
 // member of the SyncStateSet has the message), so lost must be 0.
 //
+// Beside the Go client, raw SEND_MESSAGE probes go to the broker the
+// controller names master (the server-side failover time; the Go client
+// refreshes its route only every 30 s, a constant of rocketmq-client-go)
+// and to the old master while the fault lasts (a fenced master refuses).
+//
+// Reference: FAILOVER_KIND=java runs the same topology and faults with
+// Java 5.3.3's controllers (ControllerStartup, DLedger), name server and
+// brokers from conformance/.cache/java-server/lib; "ours,java" runs both.
+//
 // The suite needs root and `ip netns`; without them it skips with the
 // reason. FAILOVER_RUNS (default 1) repeats every fault; FAILOVER_FAULTS
-// (comma list) selects faults; FAILOVER_MD names the markdown file the
-// table is written to.
+// (comma list or "all"; default kill9-master,partition-master-controllers)
+// selects faults; FAILOVER_HOLD (default 10s) is the length of a stop or a
+// partition; FAILOVER_MD names the markdown file the table is written to.
 package failover

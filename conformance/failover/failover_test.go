@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,8 +17,9 @@ import (
 // TestFailover runs the fault-injection suite (make test-failover sets
 // CONFORMANCE_FAILOVER=1). FAILOVER_FAULTS (comma list, default the
 // short version: kill9-master,partition-master-controllers or "all"),
-// FAILOVER_RUNS (default 1), FAILOVER_HOLD (default 10s), FAILOVER_MD
-// (write the table there).
+// FAILOVER_RUNS (default 1), FAILOVER_HOLD (default 10s), FAILOVER_KIND
+// (ours, java or ours,java; default ours), FAILOVER_MD (write the table
+// there).
 func TestFailover(t *testing.T) {
 	if os.Getenv("CONFORMANCE_FAILOVER") == "" {
 		t.Skip("set CONFORMANCE_FAILOVER=1 (make -C conformance test-failover): it starts real processes in network namespaces")
@@ -54,29 +56,24 @@ func TestFailover(t *testing.T) {
 	dir := t.TempDir()
 	bins, err := BuildBins(filepath.Join(wd, "..", ".."), dir)
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(runs*len(faults))*4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(runs*len(faults)*2)*4*time.Minute)
 	defer cancel()
-	s, err := StartSet(ctx, dir, bins)
-	require.NoError(t, err)
-	defer s.Close()
-	defer func() {
-		if t.Failed() {
-			for _, n := range s.All() {
-				t.Logf("--- %s log tail:\n%s", n.Name, n.Tail(3000))
+	kinds := strings.Split(envOr("FAILOVER_KIND", KindOurs), ",")
+	for _, k := range kinds {
+		if k == KindJava {
+			lib := filepath.Join(wd, "..", ".cache", "java-server", "lib")
+			if _, err := os.Stat(lib); err != nil {
+				t.Skip("no Java server jars (conformance/scripts/javaserver.sh fetch)")
 			}
+			if _, err := exec.LookPath("java"); err != nil {
+				t.Skip("no java")
+			}
+			bins.JavaLib = lib
 		}
-	}()
-
+	}
 	var rs []Result
-	for run := range runs {
-		for _, f := range faults {
-			start := time.Now()
-			r := RunFault(ctx, s, f, run, o, t.Logf)
-			t.Logf("%s run %d (%v): acked %d lost %d dup stored %d dup delivered %d failover %v split %v %s→%s epochs %s err %q",
-				f.Name, run, time.Since(start).Round(time.Second), r.Acked, r.Lost, r.DupStore, r.DupDeliv,
-				r.Recovery.Round(time.Millisecond), r.SplitBrain(), r.OldMaster, r.NewMaster, r.Epochs, r.Err)
-			rs = append(rs, r)
-		}
+	for _, kind := range kinds {
+		rs = append(rs, runSet(t, ctx, filepath.Join(dir, kind), bins, kind, faults, runs, o)...)
 	}
 	table := Table(rs)
 	t.Log("\n" + table)
@@ -90,6 +87,33 @@ func TestFailover(t *testing.T) {
 	}
 }
 
+// runSet starts one topology of kind and runs every fault runs times.
+func runSet(t *testing.T, ctx context.Context, dir string, bins Bins, kind string, faults []Fault, runs int, o Options) []Result {
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	s, err := StartSet(ctx, dir, bins, kind)
+	require.NoError(t, err)
+	defer s.Close()
+	defer func() {
+		if t.Failed() {
+			for _, n := range s.All() {
+				t.Logf("--- %s/%s log tail:\n%s", kind, n.Name, n.Tail(3000))
+			}
+		}
+	}()
+	var rs []Result
+	for run := range runs {
+		for _, f := range faults {
+			start := time.Now()
+			r := RunFault(ctx, s, f, run, o, t.Logf)
+			t.Logf("%s %s run %d (%v): acked %d lost %d dup stored %d dup delivered %d failover raw %v client %v split %v %s→%s epochs %s err %q",
+				kind, f.Name, run, time.Since(start).Round(time.Second), r.Acked, r.Lost, r.DupStore, r.DupDeliv,
+				r.ServerRecovery.Round(time.Millisecond), r.Recovery.Round(time.Millisecond), r.SplitBrain(), r.OldMaster, r.NewMaster, r.Epochs, r.Err)
+			rs = append(rs, r)
+		}
+	}
+	return rs
+}
+
 func envOr(k, d string) string {
 	if v := os.Getenv(k); v != "" {
 		return v
@@ -101,7 +125,8 @@ func mdDoc(table string, runs int, o Options) string {
 	return fmt.Sprintf(`# Failover suite (issue #15)
 
 Written by `+"`make -C conformance test-failover`"+` (conformance/failover, see its doc.go):
-three controllers, a name server and three brokers of one set (ours), each in its own
+three controllers, a name server and three brokers of one set (set ours: all ours; set java:
+all Java 5.3.3, DLedger controllers), each in its own
 network namespace; Go client load (%d sender goroutines, one send per %v each, keyed,
 SendSync) and a push consumer; brokers with allAckInSyncStateSet=true,
 controllerHeartBeatTimeoutMills=3000, brokerHeartbeatInterval=500,

@@ -170,14 +170,14 @@ func (s *Set) Ready(ctx context.Context, d time.Duration) (*Node, error) {
 
 // RunFault runs one fault under load and checks the outcome.
 func RunFault(ctx context.Context, s *Set, f Fault, run int, o Options, logf func(string, ...any)) Result {
-	r := Result{Fault: f.Name, Run: run}
+	r := Result{Set: s.Kind, Fault: f.Name, Run: run}
 	m, err := s.Ready(ctx, 90*time.Second)
 	if err != nil {
 		r.Err = "not ready: " + err.Error()
 		return r
 	}
 	r.OldMaster = m.Name
-	id := fmt.Sprintf("fo%d_%s_%d", time.Now().UnixMilli()%1000000, shortName(f.Name), run)
+	id := fmt.Sprintf("fo%d_%s_%s_%d", time.Now().UnixMilli()%1000000, s.Kind, shortName(f.Name), run)
 	topic := id + "_t"
 	if err := s.CreateTopic(ctx, m, topic, o.Queues); err != nil {
 		r.Err = err.Error()
