@@ -19,7 +19,7 @@ import (
 // short version: kill9-master,partition-master-controllers or "all"),
 // FAILOVER_RUNS (default 1), FAILOVER_HOLD (default 10s), FAILOVER_KIND
 // (ours, java or ours,java; default ours), FAILOVER_MD (write the table
-// there).
+// there), FAILOVER_DIR (keep logs and stores under it).
 func TestFailover(t *testing.T) {
 	if os.Getenv("CONFORMANCE_FAILOVER") == "" {
 		t.Skip("set CONFORMANCE_FAILOVER=1 (make -C conformance test-failover): it starts real processes in network namespaces")
@@ -54,6 +54,10 @@ func TestFailover(t *testing.T) {
 	wd, err := os.Getwd()
 	require.NoError(t, err)
 	dir := t.TempDir()
+	if d := os.Getenv("FAILOVER_DIR"); d != "" { // keep the logs and stores
+		dir = filepath.Join(d, time.Now().UTC().Format("20060102T150405"))
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+	}
 	bins, err := BuildBins(filepath.Join(wd, "..", ".."), dir)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(runs*len(faults)*2)*4*time.Minute)
