@@ -148,7 +148,9 @@ load, raw SEND_MESSAGE probes go every 50 ms to the broker the controller names 
 (failover (raw send): fault to the first ack there) and every 200 ms to the old master
 while the fault lasts (a fenced master must refuse them). The Go client refreshes its
 route only every 30 s (rocketmq-client-go's fixed _PullNameServerInterval), which is most
-of its failover time.
+of its failover time. For kill9-controller-leader the raw probe column is the time until a
+controller leader answers GET_REPLICA_INFO again (the probe asks it for the master), while
+the Go client column shows that broker writes went on.
 
 %s`, o.Threads, o.Pace, o.Hold, runs, time.Now().UTC().Format(time.RFC3339), table)
 }
