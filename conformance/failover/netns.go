@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"fmt"
 	"os/exec"
+	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Prefix names every namespace, bridge and veth the suite creates.
@@ -47,13 +49,23 @@ func Link(node, net string) string { return Prefix + node + "-" + net }
 // Addr is node's address on net: 10.77.<net>.<host>.
 func Addr(net string, host int) string { return fmt.Sprintf("10.77.%d.%d", subnet[net], host) }
 
-// Sweep removes every namespace and link left by an earlier run.
+// Sweep removes every namespace and link left by an earlier run, and
+// kills the processes still inside those namespaces.
 func Sweep() {
 	if out, err := exec.Command("ip", "netns", "list").Output(); err == nil {
 		sc := bufio.NewScanner(bytes.NewReader(out))
 		for sc.Scan() {
 			f := strings.Fields(sc.Text())
 			if len(f) > 0 && strings.HasPrefix(f[0], Prefix) {
+				// Processes of a crashed run still inside (ours: only
+				// the suite starts processes in these namespaces).
+				if pids, err := exec.Command("ip", "netns", "pids", f[0]).Output(); err == nil {
+					for _, p := range strings.Fields(string(pids)) {
+						if pid, err := strconv.Atoi(p); err == nil && pid > 1 {
+							_ = syscall.Kill(pid, syscall.SIGKILL)
+						}
+					}
+				}
 				_ = ipcmd("netns", "del", f[0])
 			}
 		}
