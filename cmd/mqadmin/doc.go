@@ -9,4 +9,11 @@
 //
 // -n falls back to the NAMESRV_ADDR environment variable; several name
 // servers are separated by ';' and tried in turn.
+//
+// Controller mode (controller.go) has Java's commands and flags:
+// getControllerMetaData -a, getSyncStateSet -a (-b name | -c cluster),
+// electMaster -a -c -bn name -b id, cleanBrokerMetadata -a -bn [-c] [-b
+// ids] [-l], getControllerConfig -a, updateControllerConfig -a -k -v and
+// getBrokerEpoch (-b name | -c cluster, brokers found via -n). Commands
+// that touch replicated state ask -a for the leader and send there.
 package main

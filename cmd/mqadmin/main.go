@@ -36,6 +36,13 @@ func commands() []command {
 		{"resetOffsetByTime", "Reset consumer offset by timestamp(without client restart).", setupResetOffsetByTime},
 		{"getBrokerConfig", "Get broker config by cluster or special broker!", setupGetBrokerConfig},
 		{"haStatus", "Fetch ha runtime status data.", setupHAStatus},
+		{"getControllerMetaData", "Get controller cluster's metadata.", setupGetControllerMetaData},
+		{"getSyncStateSet", "Fetch syncStateSet for target brokers.", setupGetSyncStateSet},
+		{"getBrokerEpoch", "Fetch broker epoch entries.", setupGetBrokerEpoch},
+		{"electMaster", "Re-elect the specified broker as master.", setupElectMaster},
+		{"cleanBrokerMetadata", "Clean metadata of broker on controller.", setupCleanBrokerMetadata},
+		{"getControllerConfig", "Get controller config.", setupGetControllerConfig},
+		{"updateControllerConfig", "Update controller config.", setupUpdateControllerConfig},
 	}
 }
 
