@@ -108,6 +108,9 @@ func TestControllerCommands(t *testing.T) {
 	out, err = runAdmin(t, "getSyncStateSet", "-a", addr+";127.0.0.1:1", "-n", ns, "-c", "C")
 	require.NoError(t, err)
 	require.Equal(t, want, out)
+	out, err = runAdmin(t, "getSyncStateSet", "-a", addr, "-b", "nosuch") // as Java: unknown sets are left out
+	require.NoError(t, err)
+	require.Empty(t, out)
 	_, err = runAdmin(t, "getSyncStateSet", "-a", addr, "-n", ns, "-c", "nope")
 	require.ErrorContains(t, err, "Make sure the specified clusterName exists")
 	_, err = runAdmin(t, "getSyncStateSet", "-b", "broker-a")
