@@ -95,7 +95,7 @@ type Client struct {
 	reported   int64
 	lastRead   time.Time
 	lastWrite  time.Time
-	rate       rate
+	rate       Rate
 	closeCount int // connections closed (tests, status)
 }
 
@@ -137,7 +137,7 @@ func (c *Client) Status() ClientStatus {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return ClientStatus{MasterAddr: c.master, Connected: c.connected, ReportedOffset: c.reported, LastRead: c.lastRead,
-		LastWrite: c.lastWrite, TransferredBytesPerSecond: c.rate.perSecond(time.Now())}
+		LastWrite: c.lastWrite, TransferredBytesPerSecond: c.rate.PerSecond(time.Now())}
 }
 
 // Disconnects counts the connections closed so far.
@@ -334,7 +334,7 @@ func (c *Client) receive(conn net.Conn, appended chan<- struct{}) error {
 		if err := c.st.AppendRaw(h.Offset, body); err != nil {
 			return fmt.Errorf("ha: append %d bytes at %d: %w", len(body), h.Offset, err)
 		}
-		c.rate.add(int64(len(body)), now)
+		c.rate.Add(int64(len(body)), now)
 		select {
 		case appended <- struct{}{}:
 		default:

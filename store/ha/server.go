@@ -195,7 +195,7 @@ func (s *Server) Slaves() []SlaveStatus {
 		a := c.acked.Load()
 		d := end - max(a, 0)
 		out = append(out, SlaveStatus{Addr: c.addr, AckOffset: a, Diff: d, InSync: a >= 0 && d < s.cfg.MaxGapNotInSync,
-			TransferFrom: c.from.Load(), SentOffset: c.sent.Load(), TransferredBytesPerSecond: c.rate.perSecond(now)})
+			TransferFrom: c.from.Load(), SentOffset: c.sent.Load(), TransferredBytesPerSecond: c.rate.PerSecond(now)})
 	}
 	return out
 }
@@ -232,7 +232,7 @@ type serverConn struct {
 	from    atomic.Int64 // transfer start, -1 before the first report
 	sent    atomic.Int64 // end of the bytes written to the socket
 	acked   atomic.Int64 // clamped acknowledgement, -1 before a report
-	rate    rate
+	rate    Rate
 }
 
 func (c *serverConn) shut(why string, args ...any) {
@@ -347,7 +347,7 @@ func (c *serverConn) write() {
 			return false
 		}
 		lastWrite = time.Now()
-		c.rate.add(int64(len(body)), lastWrite)
+		c.rate.Add(int64(len(body)), lastWrite)
 		return true
 	}
 	for {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/rocketgo/rocketgo/store/ha"
 	"log/slog"
 	"net"
 	"sync"
@@ -142,7 +143,7 @@ type Client struct {
 	cp         int64
 	lastRead   time.Time
 	lastWrite  time.Time
-	rate       rate
+	rate       ha.Rate
 	closeCount int
 	handshakes int
 }
@@ -187,7 +188,7 @@ func (c *Client) Status() ClientStatus {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return ClientStatus{MasterAddr: c.master, Connected: c.connected, State: State(c.state.Load()), ReportedOffset: c.reported,
-		ConsistentPoint: c.cp, LastRead: c.lastRead, LastWrite: c.lastWrite, TransferredBytesPerSecond: c.rate.perSecond(time.Now())}
+		ConsistentPoint: c.cp, LastRead: c.lastRead, LastWrite: c.lastWrite, TransferredBytesPerSecond: c.rate.PerSecond(time.Now())}
 }
 
 // Disconnects counts the connections closed so far.
@@ -488,7 +489,7 @@ func (c *Client) receive(conn net.Conn, mr *MasterReader, appended chan<- struct
 			if err := c.st.AppendRaw(h.Offset, body); err != nil {
 				return fmt.Errorf("autoswitch: append %d bytes at %d: %w", len(body), h.Offset, err)
 			}
-			c.rate.add(int64(len(body)), now)
+			c.rate.Add(int64(len(body)), now)
 		}
 		c.st.SetConfirmLimit(min(h.ConfirmOffset, c.st.MaxPhyOffset()))
 		if len(body) > 0 {

@@ -3,6 +3,7 @@ package autoswitch
 import (
 	"bufio"
 	"errors"
+	"github.com/rocketgo/rocketgo/store/ha"
 	"math"
 	"net"
 	"sync"
@@ -31,7 +32,7 @@ type conn struct {
 	acked         atomic.Int64 // clamped acknowledgement, -1 before a report
 	lastMasterMax atomic.Int64 // master's max offset at the last data frame
 	lastTransfer  atomic.Int64 // unix nanos of the last data frame
-	rate          rate
+	rate          ha.Rate
 }
 
 func (c *conn) shut(why string, args ...any) {
@@ -226,7 +227,7 @@ func (c *conn) transfer() {
 			return false
 		}
 		lastWrite = time.Now()
-		c.rate.add(int64(len(body)), lastWrite)
+		c.rate.Add(int64(len(body)), lastWrite)
 		return true
 	}
 	for {

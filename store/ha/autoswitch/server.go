@@ -242,7 +242,7 @@ func (s *Server) Slaves() []SlaveStatus {
 		_, in := s.confirmed[id]
 		out = append(out, SlaveStatus{Addr: c.addr, BrokerID: id, State: State(c.state.Load()), AsyncLearner: c.learner.Load(),
 			AckOffset: a, Diff: end - max(a, 0), InSync: in && id >= 0, TransferFrom: c.from.Load(), SentOffset: c.sent.Load(),
-			TransferredBytesPerSecond: c.rate.perSecond(now)})
+			TransferredBytesPerSecond: c.rate.PerSecond(now)})
 	}
 	return out
 }
