@@ -184,88 +184,43 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-type prop struct {
-	name string
-	get  func(*Config) string
-	set  func(*Config, string) error
-}
-
-func strProp(name string, f func(*Config) *string) prop {
-	return prop{name, func(c *Config) string { return *f(c) }, func(c *Config, v string) error { *f(c) = v; return nil }}
-}
-
-func boolProp(name string, f func(*Config) *bool) prop {
-	return prop{name, func(c *Config) string { return strconv.FormatBool(*f(c)) }, func(c *Config, v string) error {
-		// compat: Java's Boolean.parseBoolean: anything but "true" is false.
-		*f(c) = strings.EqualFold(strings.TrimSpace(v), "true")
-		return nil
-	}}
-}
-
-func intProp(name string, f func(*Config) *int) prop {
-	return prop{name, func(c *Config) string { return strconv.Itoa(*f(c)) }, func(c *Config, v string) error {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil {
-			return fmt.Errorf("controller: %s: %w", name, err)
-		}
-		*f(c) = n
-		return nil
-	}}
-}
-
-func msProp(name string, f func(*Config) *time.Duration) prop {
-	return prop{name, func(c *Config) string { return strconv.FormatInt(f(c).Milliseconds(), 10) }, func(c *Config, v string) error {
-		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if err != nil {
-			return fmt.Errorf("controller: %s: %w", name, err)
-		}
-		*f(c) = time.Duration(n) * time.Millisecond
-		return nil
-	}}
-}
-
 // props lists every key we read, in the order GET_CONTROLLER_CONFIG prints them.
-var props = []prop{
-	strProp("rocketmqHome", func(c *Config) *string { return &c.RocketmqHome }),
-	strProp("configStorePath", func(c *Config) *string { return &c.ConfigStorePath }),
-	strProp("controllerType", func(c *Config) *string { return &c.ControllerType }),
-	msProp("scanNotActiveBrokerInterval", func(c *Config) *time.Duration { return &c.ScanNotActiveBrokerInterval }),
-	intProp("controllerThreadPoolNums", func(c *Config) *int { return &c.ThreadPoolNums }),
-	intProp("controllerRequestThreadPoolQueueCapacity", func(c *Config) *int { return &c.RequestQueueCapacity }),
-	strProp("controllerDLegerGroup", func(c *Config) *string { return &c.Group }),
-	strProp("controllerDLegerPeers", func(c *Config) *string { return &c.Peers }),
-	strProp("controllerDLegerSelfId", func(c *Config) *string { return &c.SelfID }),
-	intProp("mappedFileSize", func(c *Config) *int { return &c.MappedFileSize }),
-	strProp("controllerStorePath", func(c *Config) *string { return &c.StorePath }),
-	intProp("electMasterMaxRetryCount", func(c *Config) *int { return &c.ElectMasterMaxRetryCount }),
-	boolProp("enableElectUncleanMaster", func(c *Config) *bool { return &c.EnableElectUncleanMaster }),
-	boolProp("isProcessReadEvent", func(c *Config) *bool { return &c.ProcessReadEvent }),
-	boolProp("notifyBrokerRoleChanged", func(c *Config) *bool { return &c.NotifyBrokerRoleChanged }),
-	msProp("scanInactiveMasterInterval", func(c *Config) *time.Duration { return &c.ScanInactiveMasterInterval }),
-	strProp("configBlackList", func(c *Config) *string { return &c.ConfigBlackList }),
-	strProp("controllerRaftPeers", func(c *Config) *string { return &c.RaftPeers }),
-	msProp("controllerElectGraceMillis", func(c *Config) *time.Duration { return &c.ElectGrace }),
-	msProp("controllerRaftElectionTimeoutMillis", func(c *Config) *time.Duration { return &c.RaftElectionTimeout }),
-	intProp("controllerMaxLiveBrokers", func(c *Config) *int { return &c.MaxLiveBrokers }),
-	intProp("controllerMaxBrokerSets", func(c *Config) *int { return &c.MaxBrokerSets }),
-	intProp("controllerMaxBrokersPerSet", func(c *Config) *int { return &c.MaxBrokersPerSet }),
+var props = javaprops.Fields[Config]{
+	javaprops.String("rocketmqHome", func(c *Config) *string { return &c.RocketmqHome }),
+	javaprops.String("configStorePath", func(c *Config) *string { return &c.ConfigStorePath }),
+	javaprops.String("controllerType", func(c *Config) *string { return &c.ControllerType }),
+	javaprops.Millis("scanNotActiveBrokerInterval", func(c *Config) *time.Duration { return &c.ScanNotActiveBrokerInterval }),
+	javaprops.Int("controllerThreadPoolNums", func(c *Config) *int { return &c.ThreadPoolNums }),
+	javaprops.Int("controllerRequestThreadPoolQueueCapacity", func(c *Config) *int { return &c.RequestQueueCapacity }),
+	javaprops.String("controllerDLegerGroup", func(c *Config) *string { return &c.Group }),
+	javaprops.String("controllerDLegerPeers", func(c *Config) *string { return &c.Peers }),
+	javaprops.String("controllerDLegerSelfId", func(c *Config) *string { return &c.SelfID }),
+	javaprops.Int("mappedFileSize", func(c *Config) *int { return &c.MappedFileSize }),
+	javaprops.String("controllerStorePath", func(c *Config) *string { return &c.StorePath }),
+	javaprops.Int("electMasterMaxRetryCount", func(c *Config) *int { return &c.ElectMasterMaxRetryCount }),
+	javaprops.Bool("enableElectUncleanMaster", func(c *Config) *bool { return &c.EnableElectUncleanMaster }),
+	javaprops.Bool("isProcessReadEvent", func(c *Config) *bool { return &c.ProcessReadEvent }),
+	javaprops.Bool("notifyBrokerRoleChanged", func(c *Config) *bool { return &c.NotifyBrokerRoleChanged }),
+	javaprops.Millis("scanInactiveMasterInterval", func(c *Config) *time.Duration { return &c.ScanInactiveMasterInterval }),
+	javaprops.String("configBlackList", func(c *Config) *string { return &c.ConfigBlackList }),
+	javaprops.String("controllerRaftPeers", func(c *Config) *string { return &c.RaftPeers }),
+	javaprops.Millis("controllerElectGraceMillis", func(c *Config) *time.Duration { return &c.ElectGrace }),
+	javaprops.Millis("controllerRaftElectionTimeoutMillis", func(c *Config) *time.Duration { return &c.RaftElectionTimeout }),
+	javaprops.Int("controllerMaxLiveBrokers", func(c *Config) *int { return &c.MaxLiveBrokers }),
+	javaprops.Int("controllerMaxBrokerSets", func(c *Config) *int { return &c.MaxBrokerSets }),
+	javaprops.Int("controllerMaxBrokersPerSet", func(c *Config) *int { return &c.MaxBrokersPerSet }),
 }
 
 // Apply sets the keys of p that Config knows and returns the others.
 func (c *Config) Apply(p javaprops.Props) (unknown []string, err error) {
 	for _, e := range p {
-		found := false
-		for _, pr := range props {
-			if pr.name == e.Key {
-				found = true
-				if err := pr.set(c, e.Value); err != nil {
-					return unknown, err
-				}
-				break
-			}
-		}
-		if !found {
+		f, ok := props.Find(e.Key)
+		if !ok {
 			unknown = append(unknown, e.Key)
+			continue
+		}
+		if err := f.Set(c, e.Value); err != nil {
+			return unknown, fmt.Errorf("controller: %w", err)
 		}
 	}
 	return unknown, nil
@@ -273,9 +228,5 @@ func (c *Config) Apply(p javaprops.Props) (unknown []string, err error) {
 
 // Properties returns the configuration as key/value pairs.
 func (c *Config) Properties() javaprops.Props {
-	out := make(javaprops.Props, 0, len(props))
-	for _, pr := range props {
-		out = append(out, javaprops.Entry{Key: pr.name, Value: pr.get(c)})
-	}
-	return out
+	return props.Properties(c)
 }

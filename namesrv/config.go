@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/rocketgo/rocketgo/codec/transport"
@@ -135,97 +134,46 @@ func (c *Config) ListenAddr() string {
 	return c.BindAddress + ":" + strconv.Itoa(c.ListenPort)
 }
 
-type prop struct {
-	name string
-	get  func(*Config) string
-	set  func(*Config, string) error
-}
-
-func strProp(name string, f func(*Config) *string) prop {
-	return prop{name, func(c *Config) string { return *f(c) }, func(c *Config, v string) error { *f(c) = v; return nil }}
-}
-
-func boolProp(name string, f func(*Config) *bool) prop {
-	return prop{name, func(c *Config) string { return strconv.FormatBool(*f(c)) }, func(c *Config, v string) error {
-		// Like Java's Boolean.parseBoolean: "true" in any case, else false.
-		*f(c) = strings.EqualFold(strings.TrimSpace(v), "true")
-		return nil
-	}}
-}
-
-func intProp(name string, f func(*Config) *int) prop {
-	return prop{name, func(c *Config) string { return strconv.Itoa(*f(c)) }, func(c *Config, v string) error {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		*f(c) = n
-		return nil
-	}}
-}
-
-func msProp(name string, f func(*Config) *time.Duration) prop {
-	return prop{name, func(c *Config) string { return strconv.FormatInt(f(c).Milliseconds(), 10) }, func(c *Config, v string) error {
-		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		*f(c) = time.Duration(n) * time.Millisecond
-		return nil
-	}}
-}
-
 // props lists every property in the order -p and GET_NAMESRV_CONFIG print them.
-var props = []prop{
-	strProp("rocketmqHome", func(c *Config) *string { return &c.RocketmqHome }),
-	strProp("kvConfigPath", func(c *Config) *string { return &c.KVConfigPath }),
-	strProp("configStorePath", func(c *Config) *string { return &c.ConfigStorePath }),
-	strProp("productEnvName", func(c *Config) *string { return &c.ProductEnvName }),
-	boolProp("clusterTest", func(c *Config) *bool { return &c.ClusterTest }),
-	boolProp("orderMessageEnable", func(c *Config) *bool { return &c.OrderMessageEnable }),
-	boolProp("returnOrderTopicConfigToBroker", func(c *Config) *bool { return &c.ReturnOrderTopicConfigToBroker }),
-	intProp("clientRequestThreadPoolNums", func(c *Config) *int { return &c.ClientRequestThreadPoolNums }),
-	intProp("defaultThreadPoolNums", func(c *Config) *int { return &c.DefaultThreadPoolNums }),
-	intProp("clientRequestThreadPoolQueueCapacity", func(c *Config) *int { return &c.ClientRequestThreadPoolQueueCapacity }),
-	intProp("defaultThreadPoolQueueCapacity", func(c *Config) *int { return &c.DefaultThreadPoolQueueCapacity }),
-	msProp("scanNotActiveBrokerInterval", func(c *Config) *time.Duration { return &c.ScanNotActiveBrokerInterval }),
-	msProp("brokerChannelExpiredTime", func(c *Config) *time.Duration { return &c.BrokerChannelExpiredTime }),
-	boolProp("supportActingMaster", func(c *Config) *bool { return &c.SupportActingMaster }),
-	boolProp("enableAllTopicList", func(c *Config) *bool { return &c.EnableAllTopicList }),
-	boolProp("enableTopicList", func(c *Config) *bool { return &c.EnableTopicList }),
-	boolProp("needWaitForService", func(c *Config) *bool { return &c.NeedWaitForService }),
-	intProp("waitSecondsForService", func(c *Config) *int { return &c.WaitSecondsForService }),
-	boolProp("deleteTopicWithBrokerRegistration", func(c *Config) *bool { return &c.DeleteTopicWithBrokerRegistration }),
-	strProp("configBlackList", func(c *Config) *string { return &c.ConfigBlackList }),
-	boolProp("enableControllerInNamesrv", func(c *Config) *bool { return &c.EnableControllerInNamesrv }),
-	strProp("bindAddress", func(c *Config) *string { return &c.BindAddress }),
-	intProp("listenPort", func(c *Config) *int { return &c.ListenPort }),
-	intProp("serverChannelMaxIdleTimeSeconds", func(c *Config) *int { return &c.ServerChannelMaxIdleTimeSeconds }),
-	int64Prop("writeBufferHighWaterMark", func(c *Config) *int64 { return &c.Limits.WriteBufferHighWaterMark }),
-	int64Prop("writeBufferLowWaterMark", func(c *Config) *int64 { return &c.Limits.WriteBufferLowWaterMark }),
-	int64Prop("maxUnsentBytesPerConnection", func(c *Config) *int64 { return &c.Limits.MaxUnsentBytesPerConnection }),
-	int64Prop("maxUnsentBytesTotal", func(c *Config) *int64 { return &c.Limits.MaxUnsentBytesTotal }),
-	intProp("maxInflightRequestsPerConnection", func(c *Config) *int { return &c.Limits.MaxInflightRequestsPerConnection }),
-	int64Prop("maxUnreadBytesPerConnection", func(c *Config) *int64 { return &c.Limits.MaxUnreadBytesPerConnection }),
-	int64Prop("maxUnreadBytesTotal", func(c *Config) *int64 { return &c.Limits.MaxUnreadBytesTotal }),
-	int64Prop("frameReadTimeoutMillis", func(c *Config) *int64 { return &c.Limits.FrameReadTimeoutMillis }),
-	intProp("maxHeaderLength", func(c *Config) *int { return &c.Limits.MaxHeaderLength }),
-	intProp("maxTopicsPerBrokerRegistration", func(c *Config) *int { return &c.MaxTopicsPerBrokerRegistration }),
-	intProp("maxTopicRouteEntries", func(c *Config) *int { return &c.MaxTopicRouteEntries }),
-	intProp("maxBrokers", func(c *Config) *int { return &c.MaxBrokers }),
-	intProp("maxKVConfigBytes", func(c *Config) *int { return &c.MaxKVConfigBytes }),
-	intProp("maxKVConfigValueLength", func(c *Config) *int { return &c.MaxKVConfigValueLength }),
-}
-
-func int64Prop(name string, f func(*Config) *int64) prop {
-	return prop{name, func(c *Config) string { return strconv.FormatInt(*f(c), 10) }, func(c *Config, v string) error {
-		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		*f(c) = n
-		return nil
-	}}
+var props = javaprops.Fields[Config]{
+	javaprops.String("rocketmqHome", func(c *Config) *string { return &c.RocketmqHome }),
+	javaprops.String("kvConfigPath", func(c *Config) *string { return &c.KVConfigPath }),
+	javaprops.String("configStorePath", func(c *Config) *string { return &c.ConfigStorePath }),
+	javaprops.String("productEnvName", func(c *Config) *string { return &c.ProductEnvName }),
+	javaprops.Bool("clusterTest", func(c *Config) *bool { return &c.ClusterTest }),
+	javaprops.Bool("orderMessageEnable", func(c *Config) *bool { return &c.OrderMessageEnable }),
+	javaprops.Bool("returnOrderTopicConfigToBroker", func(c *Config) *bool { return &c.ReturnOrderTopicConfigToBroker }),
+	javaprops.Int("clientRequestThreadPoolNums", func(c *Config) *int { return &c.ClientRequestThreadPoolNums }),
+	javaprops.Int("defaultThreadPoolNums", func(c *Config) *int { return &c.DefaultThreadPoolNums }),
+	javaprops.Int("clientRequestThreadPoolQueueCapacity", func(c *Config) *int { return &c.ClientRequestThreadPoolQueueCapacity }),
+	javaprops.Int("defaultThreadPoolQueueCapacity", func(c *Config) *int { return &c.DefaultThreadPoolQueueCapacity }),
+	javaprops.Millis("scanNotActiveBrokerInterval", func(c *Config) *time.Duration { return &c.ScanNotActiveBrokerInterval }),
+	javaprops.Millis("brokerChannelExpiredTime", func(c *Config) *time.Duration { return &c.BrokerChannelExpiredTime }),
+	javaprops.Bool("supportActingMaster", func(c *Config) *bool { return &c.SupportActingMaster }),
+	javaprops.Bool("enableAllTopicList", func(c *Config) *bool { return &c.EnableAllTopicList }),
+	javaprops.Bool("enableTopicList", func(c *Config) *bool { return &c.EnableTopicList }),
+	javaprops.Bool("needWaitForService", func(c *Config) *bool { return &c.NeedWaitForService }),
+	javaprops.Int("waitSecondsForService", func(c *Config) *int { return &c.WaitSecondsForService }),
+	javaprops.Bool("deleteTopicWithBrokerRegistration", func(c *Config) *bool { return &c.DeleteTopicWithBrokerRegistration }),
+	javaprops.String("configBlackList", func(c *Config) *string { return &c.ConfigBlackList }),
+	javaprops.Bool("enableControllerInNamesrv", func(c *Config) *bool { return &c.EnableControllerInNamesrv }),
+	javaprops.String("bindAddress", func(c *Config) *string { return &c.BindAddress }),
+	javaprops.Int("listenPort", func(c *Config) *int { return &c.ListenPort }),
+	javaprops.Int("serverChannelMaxIdleTimeSeconds", func(c *Config) *int { return &c.ServerChannelMaxIdleTimeSeconds }),
+	javaprops.Int64("writeBufferHighWaterMark", func(c *Config) *int64 { return &c.Limits.WriteBufferHighWaterMark }),
+	javaprops.Int64("writeBufferLowWaterMark", func(c *Config) *int64 { return &c.Limits.WriteBufferLowWaterMark }),
+	javaprops.Int64("maxUnsentBytesPerConnection", func(c *Config) *int64 { return &c.Limits.MaxUnsentBytesPerConnection }),
+	javaprops.Int64("maxUnsentBytesTotal", func(c *Config) *int64 { return &c.Limits.MaxUnsentBytesTotal }),
+	javaprops.Int("maxInflightRequestsPerConnection", func(c *Config) *int { return &c.Limits.MaxInflightRequestsPerConnection }),
+	javaprops.Int64("maxUnreadBytesPerConnection", func(c *Config) *int64 { return &c.Limits.MaxUnreadBytesPerConnection }),
+	javaprops.Int64("maxUnreadBytesTotal", func(c *Config) *int64 { return &c.Limits.MaxUnreadBytesTotal }),
+	javaprops.Int64("frameReadTimeoutMillis", func(c *Config) *int64 { return &c.Limits.FrameReadTimeoutMillis }),
+	javaprops.Int("maxHeaderLength", func(c *Config) *int { return &c.Limits.MaxHeaderLength }),
+	javaprops.Int("maxTopicsPerBrokerRegistration", func(c *Config) *int { return &c.MaxTopicsPerBrokerRegistration }),
+	javaprops.Int("maxTopicRouteEntries", func(c *Config) *int { return &c.MaxTopicRouteEntries }),
+	javaprops.Int("maxBrokers", func(c *Config) *int { return &c.MaxBrokers }),
+	javaprops.Int("maxKVConfigBytes", func(c *Config) *int { return &c.MaxKVConfigBytes }),
+	javaprops.Int("maxKVConfigValueLength", func(c *Config) *int { return &c.MaxKVConfigValueLength }),
 }
 
 // Apply sets the properties p names. Unknown keys are returned (Java
@@ -234,18 +182,13 @@ func int64Prop(name string, f func(*Config) *int64) prop {
 func (c *Config) Apply(p javaprops.Props) (unknown []string, err error) {
 	var errs []error
 	for _, e := range p {
-		found := false
-		for _, pr := range props {
-			if pr.name == e.Key {
-				found = true
-				if err := pr.set(c, e.Value); err != nil {
-					errs = append(errs, err)
-				}
-				break
-			}
-		}
-		if !found {
+		f, ok := props.Find(e.Key)
+		if !ok {
 			unknown = append(unknown, e.Key)
+			continue
+		}
+		if err := f.Set(c, e.Value); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -256,11 +199,7 @@ func (c *Config) Apply(p javaprops.Props) (unknown []string, err error) {
 
 // Properties returns every setting as key/value pairs.
 func (c *Config) Properties() javaprops.Props {
-	out := make(javaprops.Props, 0, len(props))
-	for _, pr := range props {
-		out = append(out, javaprops.Entry{Key: pr.name, Value: pr.get(c)})
-	}
-	return out
+	return props.Properties(c)
 }
 
 // refusedKey returns the first key of update that UPDATE_NAMESRV_CONFIG
