@@ -41,6 +41,7 @@ const (
 type Node struct {
 	Name string // c0, ns, b1…
 	Kind string // controller, namesrv, broker
+	Java bool   // Java 5.3.3 runs it (else our binary)
 	Addr string // address the others use (ctl net for controllers)
 	argv []string
 	dir  string
@@ -137,6 +138,7 @@ func (n *Node) Tail(size int) string {
 // Set is the whole topology with its processes.
 type Set struct {
 	Kind        string
+	Roles       Roles // which roles run Java
 	Topo        *Topology
 	Dir         string
 	Controllers []*Node
@@ -154,11 +156,81 @@ type Bins struct {
 	JavaLib                     string
 }
 
-// Kinds of broker sets.
+// Kinds of broker sets. Each kind says, per role, whether our binary or
+// Java 5.3.3's runs it (Roles). The name server always goes with the
+// controllers: a user who swaps one tier keeps the other tier's name
+// server.
 const (
 	KindOurs = "ours" // our controllers, name server and brokers
 	KindJava = "java" // Java 5.3.3 controllers (DLedger), name server and brokers
+	// Java brokers (enableControllerMode=true) under our controllers and
+	// our name server.
+	KindJavaBrokersOursCtl = "javabrokers-oursctl"
+	// Our brokers under Java's controllers and Java's name server (a user
+	// who replaced only the broker tier).
+	KindOursBrokersJavaCtl = "oursbrokers-javactl"
+	// One broker set of b0 ours, b1 and b2 Java, under our controllers and
+	// name server / under Java's.
+	KindMixedOursCtl = "mixed-oursctl"
+	KindMixedJavaCtl = "mixed-javactl"
 )
+
+// Kinds lists every kind, in table order (FAILOVER_KIND=all).
+var Kinds = []string{KindOurs, KindJava, KindJavaBrokersOursCtl, KindOursBrokersJavaCtl, KindMixedOursCtl, KindMixedJavaCtl}
+
+// Roles says which roles of a set run Java 5.3.3 (false: ours).
+type Roles struct {
+	Controllers bool
+	Namesrv     bool
+	Brokers     [3]bool // b0..b2
+}
+
+// mixedBrokers is the broker mix of the mixed kinds: b0 ours, b1 and b2
+// Java. Our broker starts first, so it is usually the first master and
+// the first master change hands the set to a Java broker that our broker
+// then follows: both directions of the HA link get exercised.
+var mixedBrokers = [3]bool{false, true, true}
+
+// RolesOf maps a kind to its roles.
+func RolesOf(kind string) (Roles, bool) {
+	all := [3]bool{true, true, true}
+	switch kind {
+	case KindOurs:
+		return Roles{}, true
+	case KindJava:
+		return Roles{Controllers: true, Namesrv: true, Brokers: all}, true
+	case KindJavaBrokersOursCtl:
+		return Roles{Brokers: all}, true
+	case KindOursBrokersJavaCtl:
+		return Roles{Controllers: true, Namesrv: true}, true
+	case KindMixedOursCtl:
+		return Roles{Brokers: mixedBrokers}, true
+	case KindMixedJavaCtl:
+		return Roles{Controllers: true, Namesrv: true, Brokers: mixedBrokers}, true
+	}
+	return Roles{}, false
+}
+
+// AnyJava says whether some role runs Java.
+func (r Roles) AnyJava() bool {
+	return r.Controllers || r.Namesrv || r.Brokers != [3]bool{}
+}
+
+// String names the implementation of every role: "ctl ours, ns ours,
+// b0 ours, b1 Java, b2 Java".
+func (r Roles) String() string {
+	impl := func(java bool) string {
+		if java {
+			return "Java"
+		}
+		return "ours"
+	}
+	parts := []string{"ctl " + impl(r.Controllers), "ns " + impl(r.Namesrv)}
+	for i, j := range r.Brokers {
+		parts = append(parts, fmt.Sprintf("b%d %s", i, impl(j)))
+	}
+	return strings.Join(parts, ", ")
+}
 
 // javaArgv runs a Java main class with small heaps (seven JVMs share the
 // machine) and its home under dir.
@@ -193,122 +265,24 @@ func writeConf(path string, kv ...string) error {
 // BrokerHost is broker i's host part on every net.
 func BrokerHost(i int) int { return 30 + i }
 
-// StartSet creates the namespaces and starts every process.
+// StartSet creates the namespaces and starts every process, each role
+// with the implementation kind names for it (RolesOf).
 func StartSet(ctx context.Context, dir string, bins Bins, kind string) (*Set, error) {
-	java := kind == KindJava
+	roles, ok := RolesOf(kind)
+	if !ok {
+		return nil, fmt.Errorf("unknown set kind %q (one of %s)", kind, strings.Join(Kinds, ", "))
+	}
+	if roles.AnyJava() && bins.JavaLib == "" {
+		return nil, fmt.Errorf("set kind %s runs Java but no Java jars were given", kind)
+	}
 	topo, err := NewTopology()
 	if err != nil {
 		return nil, err
 	}
-	s := &Set{Kind: kind, Topo: topo, Dir: dir}
-	// The root namespace also reaches the controllers (admin queries).
-	if err := ipcmd("addr", "add", Addr(NetCtl, 1)+"/24", "dev", bridge(NetCtl)); err != nil {
+	s := &Set{Kind: kind, Roles: roles, Topo: topo, Dir: dir}
+	if err := s.addNodes(bins); err != nil {
 		s.Close()
 		return nil, err
-	}
-	var peers []string
-	for i := range 3 {
-		peers = append(peers, fmt.Sprintf("n%d-%s:%d", i, Addr(NetCtl, 10+i), ctlPort))
-	}
-	for i := range 3 {
-		name := fmt.Sprintf("c%d", i)
-		if err := topo.AddNode(name, 10+i, NetCtl); err != nil {
-			s.Close()
-			return nil, err
-		}
-		nd := filepath.Join(dir, name)
-		_ = os.MkdirAll(filepath.Join(nd, "home"), 0o755)
-		conf := filepath.Join(nd, "controller.conf")
-		if err := writeConf(conf,
-			"controllerDLegerGroup", "fo",
-			"controllerDLegerPeers", strings.Join(peers, ";"),
-			"controllerDLegerSelfId", fmt.Sprintf("n%d", i),
-			"controllerStorePath", filepath.Join(nd, "store"),
-			"scanNotActiveBrokerInterval", "1000",
-			"notifyBrokerRoleChanged", "true",
-			"rocketmqHome", filepath.Join(nd, "home"),
-		); err != nil {
-			s.Close()
-			return nil, err
-		}
-		argv := []string{bins.Controller, "-c", conf}
-		if java {
-			argv = javaArgv(bins.JavaLib, nd, "org.apache.rocketmq.controller.ControllerStartup", conf)
-		}
-		s.Controllers = append(s.Controllers, &Node{Name: name, Kind: "controller", Addr: fmt.Sprintf("%s:%d", Addr(NetCtl, 10+i), ctlPort),
-			argv: argv, dir: nd, log: filepath.Join(nd, "out.log")})
-	}
-	if err := topo.AddNode("ns", 20, NetData); err != nil {
-		s.Close()
-		return nil, err
-	}
-	nsd := filepath.Join(dir, "ns")
-	_ = os.MkdirAll(filepath.Join(nsd, "home"), 0o755)
-	nsConf := filepath.Join(nsd, "namesrv.conf")
-	if err := writeConf(nsConf, "listenPort", strconv.Itoa(nsPort), "bindAddress", Addr(NetData, 20),
-		"kvConfigPath", filepath.Join(nsd, "kv.json"), "configStorePath", filepath.Join(nsd, "ns.properties"), "rocketmqHome", filepath.Join(nsd, "home")); err != nil {
-		s.Close()
-		return nil, err
-	}
-	nsArgv := []string{bins.Namesrv, "-c", nsConf}
-	if java {
-		nsArgv = javaArgv(bins.JavaLib, nsd, "org.apache.rocketmq.namesrv.NamesrvStartup", nsConf)
-	}
-	s.Namesrv = &Node{Name: "ns", Kind: "namesrv", Addr: fmt.Sprintf("%s:%d", Addr(NetData, 20), nsPort),
-		argv: nsArgv, dir: nsd, log: filepath.Join(nsd, "out.log")}
-	var ctlAddrs []string
-	for _, c := range s.Controllers {
-		ctlAddrs = append(ctlAddrs, c.Addr)
-	}
-	for i := range 3 {
-		name := fmt.Sprintf("b%d", i)
-		h := BrokerHost(i)
-		if err := topo.AddNode(name, h, NetData, NetCtl, NetHA); err != nil {
-			s.Close()
-			return nil, err
-		}
-		bd := filepath.Join(dir, name)
-		_ = os.MkdirAll(filepath.Join(bd, "home"), 0o755)
-		conf := filepath.Join(bd, "broker.conf")
-		if err := writeConf(conf,
-			"brokerClusterName", Cluster,
-			"brokerName", BrokerName,
-			"brokerId", "-1",
-			"brokerRole", "SLAVE",
-			"enableControllerMode", "true",
-			"controllerAddr", strings.Join(ctlAddrs, ";"),
-			"namesrvAddr", s.Namesrv.Addr,
-			"brokerIP1", Addr(NetData, h),
-			"brokerIP2", Addr(NetHA, h),
-			"listenPort", strconv.Itoa(brokerPort),
-			"haListenPort", strconv.Itoa(haPort),
-			"storePathRootDir", filepath.Join(bd, "store"),
-			"mappedFileSizeCommitLog", strconv.Itoa(16<<20),
-			"maxMessageSize", strconv.Itoa(1<<20),
-			"autoCreateTopicEnable", "true",
-			"allAckInSyncStateSet", "true",
-			"inSyncReplicas", "2",
-			"minInSyncReplicas", "1",
-			"haMaxTimeSlaveNotCatchup", "4000",
-			"brokerHeartbeatInterval", "500",
-			"controllerHeartBeatTimeoutMills", "3000",
-			"sendHeartbeatTimeoutMillis", "1000",
-			"syncBrokerMetadataPeriod", "500",
-			"checkSyncStateSetPeriod", "1000",
-			"syncControllerMetadataPeriod", "1000",
-			"registerNameServerPeriod", "1000",
-			"rocketmqHome", filepath.Join(bd, "home"),
-			"haSendHeartbeatInterval", "1000",
-		); err != nil {
-			s.Close()
-			return nil, err
-		}
-		argv := []string{bins.Broker, "-c", conf}
-		if java {
-			argv = javaArgv(bins.JavaLib, bd, "org.apache.rocketmq.broker.BrokerStartup", conf)
-		}
-		s.Brokers = append(s.Brokers, &Node{Name: name, Kind: "broker", Addr: fmt.Sprintf("%s:%d", Addr(NetData, h), brokerPort),
-			argv: argv, dir: bd, log: filepath.Join(bd, "out.log")})
 	}
 	for _, n := range s.All() {
 		if err := n.Start(); err != nil {
@@ -317,6 +291,149 @@ func StartSet(ctx context.Context, dir string, bins Bins, kind string) (*Set, er
 		}
 	}
 	return s, nil
+}
+
+// addNodes creates every node's namespace, directory and config file.
+func (s *Set) addNodes(bins Bins) error {
+	// The root namespace also reaches the controllers (admin queries).
+	if err := ipcmd("addr", "add", Addr(NetCtl, 1)+"/24", "dev", bridge(NetCtl)); err != nil {
+		return err
+	}
+	for i := range 3 {
+		c, err := s.addController(bins, i)
+		if err != nil {
+			return err
+		}
+		s.Controllers = append(s.Controllers, c)
+	}
+	ns, err := s.addNamesrv(bins)
+	if err != nil {
+		return err
+	}
+	s.Namesrv = ns
+	for i := range 3 {
+		b, err := s.addBroker(bins, i)
+		if err != nil {
+			return err
+		}
+		s.Brokers = append(s.Brokers, b)
+	}
+	return nil
+}
+
+// nodeDir creates node's directory (with a home/ for Java's
+// rocketmq.home.dir) under the set's.
+func (s *Set) nodeDir(name string) string {
+	d := filepath.Join(s.Dir, name)
+	_ = os.MkdirAll(filepath.Join(d, "home"), 0o755)
+	return d
+}
+
+// argv runs our binary, or Java's main class when java is set; both read
+// the same .properties file (-c).
+func argv(bins Bins, ours string, java bool, javaMain, dir, conf string) []string {
+	if java {
+		return javaArgv(bins.JavaLib, dir, javaMain, conf)
+	}
+	return []string{ours, "-c", conf}
+}
+
+// addController is controller c<i>: one of a three-node Raft group
+// (DLedger for Java), remoting on ctlPort of the ctl net.
+func (s *Set) addController(bins Bins, i int) (*Node, error) {
+	name := fmt.Sprintf("c%d", i)
+	if err := s.Topo.AddNode(name, 10+i, NetCtl); err != nil {
+		return nil, err
+	}
+	var peers []string
+	for j := range 3 {
+		peers = append(peers, fmt.Sprintf("n%d-%s:%d", j, Addr(NetCtl, 10+j), ctlPort))
+	}
+	nd := s.nodeDir(name)
+	conf := filepath.Join(nd, "controller.conf")
+	if err := writeConf(conf,
+		"controllerDLegerGroup", "fo",
+		"controllerDLegerPeers", strings.Join(peers, ";"),
+		"controllerDLegerSelfId", fmt.Sprintf("n%d", i),
+		"controllerStorePath", filepath.Join(nd, "store"),
+		"scanNotActiveBrokerInterval", "1000",
+		"notifyBrokerRoleChanged", "true",
+		"rocketmqHome", filepath.Join(nd, "home"),
+	); err != nil {
+		return nil, err
+	}
+	return &Node{Name: name, Kind: "controller", Java: s.Roles.Controllers, Addr: fmt.Sprintf("%s:%d", Addr(NetCtl, 10+i), ctlPort),
+		argv: argv(bins, bins.Controller, s.Roles.Controllers, "org.apache.rocketmq.controller.ControllerStartup", nd, conf),
+		dir:  nd, log: filepath.Join(nd, "out.log")}, nil
+}
+
+// addNamesrv is the name server on the data net.
+func (s *Set) addNamesrv(bins Bins) (*Node, error) {
+	if err := s.Topo.AddNode("ns", 20, NetData); err != nil {
+		return nil, err
+	}
+	nd := s.nodeDir("ns")
+	conf := filepath.Join(nd, "namesrv.conf")
+	if err := writeConf(conf, "listenPort", strconv.Itoa(nsPort), "bindAddress", Addr(NetData, 20),
+		"kvConfigPath", filepath.Join(nd, "kv.json"), "configStorePath", filepath.Join(nd, "ns.properties"),
+		"rocketmqHome", filepath.Join(nd, "home")); err != nil {
+		return nil, err
+	}
+	return &Node{Name: "ns", Kind: "namesrv", Java: s.Roles.Namesrv, Addr: fmt.Sprintf("%s:%d", Addr(NetData, 20), nsPort),
+		argv: argv(bins, bins.Namesrv, s.Roles.Namesrv, "org.apache.rocketmq.namesrv.NamesrvStartup", nd, conf),
+		dir:  nd, log: filepath.Join(nd, "out.log")}, nil
+}
+
+// addBroker is broker b<i> of broker-a in controller mode; the keys are
+// Java's BrokerConfig/MessageStoreConfig names, read alike by both.
+func (s *Set) addBroker(bins Bins, i int) (*Node, error) {
+	name := fmt.Sprintf("b%d", i)
+	h := BrokerHost(i)
+	if err := s.Topo.AddNode(name, h, NetData, NetCtl, NetHA); err != nil {
+		return nil, err
+	}
+	var ctlAddrs []string
+	for _, c := range s.Controllers {
+		ctlAddrs = append(ctlAddrs, c.Addr)
+	}
+	bd := s.nodeDir(name)
+	conf := filepath.Join(bd, "broker.conf")
+	if err := writeConf(conf,
+		"brokerClusterName", Cluster,
+		"brokerName", BrokerName,
+		"brokerId", "-1",
+		"brokerRole", "SLAVE",
+		"enableControllerMode", "true",
+		"controllerAddr", strings.Join(ctlAddrs, ";"),
+		"namesrvAddr", s.Namesrv.Addr,
+		"brokerIP1", Addr(NetData, h),
+		"brokerIP2", Addr(NetHA, h),
+		"listenPort", strconv.Itoa(brokerPort),
+		"haListenPort", strconv.Itoa(haPort),
+		"storePathRootDir", filepath.Join(bd, "store"),
+		"mappedFileSizeCommitLog", strconv.Itoa(16<<20),
+		"maxMessageSize", strconv.Itoa(1<<20),
+		"autoCreateTopicEnable", "true",
+		"allAckInSyncStateSet", "true",
+		"inSyncReplicas", "2",
+		"minInSyncReplicas", "1",
+		"haMaxTimeSlaveNotCatchup", "4000",
+		"brokerHeartbeatInterval", "500",
+		"controllerHeartBeatTimeoutMills", "3000",
+		"sendHeartbeatTimeoutMillis", "1000",
+		"syncBrokerMetadataPeriod", "500",
+		"checkSyncStateSetPeriod", "1000",
+		"syncControllerMetadataPeriod", "1000",
+		"registerNameServerPeriod", "1000",
+		"rocketmqHome", filepath.Join(bd, "home"),
+		"haSendHeartbeatInterval", "1000",
+	); err != nil {
+		return nil, err
+	}
+	java := s.Roles.Brokers[i]
+	return &Node{Name: name, Kind: "broker", Java: java, Addr: fmt.Sprintf("%s:%d", Addr(NetData, h), brokerPort),
+		argv: argv(bins, bins.Broker, java, "org.apache.rocketmq.broker.BrokerStartup", bd, conf),
+		dir:  bd, log: filepath.Join(bd, "out.log")}, nil
 }
 
 // All nodes.

@@ -45,6 +45,22 @@
 // Java 5.3.3's controllers (ControllerStartup, DLedger), name server and
 // brokers from conformance/.cache/java-server/lib; "ours,java" runs both.
 //
+// Mixed sets put our binaries and Java's in one topology (cluster.go's
+// RolesOf picks ours or Java per role; the name server always goes with
+// the controllers, as a user who swaps one tier keeps the other tier's
+// name server; every node reads the same config keys):
+//
+//	javabrokers-oursctl  Java brokers under our controllers and name server
+//	oursbrokers-javactl  our brokers under Java's controllers and name server
+//	mixed-oursctl        b0 ours, b1 b2 Java, our controllers and name server
+//	mixed-javactl        b0 ours, b1 b2 Java, Java's controllers and name server
+//
+// In the mixed sets our broker usually starts first and becomes the
+// first master, so the first master change makes a Java broker master
+// and our broker its slave: both directions of the AutoSwitch HA link,
+// and the final-master checks (raw PULL_MESSAGE, GET_BROKER_EPOCH_CACHE)
+// against either implementation. FAILOVER_KIND=all runs every kind.
+//
 // The suite needs root and `ip netns`; without them it skips with the
 // reason. FAILOVER_RUNS (default 1) repeats every fault; FAILOVER_FAULTS
 // (comma list or "all"; default kill9-master,partition-master-controllers)

@@ -18,8 +18,8 @@ import (
 // CONFORMANCE_FAILOVER=1). FAILOVER_FAULTS (comma list, default the
 // short version: kill9-master,partition-master-controllers or "all"),
 // FAILOVER_RUNS (default 1), FAILOVER_HOLD (default 10s), FAILOVER_KIND
-// (ours, java or ours,java; default ours), FAILOVER_MD (write the table
-// there), FAILOVER_DIR (keep logs and stores under it).
+// (comma list of Kinds, or "all"; default ours), FAILOVER_MD (write the
+// table there), FAILOVER_DIR (keep logs and stores under it).
 func TestFailover(t *testing.T) {
 	if os.Getenv("CONFORMANCE_FAILOVER") == "" {
 		t.Skip("set CONFORMANCE_FAILOVER=1 (make -C conformance test-failover): it starts real processes in network namespaces")
@@ -60,11 +60,10 @@ func TestFailover(t *testing.T) {
 	}
 	bins, err := BuildBins(filepath.Join(wd, "..", ".."), dir)
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(runs*len(faults)*2)*4*time.Minute)
-	defer cancel()
-	kinds := strings.Split(envOr("FAILOVER_KIND", KindOurs), ",")
+	kinds, err := parseKinds(envOr("FAILOVER_KIND", KindOurs))
+	require.NoError(t, err)
 	for _, k := range kinds {
-		if k == KindJava {
+		if r, _ := RolesOf(k); r.AnyJava() {
 			lib := filepath.Join(wd, "..", ".cache", "java-server", "lib")
 			if _, err := os.Stat(lib); err != nil {
 				t.Skip("no Java server jars (conformance/scripts/javaserver.sh fetch)")
@@ -75,6 +74,9 @@ func TestFailover(t *testing.T) {
 			bins.JavaLib = lib
 		}
 	}
+	// Bound of the whole test: 8 minutes per fault run per set.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(len(kinds)*runs*len(faults)*2)*4*time.Minute)
+	defer cancel()
 	var rs []Result
 	for _, kind := range kinds {
 		rs = append(rs, runSet(t, ctx, filepath.Join(dir, kind), bins, kind, faults, runs, o)...)
@@ -82,12 +84,12 @@ func TestFailover(t *testing.T) {
 	table := Table(rs)
 	t.Log("\n" + table)
 	if md := os.Getenv("FAILOVER_MD"); md != "" {
-		require.NoError(t, os.WriteFile(md, []byte(mdDoc(table, runs, o)), 0o644))
+		require.NoError(t, os.WriteFile(md, []byte(mdDoc(table, kinds, runs, o)), 0o644))
 	}
 	for _, r := range rs {
-		require.Zero(t, r.Lost, "%s run %d: acknowledged then lost: %v", r.Fault, r.Run, r.LostExamples)
-		require.False(t, r.SplitBrain(), "%s run %d: two brokers wrote in one epoch: %v, stale acks %d", r.Fault, r.Run, r.SplitEpochs, r.StaleAcks)
-		require.Empty(t, r.Err, "%s run %d", r.Fault, r.Run)
+		require.Zero(t, r.Lost, "%s %s run %d: acknowledged then lost: %v", r.Set, r.Fault, r.Run, r.LostExamples)
+		require.False(t, r.SplitBrain(), "%s %s run %d: two brokers wrote in one epoch: %v, stale acks %d", r.Set, r.Fault, r.Run, r.SplitEpochs, r.StaleAcks)
+		require.Empty(t, r.Err, "%s %s run %d", r.Set, r.Fault, r.Run)
 	}
 }
 
@@ -118,6 +120,30 @@ func runSet(t *testing.T, ctx context.Context, dir string, bins Bins, kind strin
 	return rs
 }
 
+// parseKinds reads FAILOVER_KIND: a comma list of Kinds or "all".
+func parseKinds(v string) ([]string, error) {
+	if strings.TrimSpace(v) == "all" {
+		return Kinds, nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, k := range strings.Split(v, ",") {
+		k = strings.TrimSpace(k)
+		if k == "" || seen[k] {
+			continue
+		}
+		if _, ok := RolesOf(k); !ok {
+			return nil, fmt.Errorf("FAILOVER_KIND: unknown kind %q (one of %s, or all)", k, strings.Join(Kinds, ", "))
+		}
+		seen[k] = true
+		out = append(out, k)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("FAILOVER_KIND: no kind in %q", v)
+	}
+	return out, nil
+}
+
 func envOr(k, d string) string {
 	if v := os.Getenv(k); v != "" {
 		return v
@@ -125,13 +151,27 @@ func envOr(k, d string) string {
 	return d
 }
 
-func mdDoc(table string, runs int, o Options) string {
+// kindsDoc lists what runs each role of every kind, one markdown item
+// per kind.
+func kindsDoc(kinds []string) string {
+	var sb strings.Builder
+	for _, k := range kinds {
+		r, _ := RolesOf(k)
+		fmt.Fprintf(&sb, "- set %s: %s\n", k, r)
+	}
+	return sb.String()
+}
+
+func mdDoc(table string, kinds []string, runs int, o Options) string {
 	return fmt.Sprintf(`# Failover suite (issue #15)
 
 Written by `+"`make -C conformance test-failover`"+` (conformance/failover, see its doc.go):
-three controllers, a name server and three brokers of one set (set ours: all ours; set java:
-all Java 5.3.3, DLedger controllers), each in its own
-network namespace; Go client load (%d sender goroutines, one send per %v each, keyed,
+three controllers (ctl), a name server (ns) and three brokers b0..b2 of one broker set, each
+in its own network namespace, every role run by our binary or by Java 5.3.3 (Java's
+controllers: ControllerStartup with DLedger; the name server goes with the controllers):
+
+%s
+All sets run in one session with the same options and faults: Go client load (%d sender goroutines, one send per %v each, keyed,
 SendSync) and a push consumer; brokers with allAckInSyncStateSet=true,
 controllerHeartBeatTimeoutMills=3000, brokerHeartbeatInterval=500,
 haMaxTimeSlaveNotCatchup=4000; stops and partitions last %v. %d run(s) per fault.
@@ -148,9 +188,49 @@ load, raw SEND_MESSAGE probes go every 50 ms to the broker the controller names 
 (failover (raw send): fault to the first ack there) and every 200 ms to the old master
 while the fault lasts (a fenced master must refuse them). The Go client refreshes its
 route only every 30 s (rocketmq-client-go's fixed _PullNameServerInterval), which is most
-of its failover time. For kill9-controller-leader the raw probe column is the time until a
+of its failover time. Old → new master names the brokers; which of them runs Java is in
+the set list above. For kill9-controller-leader the raw probe column is the time until a
 controller leader answers GET_REPLICA_INFO again (the probe asks it for the master), while
 the Go client column shows that broker writes went on.
 
-%s`, o.Threads, o.Pace, o.Hold, runs, time.Now().UTC().Format(time.RFC3339), table)
+%s`, kindsDoc(kinds), o.Threads, o.Pace, o.Hold, runs, time.Now().UTC().Format(time.RFC3339), table)
+}
+
+// FAILOVER_KIND parsing and the role table: "all" is every kind, names
+// are checked, and each mixed kind really mixes.
+func TestKinds(t *testing.T) {
+	all, err := parseKinds("all")
+	require.NoError(t, err)
+	require.Equal(t, Kinds, all)
+	ks, err := parseKinds("ours, javabrokers-oursctl,ours")
+	require.NoError(t, err)
+	require.Equal(t, []string{KindOurs, KindJavaBrokersOursCtl}, ks)
+	_, err = parseKinds("ours,javactl")
+	require.ErrorContains(t, err, `"javactl"`)
+	_, err = parseKinds(",")
+	require.Error(t, err)
+
+	for _, k := range Kinds {
+		_, ok := RolesOf(k)
+		require.True(t, ok, k)
+	}
+	r, _ := RolesOf(KindOurs)
+	require.False(t, r.AnyJava())
+	r, _ = RolesOf(KindJavaBrokersOursCtl)
+	require.Equal(t, Roles{Brokers: [3]bool{true, true, true}}, r)
+	r, _ = RolesOf(KindOursBrokersJavaCtl)
+	require.Equal(t, Roles{Controllers: true, Namesrv: true}, r)
+	for _, k := range []string{KindMixedOursCtl, KindMixedJavaCtl} {
+		r, _ = RolesOf(k)
+		require.Contains(t, r.Brokers[:], true, k)
+		require.Contains(t, r.Brokers[:], false, k)
+	}
+	r, _ = RolesOf(KindMixedJavaCtl)
+	require.Equal(t, "ctl Java, ns Java, b0 ours, b1 Java, b2 Java", r.String())
+
+	// Refused before any namespace is made.
+	_, err = StartSet(context.Background(), t.TempDir(), Bins{}, "bogus")
+	require.ErrorContains(t, err, "unknown set kind")
+	_, err = StartSet(context.Background(), t.TempDir(), Bins{}, KindMixedOursCtl)
+	require.ErrorContains(t, err, "no Java jars")
 }
