@@ -80,6 +80,11 @@ var Faults = []Fault{
 		waitFor(ctx, 2*time.Second) // down time
 		return t0, n.Start()
 	}},
+	// Five kill -9 + restart rounds of random nodes (faults_restartloop.go).
+	{Name: "restart-loop", NewMaster: false, Inject: restartLoop},
+	// The old master killed again while it truncates on rejoin
+	// (faults_truncation.go).
+	{Name: "kill-during-truncation", NewMaster: true, Inject: killDuringTruncation},
 }
 
 // FaultByName finds a fault.
