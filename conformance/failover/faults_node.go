@@ -26,8 +26,8 @@ const logEvery = time.Millisecond
 // LogPath is the file holding the node's lines of log: out.log (stdout
 // and stderr) for our binaries; Java's store logger (AutoSwitchHAClient)
 // writes to logs/rocketmqlogs/store.log under its user.home.
-func (n *Node) LogPath(kind string) string {
-	if kind == KindJava && n.Kind == "broker" {
+func (n *Node) LogPath() string {
+	if n.Java && n.Kind == "broker" {
 		return filepath.Join(n.dir, "logs", "rocketmqlogs", "store.log")
 	}
 	return n.log

@@ -27,7 +27,7 @@ func TestLogWatchNext(t *testing.T) {
 	line, i, err := w.Next(context.Background(), time.Second, lineCutOurs, lineConsistentOurs)
 	require.NoError(t, err)
 	require.Equal(t, 1, i)
-	cp, localMax := parseTruncLine(KindOurs, line)
+	cp, localMax := parseTruncLine(false, line)
 	require.Equal(t, int64(48402), cp)
 	require.Equal(t, int64(48712), localMax)
 	_, _, err = w.Next(context.Background(), 0, lineConsistentOurs)
@@ -35,7 +35,7 @@ func TestLogWatchNext(t *testing.T) {
 }
 
 func TestParseTruncLineJava(t *testing.T) {
-	cp, localMax := parseTruncLine(KindJava, "2026-12-01 22:14:36 INFO AutoSwitchHAClient - truncateOffset is 45684")
+	cp, localMax := parseTruncLine(true, "2026-12-01 22:14:36 INFO AutoSwitchHAClient - truncateOffset is 45684")
 	require.Equal(t, int64(45684), cp)
 	require.Equal(t, int64(-1), localMax)
 }

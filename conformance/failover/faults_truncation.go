@@ -41,7 +41,7 @@ var (
 
 // parseTruncLine returns the consistent point of a truncation line and
 // the local end it gives (-1: Java's line has none).
-func parseTruncLine(kind, line string) (cp, localMax int64) {
+func parseTruncLine(java bool, line string) (cp, localMax int64) {
 	num := func(re *regexp.Regexp) int64 {
 		if m := re.FindStringSubmatch(line); m != nil {
 			v, _ := strconv.ParseInt(m[1], 10, 64)
@@ -49,7 +49,7 @@ func parseTruncLine(kind, line string) (cp, localMax int64) {
 		}
 		return -1
 	}
-	if kind == KindJava {
+	if java {
 		return num(reJavaCP), -1
 	}
 	return num(reOffset), num(reLocalMax)
@@ -113,10 +113,10 @@ func killDuringTruncation(ctx context.Context, s *Set, m *Node, _ time.Duration,
 	}
 
 	consistent, cutLine := lineConsistentOurs, lineCutOurs
-	if s.Kind == KindJava {
+	if m.Java {
 		consistent, cutLine = lineConsistentJava, lineConsistentJava
 	}
-	path := m.LogPath(s.Kind)
+	path := m.LogPath()
 	cuts := 0 // rounds whose line showed a cut to make
 	for i, rd := range truncRounds {
 		w := WatchLog(path)
@@ -127,13 +127,13 @@ func killDuringTruncation(ctx context.Context, s *Set, m *Node, _ time.Duration,
 		if err != nil {
 			return t0, fmt.Errorf("round %d: %s did not reach its truncation: %w", i, m.Name, err)
 		}
-		cp, localMax := parseTruncLine(s.Kind, line)
+		cp, localMax := parseTruncLine(m.Java, line)
 		cut := localMax > cp
-		if s.Kind == KindJava { // no local end in the line: the old master's end before the kill bounds it
+		if m.Java { // no local end in the line: the old master's end before the kill bounds it
 			cut = cp >= 0 && cp < mmax
 		}
 		at := consistent
-		if rd.onCut && cut && s.Kind != KindJava {
+		if rd.onCut && cut && !m.Java {
 			at = cutLine
 			if _, _, err := w.Next(ctx, 5*time.Second, cutLine); err != nil {
 				at = consistent + " (no cut line)"
@@ -142,7 +142,7 @@ func killDuringTruncation(ctx context.Context, s *Set, m *Node, _ time.Duration,
 		waitFor(ctx, rd.delay) // where the kill lands, not a synchronization
 		m.Kill9()
 		after := "not started"
-		if s.Kind == KindJava {
+		if m.Java {
 			if _, j, _ := w.Next(ctx, 0, lineNoCutJava, "Truncate slave log to"); j == 0 {
 				cut, after = false, "nothing to cut"
 			} else if j == 1 {
@@ -164,7 +164,7 @@ func killDuringTruncation(ctx context.Context, s *Set, m *Node, _ time.Duration,
 		return t0, err
 	}
 	if line, _, err := w.Next(ctx, 60*time.Second, consistent); err == nil {
-		cp, localMax := parseTruncLine(s.Kind, line)
+		cp, localMax := parseTruncLine(m.Java, line)
 		logf("kill-during-truncation: %s started for good: consistent point %d, local end %d", m.Name, cp, localMax)
 	} else {
 		return t0, fmt.Errorf("%s did not reach its truncation after the kills: %w", m.Name, err)
