@@ -31,6 +31,13 @@ type truncRound struct {
 }
 
 // truncRounds place the kills at different points of the truncation.
+// The tail: tailSends raw sends to tailTopic while the master's HA link
+// is down.
+const (
+	tailTopic = "fo_trunc_tail"
+	tailSends = 8
+)
+
 var truncRounds = []truncRound{{false, 0}, {true, 0}, {false, 5 * time.Millisecond}, {true, 2 * time.Millisecond}, {false, 20 * time.Millisecond}}
 
 var (
@@ -56,47 +63,62 @@ func parseTruncLine(java bool, line string) (cp, localMax int64) {
 }
 
 // killDuringTruncation gives the master a tail no slave has (its HA link
-// down for the moment it takes to append past the slaves: a send waits
-// for the SyncStateSet's acks, so nothing there was acknowledged), kills
-// it with SIGKILL, waits for the new master, then restarts the old master
-// and kills it again while it truncates at its HA handshake, at the
-// moments of truncRounds; then starts it for good, waits until every
+// down, a few raw sends to it: a send waits for the SyncStateSet's acks,
+// so none of them may be acknowledged), kills it with SIGKILL while the
+// link is down (a moment, well below haMaxTimeSlaveNotCatchup, so the
+// slaves stay eligible), waits for the new master, then restarts the old
+// master and kills it again while it truncates at its HA handshake, at
+// the moments of truncRounds; then starts it for good, waits until every
 // broker caught up and checks that each broker's commit log equals the
 // final master's byte for byte up to its end and that their epoch lists
 // agree. A run whose old master had nothing to cut says so in its error.
 func killDuringTruncation(ctx context.Context, s *Set, m *Node, _ time.Duration, logf func(string, ...any), mark func()) (time.Time, error) {
 	var notes []string
+	if err := s.CreateTopic(ctx, m, tailTopic, 1); err != nil {
+		return time.Now(), err
+	}
 	if err := s.Topo.SetLink(m.Name, NetHA, false); err != nil {
 		return time.Now(), err
 	}
-	var mmax, smax int64
+	// The sends in flight at the cut may have reached the slaves already:
+	// only what the master appends from now on is surely a tail.
+	mc0, err := GetEpochCache(ctx, m.Addr)
+	if err != nil {
+		_ = s.Topo.SetLink(m.Name, NetHA, true)
+		return time.Now(), err
+	}
+	burstCtx, stopBurst := context.WithCancel(ctx)
+	burst := make(chan Ack, tailSends)
+	for i := range tailSends {
+		go func() {
+			burst <- ProbeSend(burstCtx, m.Addr, tailTopic, fmt.Sprintf("tail-%d-%d", time.Now().UnixNano(), i), 0)
+		}()
+	}
+	mmax := mc0.MaxOffset
 	tailed := poll(ctx, 3*time.Second, func() bool {
 		c, err := GetEpochCache(ctx, m.Addr)
-		if err != nil {
-			return false
+		if err == nil {
+			mmax = c.MaxOffset
 		}
-		mmax, smax = c.MaxOffset, 0
-		for _, b := range s.Brokers {
-			if b == m {
-				continue
-			}
-			bc, err := GetEpochCache(ctx, b.Addr)
-			if err != nil {
-				return false
-			}
-			smax = max(smax, bc.MaxOffset)
-		}
-		return mmax > smax
+		return mmax > mc0.MaxOffset
 	})
 	t0 := time.Now()
 	m.Kill9()
 	mark()
+	stopBurst()
 	if err := s.Topo.SetLink(m.Name, NetHA, true); err != nil {
 		return t0, err
 	}
-	if !tailed {
-		notes = append(notes, fmt.Sprintf("the master did not append past its slaves before the kill (master %d, slaves %d)", mmax, smax))
+	for range tailSends {
+		// A SEND_OK here was acknowledged without any slave having it.
+		if a := <-burst; a.OK {
+			notes = append(notes, fmt.Sprintf("tail send %s acknowledged with the HA link down (offset %d)", a.Key, a.PhyOffset))
+		}
 	}
+	if !tailed {
+		notes = append(notes, fmt.Sprintf("the master did not append past %d before the kill", mc0.MaxOffset))
+	}
+	smax := mc0.MaxOffset
 	nm, _, err := s.WaitMaster(ctx, m.Addr, 60*time.Second)
 	if err != nil {
 		return t0, fmt.Errorf("no new master: %w", err)
@@ -106,7 +128,7 @@ func killDuringTruncation(ctx context.Context, s *Set, m *Node, _ time.Duration,
 		return t0, fmt.Errorf("epochs of the new master %s: %v %w", nm.Name, nc, err)
 	}
 	epochStart := nc.EpochList[len(nc.EpochList)-1].StartOffset
-	logf("kill-during-truncation: %s killed at max offset ≥ %d (slaves at %d); new master %s epoch %d starts at %d: tail ≥ %d bytes to cut",
+	logf("kill-during-truncation: %s killed at max offset ≥ %d (≤ %d at the HA cut); new master %s epoch %d starts at %d: tail ≥ %d bytes to cut",
 		m.Name, mmax, smax, nm.Name, nc.EpochList[len(nc.EpochList)-1].Epoch, epochStart, mmax-epochStart)
 	if mmax <= epochStart {
 		notes = append(notes, fmt.Sprintf("old master had nothing to truncate (max %d ≤ new epoch start %d)", mmax, epochStart))
