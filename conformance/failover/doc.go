@@ -24,7 +24,8 @@
 // Faults (faults.go): kill -9 of the master, SIGSTOP of the master then
 // SIGCONT, the master cut off from the controllers, the master cut off
 // from its slaves, kill -9 of the controller leader, restart of a random
-// node. After each run the suite reads every queue of the final master
+// node, a loop of such restarts, the old master killed while it truncates
+// on rejoin (below). After each run the suite reads every queue of the final master
 // with raw PULL_MESSAGE and reports (check.go): acknowledged-then-lost
 // keys (SEND_OK, absent from the final log), keys stored twice, keys
 // delivered twice, the time from the fault to the first acknowledged send
@@ -32,6 +33,25 @@
 // acknowledged offsetMsgId is placed in the final master's epoch ranges
 // (GET_BROKER_EPOCH_CACHE); an epoch whose records carry two store hosts
 // means two brokers accepted writes in one epoch.
+//
+// restart-loop (faults_restartloop.go): five rounds, each a kill -9 of a
+// random node (controller, name server or broker, the master included),
+// a random down time of 0.2-2 s and a restart; the next round starts once
+// the node answers and a master is named and answers. The log lists the
+// nodes restarted.
+//
+// kill-during-truncation (faults_truncation.go): the master's HA link goes
+// down, a few raw sends append records only it has (none may be
+// acknowledged), it is killed with SIGKILL and the link comes back; once
+// a new master answers, the old one is restarted and killed again the
+// moment its log shows its truncation to the consistent point (ours:
+// "autoswitch: truncating to the consistent point" in out.log, or the
+// store's "store: truncating the commit log"; Java: "truncateOffset is" in
+// logs/rocketmqlogs/store.log), 0-20 ms after it, five times; then it
+// starts for good, and once every broker caught up each broker's commit
+// log must equal the final master's byte for byte up to its end, with the
+// same epoch list. A run whose old master had nothing to cut says so in
+// its error column.
 //
 // The brokers run with allAckInSyncStateSet=true (an ack means every
 // member of the SyncStateSet has the message), so lost must be 0.
