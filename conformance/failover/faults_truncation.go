@@ -239,6 +239,18 @@ func verifyTruncated(ctx context.Context, s *Set, old *Node, logf func(string, .
 				b.Name, fm.Name, bc.MaxOffset, at < 0, sameEpochs(bc.EpochList, mc.EpochList))
 		}
 	}
+	// The tail's records were cut: the old master's queue of the tail
+	// topic must end where the master's does (consume queues truncated).
+	fq, err := MaxOffset(ctx, fm.Addr, tailTopic, 0)
+	if err != nil {
+		fq = 0 // the master never had the topic
+	}
+	if oq, err := MaxOffset(ctx, old.Addr, tailTopic, 0); err == nil {
+		logf("kill-during-truncation: %s queue %s/0 ends at %d, master's at %d", old.Name, tailTopic, oq, fq)
+		if oq != fq {
+			bad = append(bad, fmt.Sprintf("%s queue %s/0 ends at %d, master %s's at %d", old.Name, tailTopic, oq, fm.Name, fq))
+		}
+	}
 	if len(bad) > 0 {
 		return errors.New(strings.Join(bad, "; "))
 	}
