@@ -103,6 +103,7 @@ type replicasManager struct {
 	running     bool
 
 	kick chan struct{}
+	lost chan struct{} // the AutoSwitch client lost its master (masterLost)
 	quit chan struct{}
 	wg   sync.WaitGroup
 }
@@ -137,7 +138,7 @@ func newReplicasManager(b *Broker) (*replicasManager, error) {
 	rm := &replicasManager{b: b, cfg: cfg, log: b.log.With("component", "replicas"), st: st, ep: ep,
 		ident: identityFiles{path: idPath}, addrs: addrs,
 		cli:  transport.NewClient(transport.ClientConfig{Logger: b.log, DialTimeout: 3 * time.Second}),
-		kick: make(chan struct{}, 1), quit: make(chan struct{})}
+		kick: make(chan struct{}, 1), lost: make(chan struct{}, 1), quit: make(chan struct{})}
 	rm.minInSync.Store(int32(cfg.MinInSyncReplicas))
 	rm.fenced.Store(true) // compat: Java's recoverAndInitService fences a controller-mode broker until it runs
 	rm.setStoreFenced(true)
@@ -193,6 +194,8 @@ func (rm *replicasManager) run() {
 	defer info.Stop()
 	meta := time.NewTicker(ms(rm.cfg.SyncControllerMetadataPeriod, 10*time.Second))
 	defer meta.Stop()
+	var ch chase
+	defer ch.stop()
 	for {
 		select {
 		case <-rm.quit:
@@ -203,9 +206,79 @@ func (rm *replicasManager) run() {
 			rm.syncReplicaInfo()
 		case <-rm.kick:
 			rm.syncReplicaInfo()
+		case <-rm.lost:
+			ch.begin(rm.MasterEpoch(), ms(rm.cfg.SyncBrokerMetadataPeriod, 5*time.Second))
+		case <-ch.c():
+			rm.syncReplicaInfo()
+			ch.next(rm.MasterEpoch())
 		case <-meta.C:
 			rm.updateControllerMetadata()
 		}
+	}
+}
+
+// masterLost is the AutoSwitch client's OnMasterLost: a slave whose
+// master connection ended asks the controller for the master again within
+// milliseconds (chase), so it follows a new master even when the
+// controller's NOTIFY_BROKER_ROLE_CHANGED does not reach it (Java waits
+// for its next syncBrokerMetadataPeriod). Never blocks.
+func (rm *replicasManager) masterLost() {
+	select {
+	case rm.lost <- struct{}{}:
+	default:
+	}
+}
+
+// chase is the GET_REPLICA_INFO schedule after a lost master: rounds at
+// chaseFirst, then doubling gaps, until the master epoch moves past the
+// one at the loss or the gap reaches the regular period (the periodic
+// round carries on from there). The controller elects a few milliseconds
+// after it sees the master's connection close, so the first rounds
+// usually find the new master.
+type chase struct {
+	t      *time.Timer
+	gap    time.Duration
+	max    time.Duration
+	epoch  int32
+	active bool
+}
+
+const chaseFirst = 10 * time.Millisecond
+
+func (c *chase) begin(epoch int32, period time.Duration) {
+	if c.active {
+		return
+	}
+	c.active, c.epoch, c.gap, c.max = true, epoch, chaseFirst, period
+	if c.t == nil {
+		c.t = time.NewTimer(c.gap)
+	} else {
+		c.t.Reset(c.gap)
+	}
+}
+
+// c is the timer's channel while chasing, else nil (never ready).
+func (c *chase) c() <-chan time.Time {
+	if !c.active {
+		return nil
+	}
+	return c.t.C
+}
+
+// next schedules the following round, or ends the chase once the epoch
+// moved or the gap reached the period.
+func (c *chase) next(epoch int32) {
+	c.gap *= 2
+	if epoch != c.epoch || c.gap >= c.max {
+		c.active = false
+		return
+	}
+	c.t.Reset(c.gap)
+}
+
+func (c *chase) stop() {
+	if c.t != nil {
+		c.t.Stop()
 	}
 }
 

@@ -210,6 +210,7 @@ func (b *Broker) becomeSlaveCM(rm *replicasManager, id int64, masterAddr string)
 			AsyncLearner:         b.cfg.AsyncLearner,
 			HeartbeatInterval:    time.Duration(b.cfg.HaSendHeartbeatInterval) * time.Millisecond,
 			HousekeepingInterval: time.Duration(b.cfg.HaHousekeepingInterval) * time.Millisecond,
+			OnMasterLost:         rm.masterLost,
 			Logger:               b.log,
 		}, rm.st, rm.ep)
 		b.rrt.acli.Start()

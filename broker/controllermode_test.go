@@ -23,7 +23,7 @@ import (
 
 // startTestController runs one controller node on loopback (its Raft port
 // is the remoting port + 1) with fast scans, and waits until it leads.
-func startTestController(t *testing.T) string {
+func startTestController(t *testing.T, muts ...func(*controller.Config)) string {
 	t.Helper()
 	var port int
 	for {
@@ -47,6 +47,9 @@ func startTestController(t *testing.T) string {
 	cfg.ScanNotActiveBrokerInterval = 100 * time.Millisecond
 	cfg.ScanInactiveMasterInterval = 100 * time.Millisecond
 	cfg.ElectGrace = 300 * time.Millisecond
+	for _, m := range muts {
+		m(&cfg)
+	}
 	c, err := controller.New(cfg, testLogger())
 	require.NoError(t, err)
 	require.NoError(t, c.Start())
@@ -201,6 +204,79 @@ func runControllerFailover(t *testing.T, ctrl, ns string, wait time.Duration) {
 	require.Equal(t, nm.HAAddr(), st.MasterAddr)
 	// Its epoch file now equals the new master's.
 	require.Equal(t, nm.rm.ep.Entries(), back.rm.ep.Entries())
+}
+
+// A slave whose master connection ends asks the controller for the
+// master within milliseconds rather than at its next
+// syncBrokerMetadataPeriod: with the controller's NOTIFY_BROKER_ROLE_CHANGED
+// off (as when it cannot reach the brokers) and a 60 s period, the
+// remaining brokers still follow the new master within seconds of the
+// old one closing.
+func TestControllerModeSlaveChasesLostMaster(t *testing.T) {
+	ctrl := startTestController(t, func(c *controller.Config) { c.NotifyBrokerRoleChanged = false })
+	ns := startNamesrv(t)
+	base := controllerModeConfig(ctrl, ns)
+	mut := func(c *Config) {
+		base(c)
+		c.SyncBrokerMetadataPeriod = 60000
+	}
+	bs := make([]*cmBroker, 3)
+	for i := range bs {
+		root := t.TempDir()
+		tb, stop := startBrokerAt(t, root, mut)
+		bs[i] = &cmBroker{testBroker: tb, root: root, stop: stop}
+	}
+	require.Eventually(t, func() bool { return len(masterOf(bs)) == 1 }, 20*time.Second, 10*time.Millisecond)
+	m := masterOf(bs)[0]
+	var rest []*cmBroker
+	for _, b := range bs {
+		if b != m {
+			rest = append(rest, b)
+		}
+	}
+	sendN(t, m.testBroker, "CHASE", 0, 10)
+	end := m.store.MaxPhyOffset()
+	for _, b := range rest {
+		require.Eventually(t, func() bool { return b.store.MaxPhyOffset() == end && b.MasterAddr() == m.BrokerAddr() },
+			20*time.Second, 5*time.Millisecond)
+	}
+	epoch1 := m.rm.MasterEpoch()
+	m.stop()
+	start := time.Now()
+	// Far below the 60 s period: only the chase can explain it.
+	require.Eventually(t, func() bool { return len(masterOf(rest)) == 1 }, 10*time.Second, 5*time.Millisecond)
+	nm := masterOf(rest)[0]
+	for _, b := range rest {
+		require.Eventually(t, func() bool { return b.rm.MasterEpoch() > epoch1 }, 10*time.Second, 5*time.Millisecond)
+	}
+	t.Logf("new master %d in %v", nm.rm.ID(), time.Since(start))
+	sendN(t, nm.testBroker, "CHASE", 100, 5)
+}
+
+func TestChaseSchedule(t *testing.T) {
+	var c chase
+	defer c.stop()
+	require.Nil(t, c.c())
+	c.begin(3, 100*time.Millisecond)
+	require.NotNil(t, c.c())
+	<-c.c()
+	require.Equal(t, chaseFirst, c.gap)
+	c.begin(3, time.Second) // already chasing: unchanged
+	require.Equal(t, 100*time.Millisecond, c.max)
+	c.next(3) // 20 ms
+	require.True(t, c.active)
+	<-c.c()
+	c.next(3) // 40
+	<-c.c()
+	c.next(3) // 80
+	<-c.c()
+	c.next(3) // 160 ≥ 100: the period takes over
+	require.False(t, c.active)
+	require.Nil(t, c.c())
+	c.begin(3, time.Second)
+	<-c.c()
+	c.next(4) // the epoch moved: done
+	require.False(t, c.active)
 }
 
 // A master in controller mode: GET_BROKER_EPOCH_CACHE answers Java's

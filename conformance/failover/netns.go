@@ -36,6 +36,8 @@ func ipcmd(args ...string) error {
 // Topology is the set of namespaces and links of one suite run.
 type Topology struct {
 	nodes []string
+	hosts map[string]int      // node → host part
+	nets  map[string][]string // node → its nets
 }
 
 func bridge(net string) string { return Prefix + "br" + net }
@@ -101,7 +103,7 @@ func Available() string {
 // NewTopology creates the three bridges; nodes are added with AddNode.
 func NewTopology() (*Topology, error) {
 	Sweep()
-	t := &Topology{}
+	t := &Topology{hosts: map[string]int{}, nets: map[string][]string{}}
 	for _, n := range []string{NetData, NetCtl, NetHA} {
 		if err := ipcmd("link", "add", bridge(n), "type", "bridge"); err != nil {
 			t.Close()
@@ -143,6 +145,41 @@ func (t *Topology) AddNode(node string, host int, nets ...string) error {
 			if err := ipcmd(s...); err != nil {
 				return err
 			}
+		}
+	}
+	t.hosts[node], t.nets[node] = host, nets
+	return t.routeControllers(node)
+}
+
+func has(nets []string, n string) bool {
+	for _, x := range nets {
+		if x == n {
+			return true
+		}
+	}
+	return false
+}
+
+// routeControllers lets nodes that are only on the ctl net (controllers)
+// reach the data address of nodes on both nets (brokers) over the ctl
+// link: a controller sends NOTIFY_BROKER_ROLE_CHANGED to the address a
+// broker registered (brokerIP1, on the data net), as in a deployment
+// where controllers can reach brokers. The route goes through the
+// broker's ctl link, so taking that link down still cuts the broker off
+// from the controllers both ways.
+func (t *Topology) routeControllers(node string) error {
+	for _, other := range t.nodes {
+		ctlOnly, broker := other, node
+		if has(t.nets[node], NetCtl) && !has(t.nets[node], NetData) {
+			ctlOnly, broker = node, other
+		}
+		if ctlOnly == broker || !has(t.nets[ctlOnly], NetCtl) || has(t.nets[ctlOnly], NetData) ||
+			!has(t.nets[broker], NetCtl) || !has(t.nets[broker], NetData) {
+			continue
+		}
+		h := t.hosts[broker]
+		if err := ipcmd("-n", NS(ctlOnly), "route", "add", Addr(NetData, h)+"/32", "via", Addr(NetCtl, h)); err != nil {
+			return err
 		}
 	}
 	return nil

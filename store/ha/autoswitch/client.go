@@ -60,7 +60,13 @@ type ClientConfig struct {
 	MaxFrameBody int
 	// DialTimeout bounds a connect (Java RemotingHelper.connect, 5 s).
 	DialTimeout time.Duration
-	Logger      *slog.Logger
+	// OnMasterLost, when set, is called (on the client's goroutine; it
+	// must not block) each time a transferring connection to the master
+	// ends (not for failed reconnects), so the
+	// broker can ask the controller for a new master at once instead of
+	// at its next GET_REPLICA_INFO period.
+	OnMasterLost func()
+	Logger       *slog.Logger
 }
 
 func (c *ClientConfig) fill() {
@@ -242,8 +248,11 @@ func (c *Client) run() {
 		if addr != "" {
 			start := time.Now()
 			err := c.session(addr)
-			c.state.Store(int32(Ready))
+			wasTransfer := c.state.Swap(int32(Ready)) == int32(Transfer)
 			c.log.Warn("autoswitch: master connection closed", "addr", addr, "err", err)
+			if wasTransfer && c.cfg.OnMasterLost != nil {
+				c.cfg.OnMasterLost()
+			}
 			if time.Since(start) > c.cfg.ReconnectInterval {
 				backoff = c.cfg.MinBackoff
 			}
