@@ -1,9 +1,14 @@
-// Command rocketgo runs a name server and a broker in one process:
+// Command rocketgo runs a name server and a broker in one process, and
+// optionally a controller (Java's enableControllerInNamesrv=true):
 //
 //	rocketgo [-dataDir ./data] [-namesrvListen 127.0.0.1:9876] [-brokerListen 127.0.0.1:10911] [-c broker.conf]
+//	         [-namesrvConf namesrv.conf] [-controller] [-controllerListen 127.0.0.1:9878]
 //
 // The store lives under DIR/store, the name server's KV config under
-// DIR/namesrv. Point clients at the name server address.
+// DIR/namesrv, the controller's Raft store under DIR/controller. Point
+// clients at the name server address. With the controller on, a broker.conf
+// with enableControllerMode=true and no controllerAddr uses the embedded
+// controller.
 package main
 
 import (
@@ -22,6 +27,7 @@ import (
 	"syscall"
 
 	"github.com/rocketgo/rocketgo/broker"
+	"github.com/rocketgo/rocketgo/controller"
 	"github.com/rocketgo/rocketgo/namesrv"
 )
 
@@ -50,9 +56,14 @@ func start(args []string, out io.Writer, log *slog.Logger) (func() error, error)
 	nsListen := fs.String("namesrvListen", "127.0.0.1:9876", "name server listen address")
 	brokerListen := fs.String("brokerListen", "127.0.0.1:10911", "broker listen address (its IP is advertised)")
 	confPath := fs.String("c", "", "optional broker.conf overrides (Java properties)")
+	nsConfPath := fs.String("namesrvConf", "", "optional name server config (Java properties, as mqnamesrv -c): name server keys, enableControllerInNamesrv and the controller's keys")
+	withCtl := fs.Bool("controller", false, "run the embedded controller (enableControllerInNamesrv=true): a single-node group on -controllerListen unless -namesrvConf sets controllerDLegerPeers")
+	ctlListen := fs.String("controllerListen", "127.0.0.1:9878", "embedded controller's remoting address (its Raft port is this port + 1); a fixed port")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	dir, err := filepath.Abs(*dataDir)
 	if err != nil {
 		return nil, err
@@ -89,6 +100,32 @@ func start(args []string, out io.Writer, log *slog.Logger) (func() error, error)
 	nsCfg.ListenPort = nsPort
 	nsCfg.KVConfigPath = filepath.Join(dir, "namesrv", "kvConfig.json")
 	nsCfg.ConfigStorePath = filepath.Join(dir, "namesrv", "namesrv.properties")
+	nsFile, err := readNamesrvFile(*nsConfPath)
+	if err != nil {
+		return nil, err
+	}
+	nsUnknown, err := nsFile.applyNamesrv(&nsCfg)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range nsFile.unknownKeys(nsUnknown) {
+		log.Warn("unknown namesrv config key ignored", "key", k, "file", nsFile.path)
+	}
+	if set["namesrvListen"] {
+		// compat: like Java's startup, the command line wins over the file.
+		nsCfg.BindAddress, nsCfg.ListenPort = nsHost, nsPort
+	}
+	if *withCtl {
+		nsCfg.EnableControllerInNamesrv = true
+	}
+	var ctlCfg controller.Config
+	if nsCfg.EnableControllerInNamesrv {
+		if ctlCfg, err = controllerConfig(dir, *ctlListen, nsFile); err != nil {
+			return nil, fmt.Errorf("controller config: %w", err)
+		}
+	}
+
+	// Start: name server, controller, broker; stop in the reverse order.
 	ns, err := namesrv.New(nsCfg, log.With("component", "namesrv"))
 	if err != nil {
 		return nil, err
@@ -96,16 +133,32 @@ func start(args []string, out io.Writer, log *slog.Logger) (func() error, error)
 	if err := ns.Start(); err != nil {
 		return nil, err
 	}
+	var ctl *controller.Controller
+	if nsCfg.EnableControllerInNamesrv {
+		if ctl, err = startController(context.Background(), ctlCfg, log.With("component", "controller")); err != nil {
+			return nil, errors.Join(err, ns.Close())
+		}
+		if cfg.EnableControllerMode && strings.TrimSpace(cfg.ControllerAddr) == "" {
+			cfg.ControllerAddr = controllerDialAddr(ctl)
+			log.Info("rocketgo: broker in controller mode uses the embedded controller", "controllerAddr", cfg.ControllerAddr)
+		}
+	}
+	closeCtl := func() error {
+		if ctl == nil {
+			return nil
+		}
+		if err := ctl.Close(); err != nil {
+			return fmt.Errorf("close controller: %w", err)
+		}
+		return nil
+	}
 	cfg.NamesrvAddr = ns.Addr()
 	b, err := broker.New(cfg, broker.Deps{Logger: log.With("component", "broker")})
 	if err != nil {
-		ns.Close()
-		return nil, err
+		return nil, errors.Join(err, closeCtl(), ns.Close())
 	}
 	if err := b.Start(); err != nil {
-		b.Close()
-		ns.Close()
-		return nil, err
+		return nil, errors.Join(err, b.Close(), closeCtl(), ns.Close())
 	}
 	addrs := []string{b.Addr()}
 	if fa := b.FastAddr(); fa != "" {
@@ -113,9 +166,24 @@ func start(args []string, out io.Writer, log *slog.Logger) (func() error, error)
 	}
 	level, msg := brokerListenNotice(addrs...)
 	log.Log(context.Background(), level, msg, "addrs", strings.Join(addrs, ","))
-	fmt.Fprintf(out, "rocketgo ready namesrv=%s broker=%s data=%s\n", ns.Addr(), b.BrokerAddr(), dir)
+	ready := fmt.Sprintf("rocketgo ready namesrv=%s broker=%s data=%s", ns.Addr(), b.BrokerAddr(), dir)
+	if ctl != nil {
+		ready += " controller=" + ctl.Addr()
+	}
+	fmt.Fprintln(out, ready)
 	return func() error {
-		return errors.Join(b.Close(), ns.Close())
+		// Broker first (it unregisters and stops heartbeating the
+		// controller), then the controller, then the name server.
+		var errs []error
+		if err := b.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close broker: %w", err))
+		}
+		log.Info("rocketgo: broker stopped")
+		errs = append(errs, closeCtl())
+		if err := ns.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close name server: %w", err))
+		}
+		return errors.Join(errs...)
 	}, nil
 }
 
