@@ -209,7 +209,11 @@ func (c *Controller) watchLeadership() {
 func (c *Controller) scan() {
 	defer c.bg.Done()
 	cfg := c.Config()
-	hb := time.NewTicker(cfg.ScanNotActiveBrokerInterval)
+	// The expiry scan runs every scanNotActiveBrokerInterval and also
+	// just after the earliest heartbeat deadline, so a silent broker is
+	// found when its controllerHeartBeatTimeoutMills runs out, not up to
+	// one scan interval later (Java's fixed-rate scan).
+	hb := time.NewTimer(c.live.untilNextExpiry(cfg.ScanNotActiveBrokerInterval))
 	defer hb.Stop()
 	im := time.NewTicker(cfg.ScanInactiveMasterInterval)
 	defer im.Stop()
@@ -217,8 +221,12 @@ func (c *Controller) scan() {
 		select {
 		case <-c.stop:
 			return
+		case <-c.live.Added():
+			// Go ≥ 1.23: Reset also drops an expiry not yet received.
+			hb.Reset(c.live.untilNextExpiry(c.Config().ScanNotActiveBrokerInterval))
 		case <-hb.C:
 			gone, conns := c.live.expire()
+			hb.Reset(c.live.untilNextExpiry(c.Config().ScanNotActiveBrokerInterval))
 			for _, conn := range conns {
 				conn.Close()
 			}

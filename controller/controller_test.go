@@ -8,6 +8,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -462,4 +463,83 @@ func TestRestartFromSnapshot(t *testing.T) {
 	require.JSONEq(t, string(want), string(got))
 	h, _ := g.replicaInfo(g.nodes[0].Addr(), "b")
 	require.Equal(t, int64(1), h.MasterBrokerID)
+}
+
+// TestSilentMasterFoundAtItsTimeout: with scans every 20 s, a master that
+// stops heartbeating (its connection left open, as a SIGSTOPped process)
+// is replaced about its heartbeat timeout (400 ms) after its last beat,
+// not at the next scan.
+func TestSilentMasterFoundAtItsTimeout(t *testing.T) {
+	g := startGroup(t, 1, func(c *Config) {
+		c.ScanNotActiveBrokerInterval = 20 * time.Second
+		c.ScanInactiveMasterInterval = 20 * time.Second
+	})
+	leader := g.nodes[g.leader()].Addr()
+	b1, b2 := startFakeBroker(t), startFakeBroker(t)
+	require.Equal(t, int64(1), g.registerAs(leader, "c", "b", b1.srv.Addr()))
+	require.Equal(t, int64(2), g.registerAs(leader, "c", "b", b2.srv.Addr()))
+	var lastBeat1 atomic.Int64
+	// Each broker its own client, closed only at the end: a closed
+	// connection would count as the broker's death at once.
+	cl1 := transport.NewClient(transport.ClientConfig{Logger: quietLog()})
+	defer cl1.Close()
+	cl2 := transport.NewClient(transport.ClientConfig{Logger: quietLog()})
+	defer cl2.Close()
+	beater := func(id int64, a string, cl *transport.Client, stop <-chan struct{}, done chan<- struct{}) {
+		defer close(done)
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for i := 0; i < 400; i++ { // bounded: 20 s
+			h := header.BrokerHeartbeatRequest{ClusterName: "c", BrokerAddr: a, BrokerName: "b", BrokerID: id, Epoch: 1, MaxOffset: 1000, HeartbeatTimeoutMills: 400}
+			f := &codec.Frame{Code: int32(codec.ReqBrokerHeartbeat), Language: codec.LangJava, Version: codec.ServerVersion}
+			h.Encode(f)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			if cl.InvokeOneway(ctx, leader, f) == nil && id == 1 {
+				lastBeat1.Store(time.Now().UnixNano())
+			}
+			cancel()
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}
+	stop1, stop2 := make(chan struct{}), make(chan struct{})
+	done1, done2 := make(chan struct{}), make(chan struct{})
+	go beater(1, b1.srv.Addr(), cl1, stop1, done1)
+	go beater(2, b2.srv.Addr(), cl2, stop2, done2)
+	defer func() { close(stop2); <-done2 }()
+	c := g.nodes[0]
+	require.Eventually(t, func() bool { return c.live.Alive("c", "b", 1) && c.live.Alive("c", "b", 2) }, 5*time.Second, 5*time.Millisecond)
+	resp := g.call(leader, codec.ReqControllerElectMaster, (&header.ElectMasterRequest{ClusterName: "c", BrokerName: "b", BrokerID: 1}).Encode, nil)
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+	resp = g.call(leader, codec.ReqControllerAlterSyncStateSet, (&header.AlterSyncStateSetRequest{BrokerName: "b", MasterBrokerID: 1, MasterEpoch: 1}).Encode,
+		body.AppendSyncStateSet(nil, body.SyncStateSet{IDs: []int64{1, 2}, Epoch: 1}))
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+
+	close(stop1) // the master goes silent; its connection stays open
+	<-done1
+	require.Eventually(t, func() bool {
+		h, _ := g.replicaInfo(leader, "b")
+		return h.MasterBrokerID == 2
+	}, 5*time.Second, 5*time.Millisecond, "the silent master is replaced long before the 20 s scan")
+	took := time.Since(time.Unix(0, lastBeat1.Load()))
+	t.Logf("replaced %v after the master's last heartbeat (timeout 400ms)", took)
+	require.GreaterOrEqual(t, took, 400*time.Millisecond, "never before its timeout")
+}
+
+func TestUntilNextExpiry(t *testing.T) {
+	now := time.Unix(1000, 0)
+	h := newHeartbeats(func() time.Time { return now }, 10)
+	require.Equal(t, time.Second, h.untilNextExpiry(time.Second), "empty: the scan interval")
+	require.NoError(t, h.beat(brokerKey{"c", "b", 1}, LiveInfo{}, 300*time.Millisecond, nil))
+	require.NoError(t, h.beat(brokerKey{"c", "b", 2}, LiveInfo{}, 5*time.Second, nil))
+	require.Equal(t, 301*time.Millisecond, h.untilNextExpiry(time.Second))
+	now = now.Add(301 * time.Millisecond)
+	gone, _ := h.expire()
+	require.Equal(t, []brokerKey{{"c", "b", 1}}, gone)
+	require.Equal(t, time.Second, h.untilNextExpiry(time.Second), "the other is further than the interval")
+	now = now.Add(4500 * time.Millisecond)
+	require.Equal(t, 200*time.Millisecond, h.untilNextExpiry(time.Second))
 }

@@ -42,10 +42,22 @@ type heartbeats struct {
 
 	mu    sync.Mutex
 	table map[brokerKey]*liveEntry // guarded by mu
+	added chan struct{}            // see Added
 }
 
 func newHeartbeats(now func() time.Time, max int) *heartbeats {
-	return &heartbeats{now: now, max: max, table: make(map[brokerKey]*liveEntry)}
+	return &heartbeats{now: now, max: max, table: make(map[brokerKey]*liveEntry), added: make(chan struct{}, 1)}
+}
+
+// Added is signalled when a broker enters the table or shortens its
+// timeout: its deadline may be earlier than the scanner's next wake-up.
+func (h *heartbeats) Added() <-chan struct{} { return h.added }
+
+func (h *heartbeats) poke() {
+	select {
+	case h.added <- struct{}{}:
+	default:
+	}
 }
 
 // beat records one heartbeat. Like Java, epoch and offsets only move
@@ -65,7 +77,11 @@ func (h *heartbeats) beat(k brokerKey, info LiveInfo, timeout time.Duration, c *
 			return errTooManyBrokers
 		}
 		h.table[k] = &liveEntry{info: info, last: now, timeout: timeout, conn: c}
+		h.poke()
 		return nil
+	}
+	if timeout < e.timeout {
+		h.poke()
 	}
 	e.last = now
 	e.timeout = timeout
@@ -115,6 +131,23 @@ func (h *heartbeats) expire() (gone []brokerKey, conns []*transport.Conn) {
 		}
 	}
 	return gone, conns
+}
+
+// untilNextExpiry is how long until the earliest entry passes its
+// timeout (just past it), or def when the table is empty or every entry
+// is further away than def.
+func (h *heartbeats) untilNextExpiry(def time.Duration) time.Duration {
+	now := h.now()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	d := def
+	for _, e := range h.table {
+		// expire removes an entry once now-last exceeds its timeout.
+		if left := e.last.Add(e.timeout).Sub(now) + time.Millisecond; left < d {
+			d = left
+		}
+	}
+	return max(d, time.Millisecond)
 }
 
 // connClosed removes the brokers that heartbeated on c (Java:
