@@ -147,6 +147,8 @@ func (b *Broker) UpdateConfig(props javaprops.Props) error {
 			b.setInSyncReplicas(e.Value)
 		} else if e.Key == "slaveTimeout" {
 			b.setSlaveTimeout(e.Value)
+		} else if e.Key == "minInSyncReplicas" {
+			b.setMinInSyncReplicas(e.Value)
 		} else if _, err := b.cfg.Set(e.Key, e.Value); err != nil {
 			panic(fmt.Sprintf("broker: config value validated on a copy fails: %v", err))
 		}
@@ -197,6 +199,18 @@ func (b *Broker) setInSyncReplicas(value string) {
 	}
 	if b.rrt.asrv != nil { // controller mode's AutoSwitch server (without allAckInSyncStateSet)
 		b.rrt.asrv.SetInSyncReplicas(n)
+	}
+}
+
+// setMinInSyncReplicas applies a validated minInSyncReplicas at once (Java
+// reads it on every put): the controller-mode send gate compares the
+// SyncStateSet with it from the next send. cfgMu held.
+func (b *Broker) setMinInSyncReplicas(value string) {
+	if _, err := b.cfg.Set("minInSyncReplicas", value); err != nil {
+		panic(fmt.Sprintf("broker: config value validated on a copy fails: %v", err))
+	}
+	if b.rm != nil {
+		b.rm.minInSync.Store(int32(b.cfg.MinInSyncReplicas))
 	}
 }
 

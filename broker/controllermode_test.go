@@ -298,11 +298,15 @@ func TestControllerModeFencing(t *testing.T) {
 	require.Equal(t, fmt.Sprintf(`{"brokerId":0,"brokerName":"broker-a","clusterName":"DefaultCluster","epochList":[{"endOffset":9223372036854775807,"epoch":%d,"startOffset":0}],"maxOffset":%d}`,
 		e, tb.store.MaxPhyOffset()), string(resp.Body))
 
-	tb.rm.minInSync.Store(2)
+	// minInSyncReplicas changes at once by UPDATE_BROKER_CONFIG, as Java
+	// reads it per put.
+	up := updateConfig(t, tb, "minInSyncReplicas=2\n")
+	require.Equal(t, int32(codec.RespSuccess), up.Code, up.Remark)
 	resp = tb.invoke(t, sendV1("CMF", 0, props("UNIQ_KEY", "x"), []byte("x")))
 	require.Equal(t, int32(codec.RespSystemError), resp.Code)
 	require.Equal(t, "in-sync replicas not enough", resp.Remark)
-	tb.rm.minInSync.Store(1)
+	up = updateConfig(t, tb, "minInSyncReplicas=1\n")
+	require.Equal(t, int32(codec.RespSuccess), up.Code, up.Remark)
 
 	okSend := tb.invoke(t, sendV1("CMF", 0, props("UNIQ_KEY", "z"), []byte("z")))
 	require.Equal(t, int32(codec.RespSuccess), okSend.Code, okSend.Remark)

@@ -48,6 +48,8 @@ var runtimeKeys = map[string]bool{
 	// setSlaveTimeout); Java reads both per put.
 	"inSyncReplicas": true,
 	"slaveTimeout":   true,
+	// Read by the controller-mode send gate per send, as Java per put.
+	"minInSyncReplicas": true,
 	// Like Java's periodic updateNamesrvAddr: the next registration goes
 	// to the new list (we register at once rather than within 2 minutes).
 	"namesrvAddr": true,
