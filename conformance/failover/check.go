@@ -3,6 +3,7 @@ package failover
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -16,11 +17,16 @@ type Result struct {
 	Failed   int // sends that ended in an error or another status
 	Lost     int // SEND_OK keys absent from the final master's log
 	DupStore int // keys stored more than once (client retries)
-	DupDeliv int // keys delivered more than once to the consumer
-	Undeliv  int // stored keys the consumer never got
-	// Recovery: fault to the end of the first SEND_OK send that started
-	// after the fault (on the new master when the master changed).
-	Recovery time.Duration
+	DupDeliv int // keys delivered more than once to one consumer, summed over the consumers
+	Undeliv  int // stored keys a consumer never got, summed over the consumers
+	// ByClient splits the counts above by Ack.Client / Delivery.Client
+	// (go, java, raw; raw has no consumer).
+	ByClient map[string]ClientCounts
+	// Recovery: fault to the end of the Go client's first SEND_OK send
+	// that started after the fault (on the new master when the master
+	// changed). JavaRecovery: the same of the Java client's sends.
+	Recovery     time.Duration
+	JavaRecovery time.Duration
 	// ServerRecovery: fault to the first raw SEND_MESSAGE acknowledged by
 	// the master the controller names (the new one when it changes).
 	ServerRecovery time.Duration
@@ -33,6 +39,12 @@ type Result struct {
 	StaleWindowAcks int
 	Err             string // the run did not complete
 	LostExamples    []string
+}
+
+// ClientCounts are one client's share of a Result.
+type ClientCounts struct {
+	Acked, Failed     int
+	DupDeliv, Undeliv int // of its consumer
 }
 
 // SplitBrain says whether two brokers accepted writes in one epoch.
@@ -78,13 +90,27 @@ func Check(r *Result, acks []Ack, got []Delivery, stored []Stored, cache EpochCa
 			r.DupStore++
 		}
 	}
-	var first time.Time
+	r.ByClient = map[string]ClientCounts{}
+	consumers := map[string]bool{}
+	first := map[string]time.Time{} // per client: end of its first SEND_OK after the fault
 	for _, a := range acks {
+		c := clientOf(a.Client)
+		if strings.Contains(a.Key, "-probe-") || strings.Contains(a.Key, "-old-") {
+			c = ClientRaw // probes of callers that do not set Client
+		}
+		cc := r.ByClient[c]
+		if c != ClientRaw {
+			consumers[c] = true
+		}
 		if !a.OK {
 			r.Failed++
+			cc.Failed++
+			r.ByClient[c] = cc
 			continue
 		}
 		r.Acked++
+		cc.Acked++
+		r.ByClient[c] = cc
 		if storedKeys[a.Key] == 0 {
 			r.Lost++
 			if len(r.LostExamples) < 5 {
@@ -94,13 +120,15 @@ func Check(r *Result, acks []Ack, got []Delivery, stored []Stored, cache EpochCa
 		if h, ok := atOffset[a.PhyOffset]; ok && h != a.Host {
 			r.StaleAcks++
 		}
-		probe := strings.Contains(a.Key, "-probe-") || strings.Contains(a.Key, "-old-")
-		if !probe && a.Start.After(fault) && (newMaster == "" || a.Host == newMaster) && (first.IsZero() || a.End.Before(first)) {
-			first = a.End
+		if c != ClientRaw && a.Start.After(fault) && (newMaster == "" || a.Host == newMaster) && (first[c].IsZero() || a.End.Before(first[c])) {
+			first[c] = a.End
 		}
 	}
-	if !first.IsZero() {
-		r.Recovery = first.Sub(fault)
+	if t := first[ClientGo]; !t.IsZero() {
+		r.Recovery = t.Sub(fault)
+	}
+	if t := first[ClientJava]; !t.IsZero() {
+		r.JavaRecovery = t.Sub(fault)
 	}
 	if newMaster != "" {
 		var newFirst time.Time
@@ -115,20 +143,31 @@ func Check(r *Result, acks []Ack, got []Delivery, stored []Stored, cache EpochCa
 			}
 		}
 	}
-	delivered := map[string]int{}
+	// Each consumer (one group per client) should get every stored key once.
+	delivered := map[string]map[string]int{}
 	for _, g := range got {
-		delivered[g.Key]++
-	}
-	for k, n := range delivered {
-		if n > 1 {
-			r.DupDeliv++
+		c := clientOf(g.Client)
+		consumers[c] = true
+		if delivered[c] == nil {
+			delivered[c] = map[string]int{}
 		}
-		_ = k
+		delivered[c][g.Key]++
 	}
-	for k := range storedKeys {
-		if delivered[k] == 0 {
-			r.Undeliv++
+	for c := range consumers {
+		cc := r.ByClient[c]
+		for _, n := range delivered[c] {
+			if n > 1 {
+				cc.DupDeliv++
+			}
 		}
+		for k := range storedKeys {
+			if delivered[c][k] == 0 {
+				cc.Undeliv++
+			}
+		}
+		r.DupDeliv += cc.DupDeliv
+		r.Undeliv += cc.Undeliv
+		r.ByClient[c] = cc
 	}
 	for e, hs := range hosts {
 		if len(hs) > 1 {
@@ -143,31 +182,65 @@ func Check(r *Result, acks []Ack, got []Delivery, stored []Stored, cache EpochCa
 	r.Epochs = strings.Join(eps, " ")
 }
 
-// Table renders results as markdown.
+// Table renders results as markdown. Acked and failed sends are split
+// go/java/raw (raw: the SEND_MESSAGE probes), duplicate and missing
+// deliveries go/java (one consumer group per client); "—" is a client
+// that did not run.
 func Table(rs []Result) string {
 	var sb strings.Builder
-	sb.WriteString("| set | fault | run | acked | failed sends | lost | dup stored | dup delivered | undelivered | failover (raw send) | failover (Go client) | split brain | old → new master | epochs (final master) | error |\n")
-	sb.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	sb.WriteString("| set | fault | run | acked go/java/raw | failed sends go/java/raw | lost | dup stored | dup delivered go/java | undelivered go/java | failover (raw send) | failover (Go client) | failover (Java client) | split brain | old → new master | epochs (final master) | error |\n")
+	sb.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
 		split := "no"
 		if r.SplitBrain() {
 			split = fmt.Sprintf("**YES** epochs %v, stale acks %d, old master acks after the new one's first %d", r.SplitEpochs, r.StaleAcks, r.StaleWindowAcks)
 		}
-		rec := "—"
-		if r.Recovery > 0 {
-			rec = r.Recovery.Round(time.Millisecond).String()
-		}
-		srec := "—"
-		if r.ServerRecovery > 0 {
-			srec = r.ServerRecovery.Round(time.Millisecond).String()
-		}
 		lost := fmt.Sprint(r.Lost)
 		if r.Lost > 0 {
 			lost = fmt.Sprintf("**%d** %v", r.Lost, r.LostExamples)
 		}
-		fmt.Fprintf(&sb, "| %s | %s | %d | %d | %d | %s | %d | %d | %d | %s | %s | %s | %s → %s | %s | %s |\n",
-			r.Set, r.Fault, r.Run, r.Acked, r.Failed, lost, r.DupStore, r.DupDeliv, r.Undeliv, srec, rec, split,
+		fmt.Fprintf(&sb, "| %s | %s | %d | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s → %s | %s | %s |\n",
+			r.Set, r.Fault, r.Run,
+			r.split(func(c ClientCounts) int { return c.Acked }, ClientGo, ClientJava, ClientRaw),
+			r.split(func(c ClientCounts) int { return c.Failed }, ClientGo, ClientJava, ClientRaw),
+			lost, r.DupStore,
+			r.split(func(c ClientCounts) int { return c.DupDeliv }, ClientGo, ClientJava),
+			r.split(func(c ClientCounts) int { return c.Undeliv }, ClientGo, ClientJava),
+			dur(r.ServerRecovery), dur(r.Recovery), r.javaDur(r.JavaRecovery), split,
 			r.OldMaster, r.NewMaster, r.Epochs, strings.ReplaceAll(r.Err, "|", "/"))
 	}
 	return sb.String()
+}
+
+// split is one count of each client joined by "/", "—" for a client
+// without a share (go and raw always have one).
+func (r Result) split(of func(ClientCounts) int, clients ...string) string {
+	parts := make([]string, len(clients))
+	for i, c := range clients {
+		cc, ok := r.ByClient[c]
+		switch {
+		case ok:
+			parts[i] = strconv.Itoa(of(cc))
+		case c == ClientJava:
+			parts[i] = "—"
+		default:
+			parts[i] = "0"
+		}
+	}
+	return strings.Join(parts, "/")
+}
+
+// javaDur is dur, or "no Java load" when the Java client did not run.
+func (r Result) javaDur(d time.Duration) string {
+	if _, ok := r.ByClient[ClientJava]; !ok && r.ByClient != nil {
+		return "no Java load"
+	}
+	return dur(d)
+}
+
+func dur(d time.Duration) string {
+	if d <= 0 {
+		return "—"
+	}
+	return d.Round(time.Millisecond).String()
 }

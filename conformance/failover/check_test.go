@@ -43,3 +43,89 @@ func TestCheck(t *testing.T) {
 	require.Equal(t, []int{2}, r.SplitEpochs)
 	require.Equal(t, 1, r.StaleWindowAcks) // kx: the old master took it after the new one took k2
 }
+
+// Each client gets its own failover time (its first SEND_OK on the new
+// master after the fault), acked/failed split; probes (Client raw, or an
+// old caller's -probe- key) set neither; both clients' keys count for lost.
+func TestCheckPerClient(t *testing.T) {
+	t0 := time.Now()
+	cache := EpochCache{EpochList: []EpochEntry{{Epoch: 1, StartOffset: 0, EndOffset: 100}, {Epoch: 2, StartOffset: 100, EndOffset: -1}}}
+	a, b := "10.77.0.30:10911", "10.77.0.31:10911"
+	stored := []Stored{{"r-go-0", a, 0}, {"r-java-0", a, 10}, {"r-probe-0", b, 100}, {"r-go-1", b, 110}, {"r-java-1", b, 120}}
+	acks := []Ack{
+		{Key: "r-go-0", Client: ClientGo, OK: true, Host: a, PhyOffset: 0, Start: t0.Add(-time.Second), End: t0.Add(-time.Second)},
+		{Key: "r-java-0", Client: ClientJava, OK: true, Host: a, PhyOffset: 10, Start: t0.Add(-time.Second), End: t0.Add(-time.Second)},
+		{Key: "r-java-x", Client: ClientJava, Status: "MQClientException: no route", Start: t0, End: t0.Add(time.Second)},
+		{Key: "r-probe-0", Client: ClientRaw, OK: true, Host: b, PhyOffset: 100, Start: t0.Add(time.Second), End: t0.Add(time.Second)},
+		{Key: "r-java-1", Client: ClientJava, OK: true, Host: b, PhyOffset: 120, Start: t0.Add(4 * time.Second), End: t0.Add(5 * time.Second)},
+		{Key: "r-go-1", Client: ClientGo, OK: true, Host: b, PhyOffset: 110, Start: t0.Add(2 * time.Second), End: t0.Add(3 * time.Second)},
+	}
+	var r Result
+	Check(&r, acks, nil, stored, cache, t0, a, b)
+	require.Zero(t, r.Lost)
+	require.False(t, r.SplitBrain())
+	require.Equal(t, 3*time.Second, r.Recovery)
+	require.Equal(t, 5*time.Second, r.JavaRecovery)
+	require.Equal(t, 5, r.Acked)
+	require.Equal(t, 1, r.Failed)
+	require.Equal(t, ClientCounts{Acked: 2, Undeliv: 5}, r.ByClient[ClientGo]) // no deliveries given: each consumer misses all 5
+	require.Equal(t, ClientCounts{Acked: 2, Failed: 1, Undeliv: 5}, r.ByClient[ClientJava])
+	require.Equal(t, ClientCounts{Acked: 1}, r.ByClient[ClientRaw])
+	require.Equal(t, 10, r.Undeliv)
+
+	// A Java ack that is not in the final log is lost like a Go one.
+	acks = append(acks, Ack{Key: "r-java-2", Client: ClientJava, OK: true, Host: b, PhyOffset: 130, Start: t0.Add(6 * time.Second), End: t0.Add(6 * time.Second)})
+	r = Result{}
+	Check(&r, acks, nil, stored, cache, t0, a, b)
+	require.Equal(t, 1, r.Lost)
+	require.Equal(t, []string{"r-java-2@" + b + "/130"}, r.LostExamples)
+
+	// Old callers: no Client is go, a -probe- key is a probe.
+	r = Result{}
+	Check(&r, []Ack{
+		{Key: "k-probe-1", OK: true, Host: b, PhyOffset: 100, Start: t0.Add(time.Second), End: t0.Add(time.Second)},
+		{Key: "k1", OK: true, Host: b, PhyOffset: 110, Start: t0.Add(2 * time.Second), End: t0.Add(2 * time.Second)},
+	}, nil, nil, cache, t0, a, b)
+	require.Equal(t, 2*time.Second, r.Recovery)
+	require.Zero(t, r.JavaRecovery)
+	require.Equal(t, 1, r.ByClient[ClientGo].Acked)
+	require.Equal(t, 1, r.ByClient[ClientRaw].Acked)
+}
+
+// Duplicate and missing deliveries are per consumer: a key each of the two
+// consumer groups got once is neither; twice to one consumer is a dup of
+// that consumer; a key one consumer never got is undelivered there only.
+func TestCheckDeliveriesPerConsumer(t *testing.T) {
+	t0 := time.Now()
+	a := "10.77.0.30:10911"
+	stored := []Stored{{"r-go-0", a, 0}, {"r-java-0", a, 10}}
+	acks := []Ack{
+		{Key: "r-go-0", Client: ClientGo, OK: true, Host: a, PhyOffset: 0, Start: t0, End: t0},
+		{Key: "r-java-0", Client: ClientJava, OK: true, Host: a, PhyOffset: 10, Start: t0, End: t0},
+	}
+	got := []Delivery{
+		{Key: "r-go-0", Client: ClientGo}, {Key: "r-java-0", Client: ClientGo},
+		{Key: "r-go-0", Client: ClientJava}, {Key: "r-go-0", Client: ClientJava},
+	}
+	var r Result
+	Check(&r, acks, got, stored, EpochCache{}, t0, a, "")
+	require.Equal(t, ClientCounts{Acked: 1}, r.ByClient[ClientGo])
+	require.Equal(t, ClientCounts{Acked: 1, DupDeliv: 1, Undeliv: 1}, r.ByClient[ClientJava])
+	require.Equal(t, 1, r.DupDeliv)
+	require.Equal(t, 1, r.Undeliv)
+}
+
+// The table splits counts by client and marks a run without a Java load.
+func TestTablePerClient(t *testing.T) {
+	r := Result{Set: "ours", Fault: "kill9-master", Acked: 7, Recovery: 1500 * time.Millisecond, JavaRecovery: 2 * time.Second,
+		ByClient: map[string]ClientCounts{ClientGo: {Acked: 3, Failed: 1, Undeliv: 2}, ClientJava: {Acked: 4, DupDeliv: 1}, ClientRaw: {Acked: 0, Failed: 5}}}
+	tab := Table([]Result{r})
+	require.Contains(t, tab, "| acked go/java/raw | failed sends go/java/raw |")
+	require.Contains(t, tab, "| failover (Go client) | failover (Java client) |")
+	require.Contains(t, tab, "| 3/4/0 | 1/0/5 | 0 | 0 | 0/1 | 2/0 | — | 1.5s | 2s | no |")
+
+	r.ByClient = map[string]ClientCounts{ClientGo: {Acked: 3}}
+	require.Contains(t, Table([]Result{r}), "| 3/—/0 | 0/—/0 | 0 | 0 | 0/— | 0/— | — | 1.5s | no Java load | no |")
+	// A run that ended before Check: no counts at all.
+	require.Contains(t, Table([]Result{{Set: "ours", Fault: "x", Err: "not ready"}}), "| 0/—/0 | 0/—/0 | 0 | 0 | 0/— | 0/— | — | — | — | no |")
+}

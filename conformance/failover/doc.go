@@ -21,6 +21,23 @@
 // (send start, ack time, status, offsetMsgId), and a push consumer records
 // every delivery; both bounded in count and time.
 //
+// Beside it, in the same Load, the official Java client 5.3.3 does the
+// same (load_java.go): conformance/java's FailoverTool in one JVM in the
+// root namespace, with as many sender threads, the same pacing, count,
+// send timeout (3 s) and retries (2), and a push consumer of its own group;
+// each send and delivery is one stdout line (start and end time, status
+// or exception, offsetMsgId) that becomes an Ack or Delivery with Client
+// "java". Keys are <run>-go-<i> and <run>-java-<i>. StopSending sends
+// STOP on the JVM's stdin, Close closes stdin and kills the JVM's process
+// group if it has not exited. The Java client keeps its route refresh
+// default (pollNameServerInterval 30 s) and, like the Go client, does not
+// fetch the route again when a send fails, so it also finds a new master
+// only on that timer. Without java on PATH the load is the Go client's
+// only and the Java columns say so. The table splits acked and failed
+// sends go/java/raw, duplicate and missing deliveries go/java (each
+// consumer group should get every stored key once), and reports
+// "failover (Java client)" beside the Go client's.
+//
 // Faults (faults.go): kill -9 of the master, SIGSTOP of the master then
 // SIGCONT, the master cut off from the controllers, the master cut off
 // from its slaves, kill -9 of the controller leader, restart of a random

@@ -19,9 +19,17 @@ import (
 	"github.com/rocketgo/rocketgo/conformance/harness"
 )
 
+// Who sent an Ack or received a Delivery.
+const (
+	ClientGo   = "go"   // rocketmq-client-go/v2
+	ClientJava = "java" // the Java client 5.3.3 (FailoverTool, load_java.go)
+	ClientRaw  = "raw"  // ProbeSend
+)
+
 // Ack is the outcome of one send.
 type Ack struct {
 	Key        string
+	Client     string // ClientGo, ClientJava or ClientRaw ("" counts as go)
 	Start, End time.Time
 	OK         bool   // SEND_OK
 	Status     string // SEND_OK, FLUSH_SLAVE_TIMEOUT…, or the error
@@ -29,14 +37,16 @@ type Ack struct {
 	PhyOffset  int64  // commit log offset of offsetMsgId
 }
 
-// Delivery is one message the push consumer received.
+// Delivery is one message a push consumer received.
 type Delivery struct {
 	Key       string
+	Client    string // the consumer: ClientGo or ClientJava ("" counts as go)
 	Host      string
 	PhyOffset int64
 }
 
-// Load runs a Go producer and a push consumer until Stop.
+// Load runs the Go client's producer and push consumer and, when java is
+// installed, the Java client's (load_java.go) until Close.
 type Load struct {
 	Topic   string
 	mu      sync.Mutex
@@ -47,6 +57,8 @@ type Load struct {
 	errs    []error
 	sentMax int
 	stopFns []func()
+	java    *javaLoad // nil without a Java load
+	noJava  string    // why there is none
 }
 
 // decodeOffsetMsgID splits a 32-hex-digit IPv4 offsetMsgId.
@@ -64,10 +76,35 @@ func decodeOffsetMsgID(id string) (string, int64, bool) {
 }
 
 // StartLoad starts threads senders (at most count messages, each sender
-// paced to one send per pace) and the consumer.
+// paced to one send per pace) and the consumer of the Go client and, when
+// java is installed, the same of the Java client (a JVM in the root
+// namespace, startJavaLoad). Keys are run-go-<i> and run-java-<i>. It
+// returns once both clients' producers have had a SEND_OK back.
 func StartLoad(ns, topic, run string, count, threads int, pace time.Duration) (*Load, error) {
 	goclient.Quiet()
 	l := &Load{Topic: topic, sentMax: count}
+	// The JVM first: it starts while the Go client does.
+	var jerr error
+	l.java, l.noJava, jerr = startJavaLoad(javaProjectDir(), ns, topic, run+"-"+ClientJava, count, threads, pace, l.Add, l.addDelivery)
+	if jerr != nil {
+		return nil, jerr
+	}
+	l.stopFns = append(l.stopFns, l.closeJava)
+	if err := l.startGo(ns, topic, run, count, threads, pace); err != nil {
+		l.closeJava()
+		return nil, err
+	}
+	if l.java != nil {
+		if err := l.java.awaitFirstOK(60 * time.Second); err != nil {
+			l.Close()
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+// startGo starts the Go client's producer goroutines and push consumer.
+func (l *Load) startGo(ns, topic, run string, count, threads int, pace time.Duration) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	l.cancel = cancel
 	p, err := rocketmq.NewProducer(producer.WithNameServer(primitive.NamesrvAddr{ns}),
@@ -75,11 +112,11 @@ func StartLoad(ns, topic, run string, count, threads int, pace time.Duration) (*
 		producer.WithRetry(2), producer.WithSendMsgTimeout(3*time.Second))
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("new producer: %w", err)
+		return fmt.Errorf("new producer: %w", err)
 	}
 	if err := p.Start(); err != nil {
 		cancel()
-		return nil, fmt.Errorf("start producer: %w", err)
+		return fmt.Errorf("start producer: %w", err)
 	}
 	c, err := rocketmq.NewPushConsumer(consumer.WithNameServer(primitive.NamesrvAddr{ns}),
 		consumer.WithGroupName(run+"_c"), consumer.WithInstance(run+"_c"),
@@ -87,24 +124,24 @@ func StartLoad(ns, topic, run string, count, threads int, pace time.Duration) (*
 	if err != nil {
 		_ = p.Shutdown()
 		cancel()
-		return nil, fmt.Errorf("new consumer: %w", err)
+		return fmt.Errorf("new consumer: %w", err)
 	}
 	if err := c.Subscribe(topic, consumer.MessageSelector{}, func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
 		l.mu.Lock()
 		for _, m := range msgs {
-			l.got = append(l.got, Delivery{Key: m.GetKeys(), Host: m.StoreHost, PhyOffset: m.CommitLogOffset})
+			l.got = append(l.got, Delivery{Key: m.GetKeys(), Client: ClientGo, Host: m.StoreHost, PhyOffset: m.CommitLogOffset})
 		}
 		l.mu.Unlock()
 		return consumer.ConsumeSuccess, nil
 	}); err != nil {
 		_ = p.Shutdown()
 		cancel()
-		return nil, fmt.Errorf("subscribe: %w", err)
+		return fmt.Errorf("subscribe: %w", err)
 	}
 	if err := c.Start(); err != nil {
 		_ = p.Shutdown()
 		cancel()
-		return nil, fmt.Errorf("start consumer: %w", err)
+		return fmt.Errorf("start consumer: %w", err)
 	}
 	var next atomic.Int64
 	for range threads {
@@ -116,10 +153,10 @@ func StartLoad(ns, topic, run string, count, threads int, pace time.Duration) (*
 				if i >= int64(count) {
 					return
 				}
-				key := run + "-" + strconv.FormatInt(i, 10)
+				key := run + "-" + ClientGo + "-" + strconv.FormatInt(i, 10)
 				m := primitive.NewMessage(topic, []byte("failover "+key))
 				m.WithKeys([]string{key})
-				a := Ack{Key: key, Start: time.Now()}
+				a := Ack{Key: key, Client: ClientGo, Start: time.Now()}
 				sctx, scancel := context.WithTimeout(ctx, 10*time.Second)
 				r, err := p.SendSync(sctx, m)
 				scancel()
@@ -144,14 +181,20 @@ func StartLoad(ns, topic, run string, count, threads int, pace time.Duration) (*
 			}
 		}()
 	}
-	l.stopFns = []func(){func() { _ = c.Shutdown() }, func() { _ = p.Shutdown() }}
-	return l, nil
+	l.stopFns = append([]func(){func() { _ = c.Shutdown() }, func() { _ = p.Shutdown() }}, l.stopFns...)
+	return nil
 }
 
-// StopSending stops the producers and waits for sends in flight.
+// StopSending stops the producers of both clients and waits for sends in
+// flight (the Java client's bounded by stopJavaWait).
 func (l *Load) StopSending() {
-	l.cancel()
+	if l.cancel != nil {
+		l.cancel()
+	}
 	l.wg.Wait()
+	if l.java != nil {
+		l.java.stopSending()
+	}
 }
 
 // Close shuts the clients down.
@@ -241,7 +284,7 @@ func ReadAll(ctx context.Context, addr, topic, group string, queues int) ([]Stor
 // ProbeSend sends one keyed message with raw SEND_MESSAGE straight to
 // addr (no client route cache), queue q.
 func ProbeSend(ctx context.Context, addr, topic, key string, q int) Ack {
-	a := Ack{Key: key, Start: time.Now()}
+	a := Ack{Key: key, Client: ClientRaw, Start: time.Now()}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	f, err := harness.Call(ctx, addr, codeSendMessage, map[string]string{
@@ -263,9 +306,94 @@ func ProbeSend(ctx context.Context, addr, topic, key string, q int) Ack {
 	return a
 }
 
-// Add records an ack of a probe.
+// Add records an ack of a probe (or of the Java client).
 func (l *Load) Add(a Ack) {
 	l.mu.Lock()
 	l.acks = append(l.acks, a)
 	l.mu.Unlock()
+}
+
+func (l *Load) addDelivery(d Delivery) {
+	l.mu.Lock()
+	l.got = append(l.got, d)
+	l.mu.Unlock()
+}
+
+// Senders are the clients whose producers run: go, and java when the Java
+// load started.
+func (l *Load) Senders() []string {
+	if l.java != nil {
+		return []string{ClientGo, ClientJava}
+	}
+	return []string{ClientGo}
+}
+
+// NoJava says why the load has no Java client ("" when it has one).
+func (l *Load) NoJava() string { return l.noJava }
+
+// AckedOnEach is the smallest, over Senders, count of SEND_OK acks of that
+// client that started after since on host ("" any host): a phase that
+// waits for it waits until every client has recovered.
+func (l *Load) AckedOnEach(host string, since time.Time) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := map[string]int{}
+	for _, a := range l.acks {
+		if a.OK && a.Start.After(since) && (host == "" || a.Host == host) {
+			n[clientOf(a.Client)]++
+		}
+	}
+	low := -1
+	for _, c := range l.Senders() {
+		if low < 0 || n[c] < low {
+			low = n[c]
+		}
+	}
+	return low
+}
+
+// DeliveredEach says whether every consumer (one per Senders client) has
+// received every key of keys.
+func (l *Load) DeliveredEach(keys map[string]bool) bool {
+	l.mu.Lock()
+	seen := map[string]map[string]bool{}
+	for _, g := range l.got {
+		c := clientOf(g.Client)
+		if seen[c] == nil {
+			seen[c] = map[string]bool{}
+		}
+		seen[c][g.Key] = true
+	}
+	l.mu.Unlock()
+	for _, c := range l.Senders() {
+		for k := range keys {
+			if !seen[c][k] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Err is what went wrong with a client during the run (the JVM of the Java
+// load ended early), "" when nothing did.
+func (l *Load) Err() string {
+	if l.java == nil {
+		return ""
+	}
+	return l.java.failure()
+}
+
+func (l *Load) closeJava() {
+	if l.java != nil {
+		l.java.close()
+	}
+}
+
+// clientOf maps an Ack's or Delivery's Client to its client ("" is go).
+func clientOf(c string) string {
+	if c == "" {
+		return ClientGo
+	}
+	return c
 }

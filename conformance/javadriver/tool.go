@@ -41,16 +41,47 @@ func (d *Driver) RunTool(ctx context.Context, client scenario.Client, args []str
 	return runChild(ctx, "HaTool "+mode, exec.CommandContext(ctx, "java", jargs...), onLine)
 }
 
+// FailoverToolClass is the main class of the failover suite's Java client
+// load (conformance/java/.../FailoverTool.java).
+const FailoverToolClass = "io.rocketgo.conformance.FailoverTool"
+
+// RunClass runs main class of the profile's classes as RunTool runs HaTool
+// (same JVM flags, leading -D args, process group, onLine), with stdin (nil:
+// none) as the JVM's standard input. It does not build: the caller calls
+// Build first, or knows the classes are current (ClassesDir).
+func (d *Driver) RunClass(ctx context.Context, client scenario.Client, class string, args []string, stdin *os.File, onLine func(line string)) error {
+	profile, ok := Profiles[client]
+	if !ok {
+		return fmt.Errorf("javadriver: no Java profile for client %q", client)
+	}
+	jargs, _ := classArgs(filepath.Join(d.Dir, "target", profile), class, args)
+	cmd := exec.CommandContext(ctx, "java", jargs...)
+	if stdin != nil {
+		cmd.Stdin = stdin
+	}
+	return runChild(ctx, class[strings.LastIndexByte(class, '.')+1:], cmd, onLine)
+}
+
+// ClassesDir is where Build puts the compiled classes of profile.
+func (d *Driver) ClassesDir(profile string) string {
+	return filepath.Join(d.Dir, "target", profile, "classes")
+}
+
 // toolArgs is the java command line for HaTool args of the profile built in
 // target, leading -D args moved before the class; mode is the first tool arg.
 func toolArgs(target string, args []string) (jargs []string, mode string) {
+	return classArgs(target, HaToolClass, args)
+}
+
+// classArgs is toolArgs for any main class.
+func classArgs(target, class string, args []string) (jargs []string, mode string) {
 	jargs = []string{"-Xms64m", "-Xmx512m", "-XX:+UseG1GC", "-XX:TieredStopAtLevel=1",
 		"-Drocketmq.client.logUseSlf4j=false", "-Drocketmq.client.logLevel=ERROR",
 		"-Drocketmq.client.logRoot=" + filepath.Join(os.TempDir(), "rocketgo-conformance-java-logs")}
 	for len(args) > 0 && strings.HasPrefix(args[0], "-D") {
 		jargs, args = append(jargs, args[0]), args[1:]
 	}
-	jargs = append(jargs, "-cp", filepath.Join(target, "classes")+":"+filepath.Join(target, "lib", "*"), HaToolClass)
+	jargs = append(jargs, "-cp", filepath.Join(target, "classes")+":"+filepath.Join(target, "lib", "*"), class)
 	if len(args) > 0 {
 		mode = args[0]
 	}
