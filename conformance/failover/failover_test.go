@@ -172,14 +172,18 @@ controllers: ControllerStartup with DLedger; the name server goes with the contr
 
 %s
 All sets run in one session with the same options and faults: Go client load (%d sender goroutines, one send per %v each, keyed,
-SendSync) and a push consumer; brokers with allAckInSyncStateSet=true,
+SendSync) and a push consumer, and beside it the same load of the Java client 5.3.3 (one JVM
+in the root namespace, as many sender threads at the same pace, sync sends, its own consumer
+group); brokers with allAckInSyncStateSet=true,
 controllerHeartBeatTimeoutMills=3000, brokerHeartbeatInterval=500,
 haMaxTimeSlaveNotCatchup=4000; stops and partitions last %v. %d run(s) per fault.
 Generated %s.
 
-Columns: acked = SEND_OK; lost = SEND_OK keys absent from the final master's log (must
+Columns: acked = SEND_OK, split go/java/raw (Go client, Java client, raw probes; failed
+sends likewise); lost = SEND_OK keys absent from the final master's log (must
 be 0); dup stored = keys stored twice (client retry after a timeout); dup delivered = keys
-the consumer got twice (at-least-once); failover = fault to the first acknowledged send
+one consumer got twice (at-least-once; go/java: each client's consumer group, undelivered
+likewise); failover = fault to the first acknowledged send
 started after the fault (on the new master when the master changes); split brain = an
 epoch of the final master's epoch file whose records carry two store hosts, an
 acknowledged offset that holds another broker's record, or an acknowledged write of the old
@@ -188,7 +192,8 @@ load, raw SEND_MESSAGE probes go every 50 ms to the broker the controller names 
 (failover (raw send): fault to the first ack there) and every 200 ms to the old master
 while the fault lasts (a fenced master must refuse them). The Go client refreshes its
 route only every 30 s (rocketmq-client-go's fixed _PullNameServerInterval), which is most
-of its failover time. Old → new master names the brokers; which of them runs Java is in
+of its failover time; the Java client keeps its default pollNameServerInterval (30 s) and does
+not fetch the route again when a send fails either (failover (Java client)). Old → new master names the brokers; which of them runs Java is in
 the set list above. For kill9-controller-leader the raw probe column is the time until a
 controller leader answers GET_REPLICA_INFO again (the probe asks it for the master), while
 the Go client column shows that broker writes went on.
