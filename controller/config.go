@@ -17,7 +17,7 @@ import (
 // (DLedger flavour) plus the few of our own that the Raft layer needs.
 type Config struct {
 	RocketmqHome    string // rocketmqHome
-	ConfigStorePath string // configStorePath (UPDATE_CONTROLLER_CONFIG is kept in memory only)
+	ConfigStorePath string // configStorePath: UPDATE_CONTROLLER_CONFIG writes every key there ("" = memory only)
 	ControllerType  string // controllerType: "DLedger" (Java's default) or "jRaft"; both mean our Raft
 
 	Group     string // controllerDLegerGroup

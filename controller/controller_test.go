@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +20,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/compat/javaprops"
 )
 
 // freePorts returns n distinct free TCP ports on 127.0.0.1, each with the
@@ -542,4 +545,40 @@ func TestUntilNextExpiry(t *testing.T) {
 	require.Equal(t, time.Second, h.untilNextExpiry(time.Second), "the other is further than the interval")
 	now = now.Add(4500 * time.Millisecond)
 	require.Equal(t, 200*time.Millisecond, h.untilNextExpiry(time.Second))
+}
+
+// TestUpdateControllerConfigPersisted: UPDATE_CONTROLLER_CONFIG writes every
+// key to configStorePath as Java's Configuration.persist does, keeping the
+// previous file as .bak.
+func TestUpdateControllerConfigPersisted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "controller.properties")
+	g := startGroup(t, 1, func(c *Config) { c.ConfigStorePath = path })
+	leader := g.nodes[g.leader()].Addr()
+	resp := g.call(leader, codec.ReqUpdateControllerConfig, nil, []byte("enableElectUncleanMaster=true\n"))
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+	p, err := javaprops.Parse(mustRead(t, path))
+	require.NoError(t, err)
+	v, ok := p.Get("enableElectUncleanMaster")
+	require.True(t, ok)
+	require.Equal(t, "true", v)
+	v, _ = p.Get("controllerDLegerGroup")
+	require.Equal(t, "g1", v, "every key, not only the updated one")
+
+	resp = g.call(leader, codec.ReqUpdateControllerConfig, nil, []byte("electMasterMaxRetryCount=5\n"))
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+	p, err = javaprops.Parse(mustRead(t, path))
+	require.NoError(t, err)
+	v, _ = p.Get("electMasterMaxRetryCount")
+	require.Equal(t, "5", v)
+	bak, err := javaprops.Parse(mustRead(t, path+".bak"))
+	require.NoError(t, err)
+	v, _ = bak.Get("electMasterMaxRetryCount")
+	require.NotEqual(t, "5", v, "the previous file is the backup")
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return b
 }

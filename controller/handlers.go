@@ -11,6 +11,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/transport"
 	"github.com/rocketgo/rocketgo/compat/blacklist"
+	"github.com/rocketgo/rocketgo/compat/configfile"
 	"github.com/rocketgo/rocketgo/compat/javaprops"
 )
 
@@ -259,5 +260,14 @@ func (c *Controller) updateConfig(conn *transport.Conn, req *codec.Frame) *codec
 		c.log.Warn("controller: update config: unknown keys ignored", "keys", unknown)
 	}
 	c.cfg.Store(&next)
+	if next.ConfigStorePath != "" {
+		// Java's Configuration.persist: every key, to configStorePath (read
+		// at start only when it is also the -c file). Written escaped, so a
+		// value holding a newline cannot add a key (see the name server).
+		if err := configfile.Write(next.ConfigStorePath, javaprops.Append(nil, next.Properties())); err != nil {
+			// Like Java: the update stands; only the file is stale.
+			c.log.Error("controller: persist config", "path", next.ConfigStorePath, "err", err)
+		}
+	}
 	return codec.NewResponse(req, int32(codec.RespSuccess), "")
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/compat/configfile"
 	"github.com/rocketgo/rocketgo/compat/javaprops"
 	"github.com/rocketgo/rocketgo/compat/remarks"
 )
@@ -405,7 +406,7 @@ func (s *Server) updateConfig(c *transport.Conn, req *codec.Frame) *codec.Frame 
 		// lines, so a value holding a newline ("x\nkvConfigPath=/y") adds a
 		// key at the next start, past the black list. We write the escaped
 		// form, which Java's Properties.load reads back to the same values.
-		if err := writeFileAtomic(next.ConfigStorePath, javaprops.Append(nil, next.Properties())); err != nil {
+		if err := configfile.Write(next.ConfigStorePath, javaprops.Append(nil, next.Properties())); err != nil {
 			s.log.Error("namesrv: persist config", "path", next.ConfigStorePath, "err", err)
 		}
 	}

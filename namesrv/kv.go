@@ -6,12 +6,12 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"sync"
 
 	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/compat/configfile"
 )
 
 // namespaceOrderTopicConfig is Java's NamesrvUtil.NAMESPACE_ORDER_TOPIC_CONFIG.
@@ -165,42 +165,8 @@ func (s *kvStore) persist() error {
 	}
 	s.mu.RUnlock()
 	sort.Slice(nss, func(i, j int) bool { return nss[i].Namespace < nss[j].Namespace })
-	if err := writeFileAtomic(s.path, body.AppendKVConfigFile(nil, nss)); err != nil {
+	if err := configfile.Write(s.path, body.AppendKVConfigFile(nil, nss)); err != nil {
 		return fmt.Errorf("namesrv: persist kv config: %w", err)
 	}
 	return nil
-}
-
-// writeFileAtomic replaces path with data so a crash leaves the old or the
-// new content, never a mix.
-func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/compat/configfile"
 	"github.com/rocketgo/rocketgo/compat/remarks"
 )
 
@@ -199,7 +200,7 @@ func TestKVPersistsAcrossRestart(t *testing.T) {
 	require.Equal(t, "中文 \"q\"", resp.Value("value"))
 
 	// A Java-written file (unordered, with whitespace) loads too.
-	require.NoError(t, writeFileAtomic(cfg.KVConfigPath, []byte("{\n \"configTable\" : { \"x\" : { \"a\" : \"1\" } } }")))
+	require.NoError(t, configfile.Write(cfg.KVConfigPath, []byte("{\n \"configTable\" : { \"x\" : { \"a\" : \"1\" } } }")))
 	cfg2 := cfg
 	s3, err := New(cfg2, testLogger())
 	require.NoError(t, err)
@@ -207,7 +208,7 @@ func TestKVPersistsAcrossRestart(t *testing.T) {
 	require.True(t, found)
 	require.Equal(t, "1", v)
 	// A corrupt file is refused rather than silently replaced.
-	require.NoError(t, writeFileAtomic(cfg.KVConfigPath, []byte("{\"configTable\":{")))
+	require.NoError(t, configfile.Write(cfg.KVConfigPath, []byte("{\"configTable\":{")))
 	_, err = New(cfg2, testLogger())
 	require.Error(t, err)
 }
