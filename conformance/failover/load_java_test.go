@@ -72,7 +72,7 @@ func TestAckedOnEachAndDeliveredEach(t *testing.T) {
 }
 
 // The classes count as stale when FailoverTool.class is missing or older
-// than a source file or the pom.
+// than a source file; a newer pom does not count.
 func TestJavaClassesStale(t *testing.T) {
 	proj := t.TempDir()
 	src := filepath.Join(proj, "src", "main", "java", "io", "rocketgo", "conformance")
@@ -89,6 +89,8 @@ func TestJavaClassesStale(t *testing.T) {
 	require.NoError(t, os.WriteFile(clsFile, nil, 0o644))
 	require.False(t, javaClassesStale(proj, cls))
 	later := time.Now().Add(time.Hour)
+	require.NoError(t, os.Chtimes(filepath.Join(proj, "pom.xml"), later, later))
+	require.False(t, javaClassesStale(proj, cls))
 	require.NoError(t, os.Chtimes(filepath.Join(src, "HaTool.java"), later, later))
 	require.True(t, javaClassesStale(proj, cls))
 }

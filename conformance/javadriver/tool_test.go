@@ -125,3 +125,15 @@ func TestToolArgs(t *testing.T) {
 	require.Equal(t, []string{"-cp", "/j/target/client-5/classes:/j/target/client-5/lib/*"}, jargs[cls-2:cls])
 	require.Subset(t, jargs[:cls-2], []string{"-Dx=1", "-Dy=2"})
 }
+
+// classArgs puts any main class where toolArgs puts HaTool.
+func TestClassArgs(t *testing.T) {
+	jargs, mode := classArgs("/j/target/client-5", FailoverToolClass, []string{"-Dx=1", "load", "--topic", "t"})
+	require.Equal(t, "load", mode)
+	cls := slices.Index(jargs, FailoverToolClass)
+	require.Positive(t, cls)
+	require.NotContains(t, jargs, HaToolClass)
+	require.Equal(t, []string{"load", "--topic", "t"}, jargs[cls+1:])
+	require.Equal(t, []string{"-cp", "/j/target/client-5/classes:/j/target/client-5/lib/*"}, jargs[cls-2:cls])
+	require.Contains(t, jargs[:cls-2], "-Dx=1")
+}
