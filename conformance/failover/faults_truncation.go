@@ -23,14 +23,10 @@ const (
 	lineNoCutJava      = "no need to truncate files"
 )
 
-// truncRound is one kill of the rejoining old master: delay after its
-// truncation line (onCut: after our store's cut line, when it cuts).
-type truncRound struct {
-	onCut bool
-	delay time.Duration
-}
+// Ours (store recovery): the checkpoint recorded a cut the crash
+// interrupted before the segment was zeroed.
+const lineFinishOurs = "store: finishing an interrupted truncation"
 
-// truncRounds place the kills at different points of the truncation.
 // The tail: tailSends raw sends to tailTopic while the master's HA link
 // is down.
 const (
@@ -38,7 +34,17 @@ const (
 	tailSends = 8
 )
 
-var truncRounds = []truncRound{{false, 0}, {true, 0}, {false, 5 * time.Millisecond}, {true, 2 * time.Millisecond}, {false, 20 * time.Millisecond}}
+// truncRound is one kill of the rejoining old master: delay after its
+// truncation line (onCut: after our store's cut line, when it cuts).
+type truncRound struct {
+	onCut bool
+	delay time.Duration
+}
+
+// truncRounds place the kills at different points of the truncation;
+// each round makes a new tail (a kill at the line already lands after the
+// cut began, so the next start has nothing left to cut).
+var truncRounds = []truncRound{{true, 0}, {false, 0}, {false, 2 * time.Millisecond}, {false, 5 * time.Millisecond}, {false, 20 * time.Millisecond}}
 
 var (
 	reOffset   = regexp.MustCompile(`\boffset=(\d+)`)
@@ -62,145 +68,205 @@ func parseTruncLine(java bool, line string) (cp, localMax int64) {
 	return num(reOffset), num(reLocalMax)
 }
 
-// killDuringTruncation gives the master a tail no slave has (its HA link
-// down, a few raw sends to it: a send waits for the SyncStateSet's acks,
-// so none of them may be acknowledged), kills it with SIGKILL while the
-// link is down (a moment, well below haMaxTimeSlaveNotCatchup, so the
-// slaves stay eligible), waits for the new master, then restarts the old
-// master and kills it again while it truncates at its HA handshake, at
-// the moments of truncRounds; then starts it for good, waits until every
-// broker caught up and checks that each broker's commit log equals the
-// final master's byte for byte up to its end and that their epoch lists
-// agree. A run whose old master had nothing to cut says so in its error.
+// killDuringTruncation runs truncRounds; each round gives the current
+// master a tail no slave has (its HA link down, a few raw sends to it: a
+// send waits for the SyncStateSet's acks, so none of them may be
+// acknowledged), kills it with SIGKILL while the link is down (a moment,
+// well below haMaxTimeSlaveNotCatchup, so the slaves stay eligible), waits
+// for the new master, restarts the old master and kills it again at the
+// round's moment of its truncation on its HA handshake, then starts it
+// for good, waits until every broker caught up and checks that each
+// broker's commit log equals the final master's byte for byte up to its
+// end and that their epoch lists agree. A round whose old master had
+// nothing to cut says so in the run's error.
 func killDuringTruncation(ctx context.Context, s *Set, m *Node, _ time.Duration, logf func(string, ...any), mark func()) (time.Time, error) {
 	var notes []string
-	if err := s.CreateTopic(ctx, m, tailTopic, 1); err != nil {
-		return time.Now(), err
-	}
-	if err := s.Topo.SetLink(m.Name, NetHA, false); err != nil {
-		return time.Now(), err
-	}
-	// The sends in flight at the cut may have reached the slaves already:
-	// only what the master appends from now on is surely a tail.
-	mc0, err := GetEpochCache(ctx, m.Addr)
-	if err != nil {
-		_ = s.Topo.SetLink(m.Name, NetHA, true)
-		return time.Now(), err
-	}
-	burstCtx, stopBurst := context.WithCancel(ctx)
-	burst := make(chan Ack, tailSends)
-	for i := range tailSends {
-		go func() {
-			burst <- ProbeSend(burstCtx, m.Addr, tailTopic, fmt.Sprintf("tail-%d-%d", time.Now().UnixNano(), i), 0)
-		}()
-	}
-	mmax := mc0.MaxOffset
-	tailed := poll(ctx, 3*time.Second, func() bool {
-		c, err := GetEpochCache(ctx, m.Addr)
-		if err == nil {
-			mmax = c.MaxOffset
-		}
-		return mmax > mc0.MaxOffset
-	})
-	t0 := time.Now()
-	m.Kill9()
-	mark()
-	stopBurst()
-	if err := s.Topo.SetLink(m.Name, NetHA, true); err != nil {
-		return t0, err
-	}
-	for range tailSends {
-		// A SEND_OK here was acknowledged without any slave having it.
-		if a := <-burst; a.OK {
-			notes = append(notes, fmt.Sprintf("tail send %s acknowledged with the HA link down (offset %d)", a.Key, a.PhyOffset))
-		}
-	}
-	if !tailed {
-		notes = append(notes, fmt.Sprintf("the master did not append past %d before the kill", mc0.MaxOffset))
-	}
-	smax := mc0.MaxOffset
-	nm, _, err := s.WaitMaster(ctx, m.Addr, 60*time.Second)
-	if err != nil {
-		return t0, fmt.Errorf("no new master: %w", err)
-	}
-	nc, err := GetEpochCache(ctx, nm.Addr)
-	if err != nil || len(nc.EpochList) == 0 {
-		return t0, fmt.Errorf("epochs of the new master %s: %v %w", nm.Name, nc, err)
-	}
-	epochStart := nc.EpochList[len(nc.EpochList)-1].StartOffset
-	logf("kill-during-truncation: %s killed at max offset ≥ %d (≤ %d at the HA cut); new master %s epoch %d starts at %d: tail ≥ %d bytes to cut",
-		m.Name, mmax, smax, nm.Name, nc.EpochList[len(nc.EpochList)-1].Epoch, epochStart, mmax-epochStart)
-	if mmax <= epochStart {
-		notes = append(notes, fmt.Sprintf("old master had nothing to truncate (max %d ≤ new epoch start %d)", mmax, epochStart))
-	}
-
-	consistent, cutLine := lineConsistentOurs, lineCutOurs
-	if m.Java {
-		consistent, cutLine = lineConsistentJava, lineConsistentJava
-	}
-	path := m.LogPath()
-	cuts := 0 // rounds whose line showed a cut to make
+	var t0 time.Time
+	cur, cuts := m, 0
 	for i, rd := range truncRounds {
-		w := WatchLog(path)
-		if err := m.Start(); err != nil {
-			return t0, err
+		marked := func() {}
+		if i == 0 {
+			marked = mark
 		}
-		line, _, err := w.Next(ctx, 60*time.Second, consistent)
+		at, next, cut, err := truncRoundRun(ctx, s, cur, i, rd, logf, marked, &notes)
+		if i == 0 {
+			t0 = at
+		}
 		if err != nil {
-			return t0, fmt.Errorf("round %d: %s did not reach its truncation: %w", i, m.Name, err)
-		}
-		cp, localMax := parseTruncLine(m.Java, line)
-		cut := localMax > cp
-		if m.Java { // no local end in the line: the old master's end before the kill bounds it
-			cut = cp >= 0 && cp < mmax
-		}
-		at := consistent
-		if rd.onCut && cut && !m.Java {
-			at = cutLine
-			if _, _, err := w.Next(ctx, 5*time.Second, cutLine); err != nil {
-				at = consistent + " (no cut line)"
-			}
-		}
-		waitFor(ctx, rd.delay) // where the kill lands, not a synchronization
-		m.Kill9()
-		after := "not started"
-		if m.Java {
-			if _, j, _ := w.Next(ctx, 0, lineNoCutJava, "Truncate slave log to"); j == 0 {
-				cut, after = false, "nothing to cut"
-			} else if j == 1 {
-				after = "done"
-			}
-		} else if at == cutLine {
-			after = "started"
-		} else if _, _, err := w.Next(ctx, 0, cutLine); err == nil {
-			after = "started"
+			notes = append(notes, err.Error())
+			break
 		}
 		if cut {
 			cuts++
 		}
-		logf("kill-during-truncation round %d: %s killed %v after %q: consistent point %d, local end %d, cut to make %v, cut %s",
-			i, m.Name, rd.delay, at, cp, localMax, cut, after)
+		cur = next
 	}
-	w := WatchLog(path)
-	if err := m.Start(); err != nil {
-		return t0, err
-	}
-	if line, _, err := w.Next(ctx, 60*time.Second, consistent); err == nil {
-		cp, localMax := parseTruncLine(m.Java, line)
-		logf("kill-during-truncation: %s started for good: consistent point %d, local end %d", m.Name, cp, localMax)
-	} else {
-		return t0, fmt.Errorf("%s did not reach its truncation after the kills: %w", m.Name, err)
-	}
-	if cuts == 0 {
-		notes = append(notes, "no truncation line showed a cut to make")
-	}
-	if err := verifyTruncated(ctx, s, m, logf); err != nil {
-		notes = append(notes, err.Error())
+	if cuts < len(truncRounds) {
+		notes = append(notes, fmt.Sprintf("%d of %d rounds had a cut to make", cuts, len(truncRounds)))
 	}
 	if len(notes) > 0 {
 		return t0, errors.New(strings.Join(notes, "; "))
 	}
 	return t0, nil
+}
+
+// truncRoundRun is one round on master x; it returns the time of the
+// first kill, the new master, and whether x's truncation line showed a
+// cut to make.
+func truncRoundRun(ctx context.Context, s *Set, x *Node, i int, rd truncRound, logf func(string, ...any), mark func(), notes *[]string) (time.Time, *Node, bool, error) {
+	mmax, t0, err := tailAndKill(ctx, s, x, mark, notes)
+	if err != nil {
+		return t0, nil, false, err
+	}
+	nm, _, err := s.WaitMaster(ctx, x.Addr, 60*time.Second)
+	if err != nil {
+		return t0, nil, false, fmt.Errorf("round %d: no new master after %s: %w", i, x.Name, err)
+	}
+	nc, err := GetEpochCache(ctx, nm.Addr)
+	if err != nil || len(nc.EpochList) == 0 {
+		return t0, nil, false, fmt.Errorf("round %d: epochs of the new master %s: %v %w", i, nm.Name, nc, err)
+	}
+	epochStart := nc.EpochList[len(nc.EpochList)-1].StartOffset
+	if mmax <= epochStart {
+		*notes = append(*notes, fmt.Sprintf("round %d: %s had nothing to truncate (max %d ≤ new epoch start %d)", i, x.Name, mmax, epochStart))
+	}
+
+	consistent, cutLine := lineConsistentOurs, lineCutOurs
+	if x.Java {
+		consistent, cutLine = lineConsistentJava, lineConsistentJava
+	}
+	path := x.LogPath()
+	w := WatchLog(path)
+	if err := x.Start(); err != nil {
+		return t0, nil, false, err
+	}
+	line, _, err := w.Next(ctx, 60*time.Second, consistent)
+	if err != nil {
+		return t0, nil, false, fmt.Errorf("round %d: %s did not reach its truncation: %w", i, x.Name, err)
+	}
+	cp, localMax := parseTruncLine(x.Java, line)
+	cut := localMax > cp
+	if x.Java { // no local end in the line: the end before the kill bounds it
+		cut = cp >= 0 && cp < mmax
+	}
+	trigger := consistent
+	if rd.onCut && cut && !x.Java {
+		trigger = cutLine
+		if _, _, err := w.Next(ctx, 5*time.Second, cutLine); err != nil {
+			trigger = consistent + " (no cut line)"
+		}
+	}
+	waitFor(ctx, rd.delay) // where the kill lands, not a synchronization
+	x.Kill9()
+	started := trigger == cutLine
+	if x.Java {
+		if _, j, _ := w.Next(ctx, 0, lineNoCutJava); j == 0 {
+			cut = false
+		}
+	} else if _, _, err := w.Next(ctx, 0, cutLine); err == nil {
+		started = true
+	}
+
+	// Start it for good: where did the kill land?
+	w = WatchLog(path)
+	if err := x.Start(); err != nil {
+		return t0, nil, false, err
+	}
+	line, j, err := w.Next(ctx, 60*time.Second, lineFinishOurs, consistent)
+	if err != nil {
+		return t0, nil, false, fmt.Errorf("round %d: %s did not reach its truncation after the kill: %w", i, x.Name, err)
+	}
+	landed := ""
+	if j == 0 {
+		landed = "inside the cut (recovery finished it: " + afterMsg(line) + ")"
+		if line, _, err = w.Next(ctx, 60*time.Second, consistent); err != nil {
+			return t0, nil, false, fmt.Errorf("round %d: %s did not reach its truncation after the kill: %w", i, x.Name, err)
+		}
+	}
+	if cp2, lm2 := parseTruncLine(x.Java, line); landed == "" && x.Java {
+		// Java's line has no local end: the next one says whether it cuts.
+		if _, k, err := w.Next(ctx, 10*time.Second, lineNoCutJava, "Truncate slave log to"); err != nil {
+			landed = "unknown (no truncation result line)"
+		} else if k == 0 {
+			landed = "after the cut (nothing left to cut)"
+		} else {
+			landed = "before the cut was complete (cut again at the next start)"
+		}
+	} else if landed == "" {
+		switch {
+		case lm2 > cp2:
+			landed = "before the cut (the tail was still there)"
+		case started:
+			landed = "after the segment was cut"
+		default:
+			landed = "before the cut line, but nothing was left to cut at the next start"
+		}
+	}
+	cp2, lm2 := parseTruncLine(x.Java, line)
+	logf("kill-during-truncation round %d: %s (tail ≥ %d bytes past the new epoch %d of %s at %d) killed %v after %q: consistent point %d, local end %d, cut to make %v; kill landed %s; next start: consistent point %d, local end %d",
+		i, x.Name, mmax-epochStart, nc.EpochList[len(nc.EpochList)-1].Epoch, nm.Name, epochStart, rd.delay, trigger, cp, localMax, cut, landed, cp2, lm2)
+	if err := verifyTruncated(ctx, s, x, logf); err != nil {
+		return t0, nil, cut, fmt.Errorf("round %d: %w", i, err)
+	}
+	return t0, nm, cut, nil
+}
+
+// afterMsg is a log line from its msg= on.
+func afterMsg(line string) string {
+	if i := strings.Index(line, "msg="); i >= 0 {
+		return line[i:]
+	}
+	return line
+}
+
+// tailAndKill gives master x records no slave has and kills it; it
+// returns x's max offset seen before the kill (a lower bound of its end).
+func tailAndKill(ctx context.Context, s *Set, x *Node, mark func(), notes *[]string) (int64, time.Time, error) {
+	if err := s.CreateTopic(ctx, x, tailTopic, 1); err != nil {
+		return 0, time.Now(), err
+	}
+	if err := s.Topo.SetLink(x.Name, NetHA, false); err != nil {
+		return 0, time.Now(), err
+	}
+	// The sends in flight at the cut may have reached the slaves already:
+	// only what the master appends from now on is surely a tail.
+	c0, err := GetEpochCache(ctx, x.Addr)
+	if err != nil {
+		_ = s.Topo.SetLink(x.Name, NetHA, true)
+		return 0, time.Now(), err
+	}
+	burstCtx, stopBurst := context.WithCancel(ctx)
+	burst := make(chan Ack, tailSends)
+	for i := range tailSends {
+		go func() {
+			burst <- ProbeSend(burstCtx, x.Addr, tailTopic, fmt.Sprintf("tail-%d-%d", time.Now().UnixNano(), i), 0)
+		}()
+	}
+	mmax := c0.MaxOffset
+	tailed := poll(ctx, 3*time.Second, func() bool {
+		c, err := GetEpochCache(ctx, x.Addr)
+		if err == nil {
+			mmax = c.MaxOffset
+		}
+		return mmax > c0.MaxOffset
+	})
+	t0 := time.Now()
+	x.Kill9()
+	mark()
+	stopBurst()
+	if err := s.Topo.SetLink(x.Name, NetHA, true); err != nil {
+		return mmax, t0, err
+	}
+	for range tailSends {
+		// A SEND_OK here was acknowledged without any slave having it.
+		if a := <-burst; a.OK {
+			*notes = append(*notes, fmt.Sprintf("tail send %s acknowledged by %s with its HA link down (offset %d)", a.Key, x.Name, a.PhyOffset))
+		}
+	}
+	if !tailed {
+		*notes = append(*notes, fmt.Sprintf("%s did not append past %d before the kill", x.Name, c0.MaxOffset))
+	}
+	return mmax, t0, nil
 }
 
 // verifyTruncated waits until every broker caught up with the master and
