@@ -57,18 +57,21 @@
 // the node answers and a master is named and answers. The log lists the
 // nodes restarted.
 //
-// kill-during-truncation (faults_truncation.go): the master's HA link goes
-// down, a few raw sends append records only it has (none may be
-// acknowledged), it is killed with SIGKILL and the link comes back; once
-// a new master answers, the old one is restarted and killed again the
-// moment its log shows its truncation to the consistent point (ours:
-// "autoswitch: truncating to the consistent point" in out.log, or the
-// store's "store: truncating the commit log"; Java: "truncateOffset is" in
-// logs/rocketmqlogs/store.log), 0-20 ms after it, five times; then it
-// starts for good, and once every broker caught up each broker's commit
-// log must equal the final master's byte for byte up to its end, with the
-// same epoch list. A run whose old master had nothing to cut says so in
-// its error column.
+// kill-during-truncation (faults_truncation.go): five rounds, each on the
+// master of the moment: its HA link goes down, a few raw sends append
+// records only it has (none may be acknowledged), it is killed with
+// SIGKILL and the link comes back; once a new master answers, the old one
+// is restarted and killed again at its truncation on rejoin, the moment
+// its log shows the line (ours: "autoswitch: truncating to the consistent
+// point" in out.log, or the store's "store: truncating the commit log";
+// Java: "truncateOffset is" in logs/rocketmqlogs/store.log), 0-20 ms
+// after it; then it starts for good (the log says where the kill landed:
+// before the cut, inside it when recovery finishes an interrupted
+// truncation, after it), and once every broker caught up each broker's
+// commit log must equal the master's byte for byte up to its end, with
+// the same epoch list, and the old master's queue of the cut records must
+// be empty again. A round whose old master had nothing to cut says so in
+// the run's error column.
 //
 // The brokers run with allAckInSyncStateSet=true (an ack means every
 // member of the SyncStateSet has the message), so lost must be 0.
