@@ -157,7 +157,9 @@ func (l *Load) startGo(ns, topic, run string, count, threads int, pace time.Dura
 				m := primitive.NewMessage(topic, []byte("failover "+key))
 				m.WithKeys([]string{key})
 				a := Ack{Key: key, Client: ClientGo, Start: time.Now()}
-				sctx, scancel := context.WithTimeout(ctx, 10*time.Second)
+				// Not ctx: StopSending lets a send in flight finish (a cancelled
+				// one would count as failed though the broker may store it).
+				sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
 				r, err := p.SendSync(sctx, m)
 				scancel()
 				a.End = time.Now()

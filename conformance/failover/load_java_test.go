@@ -1,12 +1,18 @@
 package failover
 
 import (
+	"context"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/rocketgo/rocketgo/conformance/harness"
 )
 
 // FailoverTool's ACK/ERR lines become Java acks with the store host and
@@ -93,4 +99,82 @@ func TestJavaClassesStale(t *testing.T) {
 	require.False(t, javaClassesStale(proj, cls))
 	require.NoError(t, os.Chtimes(filepath.Join(src, "HaTool.java"), later, later))
 	require.True(t, javaClassesStale(proj, cls))
+}
+
+// Both clients' loads against our name server + broker on 127.0.0.1 (no
+// namespaces, no root): every Java send is recorded with the store host
+// and commit-log offset the broker really wrote that key at, keys are
+// unique across the clients, each consumer gets every key, StopSending
+// ends the Java senders (no ack starts after it) and Close ends the JVM.
+func TestLoadBothClients(t *testing.T) {
+	if _, err := exec.LookPath("java"); err != nil {
+		t.Skip("no java")
+	}
+	env, err := harness.FindEnv()
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cl, err := harness.Start(ctx, env, harness.Ours, harness.Options{Dir: t.TempDir()})
+	if errors.Is(err, harness.ErrNotBuilt) {
+		t.Skip("bin/rocketgo not built (make build)")
+	}
+	require.NoError(t, err)
+	defer cl.Close()
+	topic := "foload_t"
+	require.NoError(t, cl.CreateTopic(ctx, topic, 4, nil))
+
+	const count = 5000 // more than the test lets them send: StopSending ends them
+	l, err := StartLoad(cl.NamesrvAddr, topic, "foload", count, 2, 10*time.Millisecond)
+	require.NoError(t, err)
+	closed := false
+	defer func() {
+		if !closed {
+			l.Close()
+		}
+	}()
+	require.NotNil(t, l.java, l.NoJava())
+	require.Equal(t, []string{ClientGo, ClientJava}, l.Senders())
+	require.Eventually(t, func() bool { return l.AckedOnEach(cl.BrokerAddr, time.Time{}) >= 40 }, 60*time.Second, 50*time.Millisecond)
+	l.StopSending()
+	stop := time.Now()
+	acks := l.Acks()
+	perClient := map[string]int{}
+	ok := map[string]bool{}
+	for _, a := range acks {
+		require.True(t, a.OK, "%+v", a)
+		require.False(t, ok[a.Key], "key %s twice", a.Key)
+		ok[a.Key] = true
+		perClient[a.Client]++
+		require.True(t, strings.HasPrefix(a.Key, "foload-"+a.Client+"-"), a.Key)
+		require.False(t, a.End.Before(a.Start), "%+v", a)
+		require.False(t, a.Start.After(stop), "%+v after StopSending", a)
+		require.WithinDuration(t, stop, a.Start, 2*time.Minute)
+	}
+	require.Less(t, perClient[ClientJava], count)
+	require.Eventually(t, func() bool { return l.DeliveredEach(ok) }, 60*time.Second, 100*time.Millisecond)
+
+	stored, err := ReadAll(ctx, cl.BrokerAddr, topic, "foload_check", 4)
+	require.NoError(t, err)
+	require.Len(t, stored, len(acks))
+	at := map[string]Stored{}
+	for _, s := range stored {
+		at[s.Key] = s
+	}
+	for _, a := range acks {
+		require.Equal(t, Stored{Key: a.Key, Host: a.Host, PhyOffset: a.PhyOffset}, at[a.Key], "%s client", a.Client)
+	}
+	for _, g := range l.Deliveries() {
+		require.Equal(t, Stored{Key: g.Key, Host: g.Host, PhyOffset: g.PhyOffset}, at[g.Key], "%s consumer", g.Client)
+	}
+
+	j := l.java
+	l.Close()
+	closed = true
+	select {
+	case <-j.done:
+	default:
+		t.Fatal("JVM still running after Close")
+	}
+	require.Len(t, l.Acks(), len(acks), "a send after StopSending")
+	require.Empty(t, l.Err())
 }
