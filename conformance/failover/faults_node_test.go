@@ -62,3 +62,11 @@ func TestCompareCommitLogs(t *testing.T) {
 }
 
 func segName(off int64) string { return fmt.Sprintf("%020d", off) }
+
+func TestSameEpochs(t *testing.T) {
+	master := []EpochEntry{{1, 0, 100}, {2, 100, 250}, {3, 250, 1<<63 - 1}}
+	require.True(t, sameEpochs([]EpochEntry{{1, 0, 100}, {2, 100, 1<<63 - 1}}, master, 250),
+		"a slave at the start of an epoch without records has not learnt it")
+	require.False(t, sameEpochs([]EpochEntry{{1, 0, 100}, {2, 100, 1<<63 - 1}}, master, 260))
+	require.False(t, sameEpochs([]EpochEntry{{1, 0, 120}, {2, 120, 1<<63 - 1}}, master, 200), "another start")
+}
