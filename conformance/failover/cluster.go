@@ -216,6 +216,12 @@ func (r Roles) AnyJava() bool {
 	return r.Controllers || r.Namesrv || r.Brokers != [3]bool{}
 }
 
+// MixedBrokers says whether the broker set has brokers of both
+// implementations.
+func (r Roles) MixedBrokers() bool {
+	return r.Brokers != [3]bool{} && r.Brokers != [3]bool{true, true, true}
+}
+
 // String names the implementation of every role: "ctl ours, ns ours,
 // b0 ours, b1 Java, b2 Java".
 func (r Roles) String() string {
@@ -434,6 +440,28 @@ func (s *Set) addBroker(bins Bins, i int) (*Node, error) {
 	return &Node{Name: name, Kind: "broker", Java: java, Addr: fmt.Sprintf("%s:%d", Addr(NetData, h), brokerPort),
 		argv: argv(bins, bins.Broker, java, "org.apache.rocketmq.broker.BrokerStartup", bd, conf),
 		dir:  bd, log: filepath.Join(bd, "out.log")}, nil
+}
+
+// Label names a broker for the result table: in a set whose brokers mix
+// both implementations "b1 (Java)" / "b0 (ours)", else the bare name.
+// names may chain several brokers with "→" (a master that changed again).
+func (s *Set) Label(names string) string {
+	if !s.Roles.MixedBrokers() {
+		return names
+	}
+	parts := strings.Split(names, "→")
+	for i, p := range parts {
+		for _, b := range s.Brokers {
+			if b.Name == p {
+				impl := "ours"
+				if b.Java {
+					impl = "Java"
+				}
+				parts[i] = p + " (" + impl + ")"
+			}
+		}
+	}
+	return strings.Join(parts, "→")
 }
 
 // All nodes.

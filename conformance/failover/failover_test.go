@@ -111,6 +111,7 @@ func runSet(t *testing.T, ctx context.Context, dir string, bins Bins, kind strin
 		for _, f := range faults {
 			start := time.Now()
 			r := RunFault(ctx, s, f, run, o, t.Logf)
+			r.OldMaster, r.NewMaster = s.Label(r.OldMaster), s.Label(r.NewMaster)
 			t.Logf("%s %s run %d (%v): acked %d lost %d dup stored %d dup delivered %d failover raw %v client %v split %v %s→%s epochs %s err %q",
 				kind, f.Name, run, time.Since(start).Round(time.Second), r.Acked, r.Lost, r.DupStore, r.DupDeliv,
 				r.ServerRecovery.Round(time.Millisecond), r.Recovery.Round(time.Millisecond), r.SplitBrain(), r.OldMaster, r.NewMaster, r.Epochs, r.Err)
@@ -193,8 +194,8 @@ load, raw SEND_MESSAGE probes go every 50 ms to the broker the controller names 
 while the fault lasts (a fenced master must refuse them). The Go client refreshes its
 route only every 30 s (rocketmq-client-go's fixed _PullNameServerInterval), which is most
 of its failover time; the Java client keeps its default pollNameServerInterval (30 s) and does
-not fetch the route again when a send fails either (failover (Java client)). Old → new master names the brokers; which of them runs Java is in
-the set list above. For kill9-controller-leader the raw probe column is the time until a
+not fetch the route again when a send fails either (failover (Java client)). Old → new master names the brokers (in the mixed sets with
+their implementation; the set list above says what runs each role). For kill9-controller-leader the raw probe column is the time until a
 controller leader answers GET_REPLICA_INFO again (the probe asks it for the master), while
 the Go client column shows that broker writes went on.
 
@@ -232,6 +233,13 @@ func TestKinds(t *testing.T) {
 	}
 	r, _ = RolesOf(KindMixedJavaCtl)
 	require.Equal(t, "ctl Java, ns Java, b0 ours, b1 Java, b2 Java", r.String())
+	require.True(t, r.MixedBrokers())
+	mixed := &Set{Roles: r, Brokers: []*Node{{Name: "b0"}, {Name: "b1", Java: true}}}
+	require.Equal(t, "b0 (ours)→b1 (Java)", mixed.Label("b0→b1"))
+	require.Equal(t, "", mixed.Label(""))
+	r, _ = RolesOf(KindJava)
+	require.False(t, r.MixedBrokers())
+	require.Equal(t, "b0→b1", (&Set{Roles: r, Brokers: mixed.Brokers}).Label("b0→b1"))
 
 	// Refused before any namespace is made.
 	_, err = StartSet(context.Background(), t.TempDir(), Bins{}, "bogus")
