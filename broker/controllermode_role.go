@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/header"
+	"github.com/rocketgo/rocketgo/codec/message"
 	"github.com/rocketgo/rocketgo/codec/transport"
 	"github.com/rocketgo/rocketgo/compat/fastjson"
 	"github.com/rocketgo/rocketgo/store"
@@ -277,12 +279,28 @@ func (rm *replicasManager) gateSend(next transport.LeasedHandler) transport.Leas
 			if rm.fenced.Load() {
 				return errResp(req, codec.RespServiceNotAvailable, "service not available now. It may be caused by one of the following reasons: the broker's disk is full ["+rm.b.send.diskUtil()+"], messages are put to the slave, message store has been shut down, etc.")
 			}
-			if srv := rm.srv.Load(); srv != nil && srv.InSyncReplicasNums() < int(rm.minInSync.Load()) {
+			if srv := rm.srv.Load(); srv != nil && srv.InSyncReplicasNums() < int(rm.minInSync.Load()) && waitStoreMsgOK(req) {
 				return errResp(req, codec.RespSystemError, "in-sync replicas not enough")
 			}
 		}
 		return next(c, req, l)
 	}
+}
+
+// waitStoreMsgOK is Java's Message.isWaitStoreMsgOK for a send request:
+// the WAIT property, true when absent, else Boolean.parseBoolean of it. A
+// message with WAIT=false skips the in-sync check, as Java's
+// CommitLog.needHandleHA skips it.
+func waitStoreMsgOK(req *codec.Frame) bool {
+	props, ok := req.Get("properties") // SEND_MESSAGE, SEND_BATCH_MESSAGE
+	if !ok {
+		props, ok = req.Get("i") // SEND_MESSAGE_V2 and batches in V2
+	}
+	if !ok {
+		return true
+	}
+	v, ok := message.Property(props, message.PropertyWaitStoreMsgOK)
+	return !ok || strings.EqualFold(v, "true")
 }
 
 // registerControllerMode serves GET_BROKER_EPOCH_CACHE and

@@ -305,6 +305,10 @@ func TestControllerModeFencing(t *testing.T) {
 	resp = tb.invoke(t, sendV1("CMF", 0, props("UNIQ_KEY", "x"), []byte("x")))
 	require.Equal(t, int32(codec.RespSystemError), resp.Code)
 	require.Equal(t, "in-sync replicas not enough", resp.Remark)
+	// A message that does not wait for the store (WAIT=false) skips the
+	// check, as Java's needHandleHA.
+	resp = tb.invoke(t, sendV1("CMF", 0, props("UNIQ_KEY", "w", "WAIT", "false"), []byte("w")))
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
 	up = updateConfig(t, tb, "minInSyncReplicas=1\n")
 	require.Equal(t, int32(codec.RespSuccess), up.Code, up.Remark)
 
