@@ -79,7 +79,8 @@ func decodeOffsetMsgID(id string) (string, int64, bool) {
 // paced to one send per pace) and the consumer of the Go client and, when
 // java is installed, the same of the Java client (a JVM in the root
 // namespace, startJavaLoad). Keys are run-go-<i> and run-java-<i>. It
-// returns once both clients' producers have had a SEND_OK back.
+// returns once the Java producer has had a SEND_OK back (the JVM is the
+// slower to start), so a fault never comes before the Java load runs.
 func StartLoad(ns, topic, run string, count, threads int, pace time.Duration) (*Load, error) {
 	goclient.Quiet()
 	l := &Load{Topic: topic, sentMax: count}
