@@ -262,15 +262,8 @@ func RunFault(ctx context.Context, s *Set, f Fault, run int, o Options, logf fun
 	}
 	r.NewMaster = nm.Name
 	newHost := nm.Addr
-	if !poll(ctx, o.MaxPhase, func() bool {
-		n := 0
-		for _, a := range l.Acks() {
-			if a.OK && a.Start.After(t0) && a.Host == newHost {
-				n++
-			}
-		}
-		return n >= o.After
-	}) {
+	// Every client (Go, and Java when it runs) must have recovered.
+	if !poll(ctx, o.MaxPhase, func() bool { return l.AckedOnEach(newHost, t0) >= o.After }) {
 		r.Err += fmt.Sprintf(" fewer than %d acks on %s after the fault", o.After, nm.Name)
 	}
 	probes.Wait()
@@ -298,18 +291,7 @@ func RunFault(ctx context.Context, s *Set, f Fault, run int, o Options, logf fun
 			okKeys[a.Key] = true
 		}
 	}
-	poll(ctx, 30*time.Second, func() bool {
-		seen := map[string]bool{}
-		for _, g := range l.Deliveries() {
-			seen[g.Key] = true
-		}
-		for k := range okKeys {
-			if !seen[k] {
-				return false
-			}
-		}
-		return true
-	})
+	poll(ctx, 30*time.Second, func() bool { return l.DeliveredEach(okKeys) })
 	stored, err := ReadAll(ctx, fm.Addr, topic, id+"_check", o.Queues)
 	if err != nil {
 		r.Err += " read: " + err.Error()
@@ -323,6 +305,9 @@ func RunFault(ctx context.Context, s *Set, f Fault, run int, o Options, logf fun
 		host = newHost
 	}
 	Check(&r, acks, l.Deliveries(), stored, cache, t0, m.Addr, host)
+	if e := l.Err(); e != "" {
+		r.Err += " " + e
+	}
 	return r
 }
 
