@@ -83,12 +83,13 @@ func killDuringTruncation(ctx context.Context, s *Set, m *Node, _ time.Duration,
 	var notes []string
 	var t0 time.Time
 	cur, cuts := m, 0
+	landings := map[string]int{}
 	for i, rd := range truncRounds {
 		marked := func() {}
 		if i == 0 {
 			marked = mark
 		}
-		at, next, cut, err := truncRoundRun(ctx, s, cur, i, rd, logf, marked, &notes)
+		at, next, cut, err := truncRoundRun(ctx, s, cur, i, rd, logf, marked, &notes, landings)
 		if i == 0 {
 			t0 = at
 		}
@@ -101,6 +102,7 @@ func killDuringTruncation(ctx context.Context, s *Set, m *Node, _ time.Duration,
 		}
 		cur = next
 	}
+	logf("kill-during-truncation: where the kills landed: %v", landings)
 	if cuts < len(truncRounds) {
 		notes = append(notes, fmt.Sprintf("%d of %d rounds had a cut to make", cuts, len(truncRounds)))
 	}
@@ -113,7 +115,7 @@ func killDuringTruncation(ctx context.Context, s *Set, m *Node, _ time.Duration,
 // truncRoundRun is one round on master x; it returns the time of the
 // first kill, the new master, and whether x's truncation line showed a
 // cut to make.
-func truncRoundRun(ctx context.Context, s *Set, x *Node, i int, rd truncRound, logf func(string, ...any), mark func(), notes *[]string) (time.Time, *Node, bool, error) {
+func truncRoundRun(ctx context.Context, s *Set, x *Node, i int, rd truncRound, logf func(string, ...any), mark func(), notes *[]string, landings map[string]int) (time.Time, *Node, bool, error) {
 	mmax, t0, err := tailAndKill(ctx, s, x, mark, notes)
 	if err != nil {
 		return t0, nil, false, err
@@ -202,6 +204,7 @@ func truncRoundRun(ctx context.Context, s *Set, x *Node, i int, rd truncRound, l
 			landed = "before the cut line, but nothing was left to cut at the next start"
 		}
 	}
+	landings[strings.SplitN(landed, " (", 2)[0]]++
 	cp2, lm2 := parseTruncLine(x.Java, line)
 	logf("kill-during-truncation round %d: %s (tail ≥ %d bytes past the new epoch %d of %s at %d) killed %v after %q: consistent point %d, local end %d, cut to make %v; kill landed %s; next start: consistent point %d, local end %d",
 		i, x.Name, mmax-epochStart, nc.EpochList[len(nc.EpochList)-1].Epoch, nm.Name, epochStart, rd.delay, trigger, cp, localMax, cut, landed, cp2, lm2)
