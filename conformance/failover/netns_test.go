@@ -14,6 +14,11 @@ import (
 // TestSweep: a namespace of a crashed run, with a process still inside,
 // is gone after Sweep, and so is the process.
 func TestSweep(t *testing.T) {
+	// Sweep removes every rgfo- namespace, a running suite's too: only
+	// where the suite itself may run (one at a time, see make test-failover).
+	if os.Getenv("CONFORMANCE_FAILOVER") == "" {
+		t.Skip("set CONFORMANCE_FAILOVER=1: Sweep would remove the namespaces of a suite running beside it")
+	}
 	if os.Geteuid() != 0 {
 		t.Skip("needs root for ip netns")
 	}
