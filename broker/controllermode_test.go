@@ -85,6 +85,18 @@ type cmBroker struct {
 	stop func()
 }
 
+// startCMBrokers starts n brokers, each on its own store directory.
+func startCMBrokers(t *testing.T, n int, mut func(*Config)) []*cmBroker {
+	t.Helper()
+	bs := make([]*cmBroker, n)
+	for i := range bs {
+		root := t.TempDir()
+		tb, stop := startBrokerAt(t, root, mut)
+		bs[i] = &cmBroker{testBroker: tb, root: root, stop: stop}
+	}
+	return bs
+}
+
 func masterOf(bs []*cmBroker) []*cmBroker {
 	var out []*cmBroker
 	for _, b := range bs {
@@ -121,12 +133,7 @@ func TestControllerModeFailover(t *testing.T) {
 // the controller ctrl and name server ns; wait bounds each step.
 func runControllerFailover(t *testing.T, ctrl, ns string, wait time.Duration) {
 	mut := controllerModeConfig(ctrl, ns)
-	bs := make([]*cmBroker, 3)
-	for i := range bs {
-		root := t.TempDir()
-		tb, stop := startBrokerAt(t, root, mut)
-		bs[i] = &cmBroker{testBroker: tb, root: root, stop: stop}
-	}
+	bs := startCMBrokers(t, 3, mut)
 	require.Eventually(t, func() bool { return len(masterOf(bs)) == 1 }, wait, 10*time.Millisecond)
 	m := masterOf(bs)[0]
 	ids := map[int64]bool{}
@@ -220,12 +227,7 @@ func TestControllerModeSlaveChasesLostMaster(t *testing.T) {
 		base(c)
 		c.SyncBrokerMetadataPeriod = 60000
 	}
-	bs := make([]*cmBroker, 3)
-	for i := range bs {
-		root := t.TempDir()
-		tb, stop := startBrokerAt(t, root, mut)
-		bs[i] = &cmBroker{testBroker: tb, root: root, stop: stop}
-	}
+	bs := startCMBrokers(t, 3, mut)
 	require.Eventually(t, func() bool { return len(masterOf(bs)) == 1 }, 20*time.Second, 10*time.Millisecond)
 	m := masterOf(bs)[0]
 	var rest []*cmBroker
@@ -473,12 +475,7 @@ func TestControllerModeControllerLeaderChange(t *testing.T) {
 	li := controllerLeader(t, nodes)
 	ns := startNamesrv(t)
 	mut := controllerModeConfig(strings.Join(addrs, ";"), ns)
-	bs := make([]*cmBroker, 2)
-	for i := range bs {
-		root := t.TempDir()
-		tb, stop := startBrokerAt(t, root, mut)
-		bs[i] = &cmBroker{testBroker: tb, root: root, stop: stop}
-	}
+	bs := startCMBrokers(t, 2, mut)
 	require.Eventually(t, func() bool { return len(masterOf(bs)) == 1 }, 20*time.Second, 10*time.Millisecond)
 	m := masterOf(bs)[0]
 	sendN(t, m.testBroker, "CML", 0, 10)
