@@ -103,7 +103,7 @@
 //
 // The suite needs root and `ip netns`; without them it skips with the
 // reason. FAILOVER_RUNS (default 1) repeats every fault; FAILOVER_FAULTS
-// (comma list or "all"; default kill9-master,partition-master-controllers)
+// (comma list or "all"; default kill9-master,partition-master-controllers,kill-during-truncation)
 // selects faults; FAILOVER_HOLD (default 10s) is the length of a stop or a
 // partition; FAILOVER_MD names the markdown file the table is written to.
 package failover

@@ -16,7 +16,7 @@ import (
 
 // TestFailover runs the fault-injection suite (make test-failover sets
 // CONFORMANCE_FAILOVER=1). FAILOVER_FAULTS (comma list, default the
-// short version: kill9-master,partition-master-controllers or "all"),
+// short version: kill9-master,partition-master-controllers,kill-during-truncation or "all"),
 // FAILOVER_RUNS (default 1), FAILOVER_HOLD (default 10s), FAILOVER_KIND
 // (comma list of Kinds, or "all"; default ours), FAILOVER_MD (write the
 // table there), FAILOVER_DIR (keep logs and stores under it).
@@ -30,7 +30,7 @@ func TestFailover(t *testing.T) {
 	if why := Available(); why != "" {
 		t.Skip("failover suite: " + why)
 	}
-	names := strings.Split(envOr("FAILOVER_FAULTS", "kill9-master,partition-master-controllers"), ",")
+	names := strings.Split(envOr("FAILOVER_FAULTS", "kill9-master,partition-master-controllers,kill-during-truncation"), ",")
 	if names[0] == "all" {
 		names = nil
 		for _, f := range Faults {
