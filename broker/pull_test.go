@@ -73,7 +73,10 @@ func TestLongPollIgnoresUnmatchedTag(t *testing.T) {
 	tb := startBroker(t, nil)
 	tb.topics.createIfAbsent("LPF", 1, 6, 0)
 	ch := tb.pullAsync(pullReq("cg", "LPF", 0, 0, pullFlagSuspend|pullFlagSubscription, 600, "TagA"))
-	require.Eventually(t, func() bool { return tb.pull.holds.held() == 1 }, 2*time.Second, time.Millisecond)
+	// Parked and re-checked: a message arriving before the re-check would
+	// (rightly) re-run the pull, which then answers PULL_RETRY_IMMEDIATELY
+	// past the unmatched message, as Java's periodic hold check does.
+	require.Eventually(t, func() bool { return tb.pull.holds.held() == 1 && tb.pull.holds.parked.Load() == 1 }, 2*time.Second, time.Millisecond)
 	resp := tb.invoke(t, sendV1("LPF", 0, props("TAGS", "TagB"), []byte("b")))
 	require.Equal(t, int32(codec.RespSuccess), resp.Code)
 	tb.waitDispatched(t, "LPF", 0, 1)

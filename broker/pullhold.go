@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rocketgo/rocketgo/codec"
@@ -76,6 +77,10 @@ type holdTable struct {
 	count int    // held pulls; guarded by mu
 	bytes int64  // sum of the held pulls' cost; guarded by mu
 	parks uint64 // parkings so far, numbering each; guarded by mu
+	// parked counts the parkings whose re-check is done (park returned);
+	// after it, only arrivals of matching messages and deadlines wake a
+	// pull (tests wait for it).
+	parked atomic.Uint64
 
 	kick chan struct{} // a new earliest deadline was pushed
 	wake chan *pullRequest
@@ -148,6 +153,14 @@ func (t *holdTable) heldBytes() int64 {
 // connection already holds maxPerConn pulls or pr's cost would take the
 // table past maxBytes.
 func (t *holdTable) park(pr *pullRequest) holdOutcome {
+	out := t.parkAndRecheck(pr)
+	if out == holdParked {
+		t.parked.Add(1)
+	}
+	return out
+}
+
+func (t *holdTable) parkAndRecheck(pr *pullRequest) holdOutcome {
 	// Once parked, pr may be woken, answered and recycled by another
 	// goroutine at any moment: read what the re-check needs first.
 	topic, queue, offset, c := pr.h.Topic, pr.h.QueueID, pr.h.QueueOffset, pr.c
