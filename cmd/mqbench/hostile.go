@@ -60,21 +60,25 @@ func hostileFlags(cfg *hostileConfig, out io.Writer) *flag.FlagSet {
 
 // HostileSummary is the outcome of one hostile run.
 type HostileSummary struct {
-	IdleAnonMiB      float64           `json:"idleAnonMiB"`
-	PeakAnonMiB      float64           `json:"peakAnonMiB"`
-	AboveIdleMiB     float64           `json:"aboveIdleMiB"`
-	EndAnonMiB       float64           `json:"endAnonMiB"`
-	WatchdogKilled   bool              `json:"watchdogKilled"`
-	IdleProbe        Latency           `json:"idleProbe"`
-	AttackProbe      Latency           `json:"attackProbe"`
-	OnsetProbe       Latency           `json:"onsetProbe"`  // the attack's first 2 s: 500 connections open and send 1 MiB each
-	SteadyProbe      Latency           `json:"steadyProbe"` // the rest of the attack
-	SteadyP99Ratio   float64           `json:"steadyP99Ratio"`
-	ProbeErrors      uint64            `json:"probeErrors"`
-	ProbeP99Ratio    float64           `json:"probeP99Ratio"`
-	Attackers        []AttackerOutcome `json:"attackers"`
-	HalfFramesClosed int               `json:"halfFramesClosed"`
-	HalfFramesOpen   int               `json:"halfFramesOpen"`
+	IdleAnonMiB    float64 `json:"idleAnonMiB"`
+	PeakAnonMiB    float64 `json:"peakAnonMiB"`
+	AboveIdleMiB   float64 `json:"aboveIdleMiB"`
+	EndAnonMiB     float64 `json:"endAnonMiB"`
+	WatchdogKilled bool    `json:"watchdogKilled"`
+	IdleProbe      Latency `json:"idleProbe"`
+	AttackProbe    Latency `json:"attackProbe"`
+	OnsetProbe     Latency `json:"onsetProbe"`  // the attack's first 2 s: 500 connections open and send 1 MiB each
+	SteadyProbe    Latency `json:"steadyProbe"` // the rest of the attack
+	SteadyP99Ratio float64 `json:"steadyP99Ratio"`
+	ProbeErrors    uint64  `json:"probeErrors"`
+	// ProbeBusy: probe sends answered SYSTEM_BUSY (not in ProbeErrors).
+	ProbeBusy uint64 `json:"probeBusy"`
+	// ProbeErrorSamples: what the first failed probe sends of each phase were.
+	ProbeErrorSamples []string          `json:"probeErrorSamples,omitempty"`
+	ProbeP99Ratio     float64           `json:"probeP99Ratio"`
+	Attackers         []AttackerOutcome `json:"attackers"`
+	HalfFramesClosed  int               `json:"halfFramesClosed"`
+	HalfFramesOpen    int               `json:"halfFramesOpen"`
 }
 
 // AttackerOutcome says what one misbehaving connection achieved.
@@ -108,7 +112,8 @@ func runHostile(cfg hostileConfig) (HostileSummary, error) {
 	}
 	defer probe.close()
 	logf("hostile: baseline %v", cfg.Baseline)
-	idle, idleErrs := runProbe(probe, cfg.Topic, cfg.Baseline, cfg.ProbeEvery)
+	idle, idleErrs, why := runProbe(probe, cfg.Topic, cfg.Baseline, cfg.ProbeEvery, &sum.ProbeBusy)
+	sum.ProbeErrorSamples = append(sum.ProbeErrorSamples, why...)
 	sum.IdleProbe = latencyOf(idle)
 	sum.IdleAnonMiB = mib(mon.current())
 	mon.resetPeak()
@@ -146,8 +151,10 @@ func runHostile(cfg hostileConfig) (HostileSummary, error) {
 		}()
 	}
 	halves := newHalfFrames(cfg.Broker, cfg.HalfFrames, cfg.HalfAnnounce, cfg.HalfSend, deadline)
-	onset, onsetErrs := runProbe(probe, cfg.Topic, min(onsetWindow, time.Until(deadline)), cfg.ProbeEvery)
-	steady, steadyErrs := runProbe(probe, cfg.Topic, time.Until(deadline), cfg.ProbeEvery)
+	onset, onsetErrs, why := runProbe(probe, cfg.Topic, min(onsetWindow, time.Until(deadline)), cfg.ProbeEvery, &sum.ProbeBusy)
+	sum.ProbeErrorSamples = append(sum.ProbeErrorSamples, why...)
+	steady, steadyErrs, why := runProbe(probe, cfg.Topic, time.Until(deadline), cfg.ProbeEvery, &sum.ProbeBusy)
+	sum.ProbeErrorSamples = append(sum.ProbeErrorSamples, why...)
 	attack := &Histogram{}
 	attack.Merge(onset)
 	attack.Merge(steady)
@@ -202,9 +209,13 @@ func preload(addr, topic string, n int) error {
 
 // runProbe sends one sync message every `every` for d and returns the
 // round-trip histogram (µs) and the failures.
-func runProbe(c *rpcConn, topic string, d, every time.Duration) (*Histogram, uint64) {
+// runProbe sends one message every every for d; it returns the latencies,
+// the failed sends and what the first few of them were, and adds the
+// SYSTEM_BUSY answers to busy.
+func runProbe(c *rpcConn, topic string, d, every time.Duration, busy *uint64) (*Histogram, uint64, []string) {
 	h := &Histogram{}
 	var errs uint64
+	var why []string
 	cl := newCall()
 	req := sendFrame(topic, 128)
 	t := time.NewTicker(every)
@@ -213,16 +224,30 @@ func runProbe(c *rpcConn, topic string, d, every time.Duration) (*Histogram, uin
 	for time.Now().Before(end) {
 		<-t.C
 		t0 := time.Now()
-		if err := c.invoke(req, cl, 5*time.Second); err != nil || cl.resp.Code != 0 {
+		err := c.invoke(req, cl, 5*time.Second)
+		if err == nil && cl.resp.Code == int32(codec.RespSystemBusy) {
+			// Java's overload answer (a send that waited past
+			// waitTimeMillsInSendQueue): clients retry it. Counted apart.
+			*busy++
+			continue
+		}
+		if err != nil || cl.resp.Code != 0 {
 			errs++
+			if len(why) < 5 {
+				if err != nil {
+					why = append(why, err.Error())
+				} else {
+					why = append(why, fmt.Sprintf("code %d %q after %v", cl.resp.Code, cl.resp.Remark, time.Since(t0).Round(time.Millisecond)))
+				}
+			}
 			if c.broken() {
-				return h, errs
+				return h, errs, why
 			}
 			continue
 		}
 		h.Record(uint64(time.Since(t0).Microseconds()))
 	}
-	return h, errs
+	return h, errs, why
 }
 
 func sendFrame(topic string, size int) *codec.Frame {
@@ -453,8 +478,8 @@ func anonRSS(pid int) (int64, error) {
 func (s *HostileSummary) writeText(w io.Writer) {
 	fmt.Fprintf(w, "anonymous RSS: idle %.1f MiB, peak %.1f MiB (%.1f above idle), at end %.1f MiB\n",
 		s.IdleAnonMiB, s.PeakAnonMiB, s.AboveIdleMiB, s.EndAnonMiB)
-	fmt.Fprintf(w, "probe send latency: idle p50 %.2f ms p99 %.2f ms; under attack p50 %.2f ms p99 %.2f ms (p99 ratio %.2f); errors %d\n",
-		s.IdleProbe.P50, s.IdleProbe.P99, s.AttackProbe.P50, s.AttackProbe.P99, s.ProbeP99Ratio, s.ProbeErrors)
+	fmt.Fprintf(w, "probe send latency: idle p50 %.2f ms p99 %.2f ms; under attack p50 %.2f ms p99 %.2f ms (p99 ratio %.2f); errors %d, SYSTEM_BUSY %d %q\n",
+		s.IdleProbe.P50, s.IdleProbe.P99, s.AttackProbe.P50, s.AttackProbe.P99, s.ProbeP99Ratio, s.ProbeErrors, s.ProbeBusy, s.ProbeErrorSamples)
 	fmt.Fprintf(w, "  attack onset (first %v) p50 %.2f ms p99 %.2f ms; steady p50 %.2f ms p99 %.2f ms (p99 ratio %.2f)\n",
 		onsetWindow, s.OnsetProbe.P50, s.OnsetProbe.P99, s.SteadyProbe.P50, s.SteadyProbe.P99, s.SteadyP99Ratio)
 	for _, a := range s.Attackers {

@@ -97,7 +97,11 @@ func TestHostileMixStaysBounded(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, sum.WatchdogKilled)
 	require.LessOrEqual(t, sum.AboveIdleMiB, float64(hostileBound), "anonymous RSS above idle")
-	require.Zero(t, sum.ProbeErrors, "the well-behaved client's sends failed")
+	require.Zero(t, sum.ProbeErrors, "the well-behaved client's sends failed: %q", sum.ProbeErrorSamples)
+	// SYSTEM_BUSY is Java's overload answer, which clients retry: a send
+	// that waited past waitTimeMillsInSendQueue while the attack saturated
+	// both cores. Allowed, rarely (~2,800 probe sends per run).
+	require.LessOrEqual(t, sum.ProbeBusy, uint64(28), "the well-behaved client was refused SYSTEM_BUSY too often")
 	require.Positive(t, sum.AttackProbe.Samples)
 	// Latency is measured, not asserted (two shared cores): the ratio is
 	// in the log and the README.
