@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"github.com/rocketgo/rocketgo/codec/message"
-	"net"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +15,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/controller"
+	"github.com/rocketgo/rocketgo/controller/controllertest"
 	"github.com/rocketgo/rocketgo/store"
 	"github.com/rocketgo/rocketgo/store/epoch"
 )
@@ -25,37 +24,12 @@ import (
 // is the remoting port + 1) with fast scans, and waits until it leads.
 func startTestController(t *testing.T, muts ...func(*controller.Config)) string {
 	t.Helper()
-	var port int
-	for {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		port = l.Addr().(*net.TCPAddr).Port
-		l2, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port+1))
-		l.Close()
-		if err == nil {
-			l2.Close()
-			break
-		}
+	fast := func(cfg *controller.Config) {
+		cfg.ScanNotActiveBrokerInterval = 100 * time.Millisecond
+		cfg.ScanInactiveMasterInterval = 100 * time.Millisecond
+		cfg.ElectGrace = 300 * time.Millisecond
 	}
-	cfg := controller.Default()
-	cfg.Group = "g1"
-	cfg.Peers = fmt.Sprintf("n0-127.0.0.1:%d", port)
-	cfg.SelfID = "n0"
-	cfg.StorePath = t.TempDir()
-	cfg.ConfigStorePath = ""
-	cfg.RaftElectionTimeout = time.Second
-	cfg.ScanNotActiveBrokerInterval = 100 * time.Millisecond
-	cfg.ScanInactiveMasterInterval = 100 * time.Millisecond
-	cfg.ElectGrace = 300 * time.Millisecond
-	for _, m := range muts {
-		m(&cfg)
-	}
-	c, err := controller.New(cfg, testLogger())
-	require.NoError(t, err)
-	require.NoError(t, c.Start())
-	t.Cleanup(func() { c.Close() })
-	require.Eventually(t, c.IsLeader, 15*time.Second, 10*time.Millisecond)
-	return c.Addr()
+	return controllertest.StartSingle(t, testLogger(), append([]func(*controller.Config){fast}, muts...)...).Addr()
 }
 
 // controllerModeConfig is a controller-mode broker as Java's sample conf
@@ -412,15 +386,7 @@ func startTestControllerGroup(t *testing.T, n int) ([]*controller.Controller, []
 	t.Helper()
 	var ports []int
 	for len(ports) < n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		p := l.Addr().(*net.TCPAddr).Port
-		l2, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+1))
-		l.Close()
-		if err == nil {
-			l2.Close()
-			ports = append(ports, p)
-		}
+		ports = append(ports, controllertest.FreePortPair(t))
 	}
 	var peers, addrs []string
 	for i, p := range ports {

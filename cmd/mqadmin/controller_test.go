@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -17,37 +16,14 @@ import (
 	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/transport"
 	"github.com/rocketgo/rocketgo/controller"
+	"github.com/rocketgo/rocketgo/controller/controllertest"
 )
 
 // startController starts one controller node on loopback (its Raft
 // transport on the next port) and waits until it leads.
 func startController(t *testing.T) *controller.Controller {
 	t.Helper()
-	var port int
-	for {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		port = l.Addr().(*net.TCPAddr).Port
-		l2, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+1))
-		l.Close()
-		if err == nil {
-			l2.Close()
-			break
-		}
-	}
-	cfg := controller.Default()
-	cfg.Group = "g1"
-	cfg.Peers = fmt.Sprintf("n0-127.0.0.1:%d", port)
-	cfg.SelfID = "n0"
-	cfg.StorePath = t.TempDir()
-	cfg.ConfigStorePath = ""
-	cfg.RaftElectionTimeout = time.Second
-	c, err := controller.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	require.NoError(t, err)
-	require.NoError(t, c.Start())
-	t.Cleanup(func() { c.Close() })
-	require.Eventually(t, c.IsLeader, 15*time.Second, 20*time.Millisecond)
-	return c
+	return controllertest.StartSingle(t, nil)
 }
 
 // ctrlCall sends one request to the controller as a broker would. The

@@ -22,26 +22,12 @@ import (
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/controller/controllertest"
 )
 
 // freePair returns a loopback port p with p+1 free too (the controller's
 // Raft port, the broker's HA port).
-func freePair(t *testing.T) int {
-	t.Helper()
-	for range 100 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		p := l.Addr().(*net.TCPAddr).Port
-		l2, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+1))
-		l.Close()
-		if err == nil {
-			l2.Close()
-			return p
-		}
-	}
-	t.Fatal("no free port pair")
-	return 0
-}
+func freePair(t *testing.T) int { return controllertest.FreePortPair(t) }
 
 // syncBuffer is a log sink written by several goroutines.
 type syncBuffer struct {
