@@ -131,27 +131,10 @@ func TestControllerCommands(t *testing.T) {
 // startEpochBroker serves GET_BROKER_EPOCH_CACHE, and cluster info naming
 // itself as the only broker of broker-a in cluster C.
 func startEpochBroker(t *testing.T) string {
-	var addr string
-	r := transport.NewRouter()
-	r.Handle(codec.ReqGetBrokerEpochCache, nil, func(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-		resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
-		resp.Body = []byte(`{"brokerId":1,"brokerName":"broker-a","clusterName":"C","epochList":[` +
+	return startSelfNamedBroker(t, codec.ReqGetBrokerEpochCache, func() []byte {
+		return []byte(`{"brokerId":1,"brokerName":"broker-a","clusterName":"C","epochList":[` +
 			`{"endOffset":500,"epoch":1,"startOffset":0},{"endOffset":-1,"epoch":2,"startOffset":500}],"maxOffset":900}`)
-		return resp
 	})
-	r.Handle(codec.ReqGetBrokerClusterInfo, nil, func(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-		resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
-		resp.Body = body.AppendClusterInfo(nil, &body.ClusterInfo{
-			BrokerAddrTable:  []body.BrokerData{{Cluster: "C", BrokerName: "broker-a", BrokerAddrs: []body.BrokerAddr{{ID: 0, Addr: addr}}}},
-			ClusterAddrTable: []body.ClusterBrokers{{Cluster: "C", BrokerNames: []string{"broker-a"}}},
-		})
-		return resp
-	})
-	srv := transport.NewServer(transport.ServerConfig{Addr: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, r)
-	require.NoError(t, srv.Start())
-	t.Cleanup(func() { require.NoError(t, srv.Close()) })
-	addr = srv.Addr()
-	return addr
 }
 
 func TestGetBrokerEpoch(t *testing.T) {

@@ -17,19 +17,24 @@ import (
 // startHABroker serves GET_BROKER_HA_STATUS with info, and cluster info
 // naming itself as the only master.
 func startHABroker(t *testing.T, info body.HARuntimeInfo) string {
+	return startSelfNamedBroker(t, codec.ReqGetBrokerHaStatus, func() []byte { return body.AppendHARuntimeInfo(nil, &info) })
+}
+
+// startSelfNamedBroker is a fake broker (and name server) on loopback: it
+// answers code with payload(), and GET_BROKER_CLUSTER_INFO with a cluster C
+// whose only broker, broker-a, is itself as master.
+func startSelfNamedBroker(t *testing.T, code codec.RequestCode, payload func() []byte) string {
+	t.Helper()
 	var addr string
 	r := transport.NewRouter()
-	r.Handle(codec.ReqGetBrokerHaStatus, nil, func(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	r.Handle(code, nil, func(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 		resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
-		resp.Body = body.AppendHARuntimeInfo(nil, &info)
+		resp.Body = payload()
 		return resp
 	})
 	r.Handle(codec.ReqGetBrokerClusterInfo, nil, func(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 		resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
-		resp.Body = body.AppendClusterInfo(nil, &body.ClusterInfo{
-			BrokerAddrTable:  []body.BrokerData{{Cluster: "C", BrokerName: "broker-a", BrokerAddrs: []body.BrokerAddr{{ID: 0, Addr: addr}}}},
-			ClusterAddrTable: []body.ClusterBrokers{{Cluster: "C", BrokerNames: []string{"broker-a"}}},
-		})
+		resp.Body = appendSelfCluster(addr)
 		return resp
 	})
 	srv := transport.NewServer(transport.ServerConfig{Addr: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, r)
@@ -37,6 +42,13 @@ func startHABroker(t *testing.T, info body.HARuntimeInfo) string {
 	t.Cleanup(func() { require.NoError(t, srv.Close()) })
 	addr = srv.Addr()
 	return addr
+}
+
+func appendSelfCluster(addr string) []byte {
+	return body.AppendClusterInfo(nil, &body.ClusterInfo{
+		BrokerAddrTable:  []body.BrokerData{{Cluster: "C", BrokerName: "broker-a", BrokerAddrs: []body.BrokerAddr{{ID: 0, Addr: addr}}}},
+		ClusterAddrTable: []body.ClusterBrokers{{Cluster: "C", BrokerNames: []string{"broker-a"}}},
+	})
 }
 
 func TestHAStatusMasterOutput(t *testing.T) {
