@@ -1,10 +1,7 @@
 package io.rocketgo.conformance;
 
 import java.io.BufferedReader;
-import java.io.FileDescriptor;
-import java.io.FileOutputStream;
 import java.io.InputStreamReader;
-import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -55,21 +52,9 @@ public final class FailoverTool {
     private FailoverTool() {
     }
 
-    private static final PrintStream OUT = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
-
-    /** Set once DONE is out: DONE is always the last line. */
-    private static boolean finished; // guarded by OUT
-
+    /** One line of output (HaTool's writer: whole lines, DONE last). */
     static void emit(String line) {
-        synchronized (OUT) {
-            if (finished) {
-                return;
-            }
-            finished = line.startsWith("DONE ");
-            OUT.print(line);
-            OUT.print('\n');
-            OUT.flush();
-        }
+        HaTool.emit(line);
     }
 
     public static void main(String[] argv) {
