@@ -23,6 +23,14 @@ type clientChannel struct {
 	lastUpdate int64 // unix ms; guarded by clientManager.mu
 }
 
+// gone reports whether the channel's connection has closed. Checked under
+// clientManager.mu by every registration: a heartbeat handled on a pool
+// worker after its connection's OnClose (connClosed, which takes the same
+// lock after the close is marked) would otherwise register a dead channel
+// that only the expiry scan removes, tens of seconds later — and until then
+// the group's rebalance hands that client queues nobody pulls.
+func (ch *clientChannel) gone() bool { return ch.conn != nil && ch.conn.Closed() }
+
 // consumerGroup is the live membership of one consumer group.
 type consumerGroup struct {
 	consumeType, messageModel, consumeFromWhere string
@@ -70,6 +78,9 @@ func (m *clientManager) registerProducer(group string, ch clientChannel) {
 	now := time.Now().UnixMilli()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if ch.gone() {
+		return
+	}
 	set := m.producers[group]
 	if set == nil {
 		set = make(map[*transport.Conn]*clientChannel)
@@ -89,6 +100,9 @@ func (m *clientManager) registerConsumer(cd *body.ConsumerData, ch clientChannel
 	now := time.Now().UnixMilli()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if ch.gone() {
+		return false
+	}
 	g := m.consumers[cd.GroupName]
 	if g == nil {
 		g = &consumerGroup{channels: make(map[*transport.Conn]*clientChannel), subs: make(map[string]body.SubscriptionData),

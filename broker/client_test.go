@@ -2,6 +2,8 @@ package broker
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -143,4 +145,31 @@ func TestHeartbeatV2(t *testing.T) {
 	hb := request(codec.ReqHeartBeat)
 	hb.Body = goHeartbeat("c@2", "g3", "T", "*")
 	require.Equal(t, "true", ext(t, tb.invoke(t, hb), "IS_SUB_CHANGE"))
+}
+
+// A heartbeat still on the client pool when its connection closes must not
+// register the dead channel (issue #19 S2: the Java lite-pull consumer's
+// last heartbeat, handled after its UNREGISTER_CLIENT and its close, kept a
+// ghost member in the group until the expiry scan, and the next consumer
+// of the group rebalanced half its queues to it).
+func TestHeartbeatAfterCloseLeavesNoGhost(t *testing.T) {
+	tb := startBroker(t, nil)
+	tb.topics.createIfAbsent("GH", 8, 6, 0)
+	const conns = 200
+	for i := range conns {
+		nc, err := net.Dial("tcp", tb.addr)
+		require.NoError(t, err)
+		hb := request(codec.ReqHeartBeat)
+		hb.Opaque = int32(i + 1)
+		hb.Body = goHeartbeat(fmt.Sprintf("127.0.0.1@ghost%d", i), "ghosts", "GH", "*")
+		_, err = nc.Write(hb.AppendTo(nil))
+		require.NoError(t, err)
+		// Closed at once: the close usually overtakes the heartbeat's
+		// turn on the pool.
+		require.NoError(t, nc.Close())
+	}
+	// Every close is seen by the broker well before its 10 s expiry scan
+	// (which would hide a ghost); until then members may still be there.
+	require.Eventually(t, func() bool { return len(tb.clients.consumerIDs("ghosts")) == 0 },
+		5*time.Second, 10*time.Millisecond, "members left: %v", tb.clients.consumerIDs("ghosts"))
 }

@@ -69,6 +69,14 @@ func (p *offsetProcessor) firstInMemory(topic string, q int32) bool {
 	return p.store.MaxPhyOffset()-phy <= p.window()
 }
 
+// neverWritten reports whether queue q of topic has never held a message:
+// its max offset is 0. A put acknowledged but not dispatched yet still
+// reads 0 here; answering 0 for it is right too (the consumer starts
+// before that message).
+func (p *offsetProcessor) neverWritten(topic string, q int32) bool {
+	return p.store.MaxOffset(topic, q) <= 0
+}
+
 func okWith(req *codec.Frame, key string, v int64) *codec.Frame {
 	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
 	resp.Ext = []codec.KV{{Key: key, Value: strconv.FormatInt(v, 10)}}
@@ -78,6 +86,16 @@ func okWith(req *codec.Frame, key string, v int64) *codec.Frame {
 // queryConsumerOffset answers QUERY_CONSUMER_OFFSET like Java's
 // ConsumerManageProcessor: the stored offset, else 0 for a young queue
 // whose first message is still at hand, else QUERY_NOT_FOUND.
+//
+// One deliberate difference from Java 5.x: a queue that never held a
+// message also answers 0, as Java 4.9.x does (its check was "message 0 is
+// not on disk"; 5.x's "message 0 is in memory" is false for an empty
+// queue). For an empty queue 0 is the first, the last and every
+// timestamp's offset, so the answer means the same to each
+// consumeFromWhere — but QUERY_NOT_FOUND sends a CONSUME_FROM_LAST_OFFSET
+// client on to GET_MAX_OFFSET, and a message stored between the two calls
+// (a producer sending right after the consumer's start) is skipped: issue
+// #19's S1, seen against the Java 5.3.3 broker too.
 func (p *offsetProcessor) queryConsumerOffset(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	var h header.QueryConsumerOffsetRequest
 	if r := decodeHeader(&h, req); r != nil {
@@ -90,7 +108,7 @@ func (p *offsetProcessor) queryConsumerOffset(_ *transport.Conn, req *codec.Fram
 	if v, ok := req.Get("setZeroIfNotFound"); ok && v == "false" {
 		return codec.NewResponse(req, int32(codec.RespQueryNotFound), "Not found, do not set to zero, maybe this group boot first")
 	}
-	if p.store.MinOffset(topic, q) <= 0 && p.firstInMemory(topic, q) {
+	if p.store.MinOffset(topic, q) <= 0 && (p.neverWritten(topic, q) || p.firstInMemory(topic, q)) {
 		return okWith(req, "offset", 0)
 	}
 	return codec.NewResponse(req, int32(codec.RespQueryNotFound), "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first")
