@@ -48,7 +48,7 @@ func (a *configAdmin) updateBrokerConfig(c *transport.Conn, req *codec.Frame) *c
 	if err != nil {
 		a.log.Warn("update broker config: bad body", "remote", c.RemoteAddr(), "err", err)
 		// compat: Java's remark when the body is not a properties text.
-		return codec.NewResponse(req, int32(codec.RespSystemError), "string2Properties error")
+		return codec.NewResponse(req, int32(codec.RespSystemError), remarks.String2PropertiesFail)
 	}
 	a.log.Info("update broker config", "remote", c.RemoteAddr(), "props", props)
 	switch err := a.cfg.UpdateConfig(props); {
@@ -92,30 +92,44 @@ func (b *Broker) appendProperties(dst []byte) []byte {
 
 // UpdateConfig applies broker.conf settings at run time, as
 // UPDATE_BROKER_CONFIG does. Keys on the black list (configBlackList plus
-// compat/blacklist's fixed rules) fail the whole update with
-// ErrConfigBlackList, nothing changed; unknown keys are ignored (as Java ignores
-// them); a bad value, or a result that would not validate, fails it with
-// nothing applied. Runtime keys (runtimeKeys) take effect at once; the
-// other known keys at the next start. When the broker was started from a
-// file (brokerConfigPath) the values are written back to it.
+// compat/blacklist's fixed rules) and keys read only at start-up
+// (startupKeys) fail the whole update with ErrConfigBlackList, nothing
+// changed; unknown keys are ignored (as Java ignores them). A bad value,
+// or a result that would not validate, fails it with nothing applied or
+// persisted: the running configuration with the update and the restart-only
+// values updated before it, and the config file as the next start would
+// read it, must both pass Config.Validate. Runtime keys (runtimeKeys) take
+// effect at once; the other known keys at the next start. When the broker
+// was started from a file (brokerConfigPath) the values are written back
+// to it.
 func (b *Broker) UpdateConfig(props javaprops.Props) error {
 	b.cfgMu.Lock()
 	defer b.cfgMu.Unlock()
 	// Like Java: one refused key refuses the whole update, before anything
 	// is applied or persisted. Our fixed rules (compat/blacklist) refuse
 	// more than Java's list: every path, code, protection, retention and
-	// store-layout key.
+	// store-layout key; startupKeys more again.
 	if key, why, refused := blacklist.Check(props, b.cfg.ConfigBlackList); refused {
 		return fmt.Errorf("%w: %s (%s)", ErrConfigBlackList, key, why)
 	}
+	for _, e := range props {
+		if startupKeys[e.Key] {
+			return fmt.Errorf("%w: %s (read only at start-up)", ErrConfigBlackList, e.Key)
+		}
+	}
 
-	// Check the whole update on a copy first: all or nothing.
+	// Check the whole result on a copy first: all or nothing.
 	next := b.cfg
+	for k, v := range b.pending {
+		if _, err := next.Set(k, v); err != nil {
+			panic(fmt.Sprintf("broker: pending config %s=%q no longer parses: %v", k, v, err))
+		}
+	}
 	var applied javaprops.Props
 	for _, e := range props {
 		known, err := next.Set(e.Key, e.Value)
 		if err != nil {
-			return err
+			return fmt.Errorf("update broker config: %w", err)
 		}
 		if !known {
 			b.log.Warn("update broker config: unknown key ignored", "key", e.Key)
@@ -123,11 +137,24 @@ func (b *Broker) UpdateConfig(props javaprops.Props) error {
 		}
 		applied.Set(e.Key, strings.TrimSpace(e.Value))
 	}
-	if err := next.Validate(); err != nil {
-		return err
-	}
 	if len(applied) == 0 {
 		return nil
+	}
+	if err := next.Validate(); err != nil {
+		return fmt.Errorf("update broker config: %w", err)
+	}
+	var file javaprops.Props
+	path := b.cfg.BrokerConfigPath
+	if path != "" {
+		var err error
+		if file, err = mergedConfigFile(path, applied); err != nil {
+			// The update is checked on the running config; writing the
+			// file fails below the same way and only logs, as in Java.
+			b.log.Error("update broker config: read config file", "path", path, "err", err)
+			path = ""
+		} else if err := validateConfigFile(file); err != nil {
+			return fmt.Errorf("update broker config: %s would not start: %w", path, err)
+		}
 	}
 
 	turnedOnAutoCreate := false
@@ -170,10 +197,10 @@ func (b *Broker) UpdateConfig(props javaprops.Props) error {
 		b.topics.bump()
 		b.reg.changed()
 	}
-	if b.cfg.BrokerConfigPath != "" {
-		if err := persistConfig(b.cfg.BrokerConfigPath, applied); err != nil {
+	if path != "" {
+		if err := writeConfigFile(path, javaprops.Append(nil, file)); err != nil {
 			// Like Java: the update stands; only the file is stale.
-			b.log.Error("persist broker config", "path", b.cfg.BrokerConfigPath, "err", err)
+			b.log.Error("persist broker config", "path", path, "err", err)
 		}
 	}
 	return nil
@@ -226,22 +253,34 @@ func (b *Broker) setSlaveTimeout(value string) {
 	}
 }
 
-// persistConfig writes the updated keys into the broker.conf at path,
-// keeping its other keys in order. (Java rewrites the file with every
+// mergedConfigFile is the broker.conf at path with the updated keys set,
+// its other keys kept in order. (Java rewrites the file with every
 // setting; both lose comments, and both reload to the same values.)
-func persistConfig(path string, updated javaprops.Props) error {
+func mergedConfigFile(path string, updated javaprops.Props) (javaprops.Props, error) {
 	var props javaprops.Props
 	data, err := os.ReadFile(path)
 	switch {
 	case err == nil:
 		if props, err = javaprops.Parse(data); err != nil {
-			return fmt.Errorf("broker config %s: %w", path, err)
+			return nil, fmt.Errorf("broker config %s: %w", path, err)
 		}
 	case !os.IsNotExist(err):
-		return fmt.Errorf("broker config %s: %w", path, err)
+		return nil, fmt.Errorf("broker config %s: %w", path, err)
 	}
 	for _, e := range updated {
 		props.Set(e.Key, e.Value)
 	}
-	return writeConfigFile(path, javaprops.Append(nil, props))
+	return props, nil
+}
+
+// validateConfigFile checks that a broker started from a file with props
+// (mqbroker -c: the defaults, then the file) gets a valid configuration.
+func validateConfigFile(props javaprops.Props) error {
+	c := DefaultConfig()
+	for _, e := range props {
+		if _, err := c.Set(e.Key, e.Value); err != nil {
+			return err
+		}
+	}
+	return c.Validate()
 }

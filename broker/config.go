@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,6 +15,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/codec/message"
 	"github.com/rocketgo/rocketgo/codec/transport"
 	"github.com/rocketgo/rocketgo/compat/javaprops"
 )
@@ -366,6 +370,128 @@ func (c *Config) Validate() error {
 	if c.BrokerIP1 == "" {
 		c.BrokerIP1 = defaultIP()
 	}
+	if _, err := netip.ParseAddr(c.BrokerIP1); err != nil {
+		return fmt.Errorf("broker: brokerIP1 %q: %w", c.BrokerIP1, err)
+	}
+	if err := c.checkRanges(); err != nil {
+		return err
+	}
+	return c.checkCombinations()
+}
+
+// MaxMessageSizeLimit is the largest maxMessageSize the broker takes. A
+// body of that size has to travel in one frame (codec.DefaultMaxFrameLength,
+// 16 MiB, our transport's limit and Java's frameMaxLength) twice: in a send
+// request beside its header, whose properties a JSON header may escape to
+// six bytes a character, and in a pull reply as a stored record with the
+// largest properties and topic. messageFrameReserve is room for either.
+const MaxMessageSizeLimit = codec.DefaultMaxFrameLength - messageFrameReserve
+
+const messageFrameReserve = 256 << 10 // > 6 × message.MaxPropertiesLen + header fields
+
+// maxMillis is the longest period in milliseconds a time.Duration holds.
+const maxMillis = math.MaxInt64 / int64(time.Millisecond)
+
+// Upper bounds of the worker pools: each queue slot and worker is
+// allocated at start, so a huge value is a broker that cannot start.
+const (
+	maxPoolThreads = 1 << 12
+	maxPoolQueue   = 1 << 22
+)
+
+// maxRecordOverhead is what a stored record adds to its body at most: the
+// fixed fields with IPv6 hosts, the longest topic the broker accepts and
+// the largest properties.
+func maxRecordOverhead() int {
+	v6 := netip.AddrPortFrom(netip.IPv6Loopback(), 0)
+	m := message.Message{Topic: strings.Repeat("t", topicMaxLen), Properties: strings.Repeat("p", message.MaxPropertiesLen), BornHost: v6, StoreHost: v6}
+	return m.RecordSize()
+}
+
+// checkRanges bounds every numeric setting the broker uses: sizes that
+// must fit the frame and the store, periods that must be positive and fit
+// a time.Duration, ratios in percent. (Java checks none of them: its
+// broker takes maxMessageSize=999999999 or shortPollingTimeMills=-1.)
+func (c *Config) checkRanges() error {
+	for _, r := range []struct {
+		key    string
+		v      int64
+		lo, hi int64
+	}{
+		{"maxMessageSize", int64(c.MaxMessageSize), 1, MaxMessageSizeLimit},
+		{"brokerPermission", int64(c.BrokerPermission), 0, body.PermPriority | body.PermRead | body.PermWrite | body.PermInherit},
+		{"accessMessageInMemoryMaxRatio", int64(c.AccessMessageInMemoryMaxRatio), 0, 100},
+		{"maxTransferCountOnMessageInMemory", int64(c.MaxTransferCountInMemory), 1, math.MaxInt32},
+		{"maxTransferBytesOnMessageInMemory", int64(c.MaxTransferBytesInMemory), 1, math.MaxInt32},
+		{"transactionCheckMax", int64(c.TransactionCheckMax), 1, math.MaxInt32},
+		{"haTransferBatchSize", int64(c.HaTransferBatchSize), 1, math.MaxInt32},
+		{"haMaxGapNotInSync", c.HaMaxGapNotInSync, 0, math.MaxInt64},
+		{"sendMessageThreadPoolNums", int64(c.SendMessageThreadPoolNums), 1, maxPoolThreads},
+		{"pullMessageThreadPoolNums", int64(c.PullMessageThreadPoolNums), 1, maxPoolThreads},
+		{"adminBrokerThreadPoolNums", int64(c.AdminBrokerThreadPoolNums), 1, maxPoolThreads},
+		{"sendThreadPoolQueueCapacity", int64(c.SendThreadPoolQueueCapacity), 1, maxPoolQueue},
+		{"pullThreadPoolQueueCapacity", int64(c.PullThreadPoolQueueCapacity), 1, maxPoolQueue},
+		// Periods and timeouts, in ms (timerMaxDelaySec in s).
+		{"shortPollingTimeMills", c.ShortPollingTimeMills, 1, maxMillis},
+		{"waitTimeMillsInSendQueue", c.WaitTimeMillsInSendQueue, 1, maxMillis},
+		{"transactionTimeOut", c.TransactionTimeOut, 1, maxMillis},
+		{"transactionCheckInterval", c.TransactionCheckInterval, 1, maxMillis},
+		{"registerNameServerPeriod", c.RegisterNameServerPeriod, 1, maxMillis},
+		{"flushConsumerOffsetInterval", c.FlushConsumerOffsetInterval, 1, maxMillis},
+		{"channelExpiredTimeout", c.ChannelExpiredTimeout, 1, maxMillis},
+		{"rebalanceLockMaxLiveTime", c.RebalanceLockMaxLiveTime, 1, maxMillis},
+		{"cleanResourceInterval", c.CleanResourceInterval, 1, maxMillis},
+		{"slaveTimeout", int64(c.SlaveTimeout), 1, maxMillis},
+		{"haSendHeartbeatInterval", int64(c.HaSendHeartbeatInterval), 1, maxMillis},
+		{"haHousekeepingInterval", int64(c.HaHousekeepingInterval), 1, maxMillis},
+		{"haMaxTimeSlaveNotCatchup", c.HaMaxTimeSlaveNotCatchup, 1, maxMillis},
+		{"syncBrokerMetadataPeriod", c.SyncBrokerMetadataPeriod, 1, maxMillis},
+		{"checkSyncStateSetPeriod", c.CheckSyncStateSetPeriod, 1, maxMillis},
+		{"syncControllerMetadataPeriod", c.SyncControllerMetadataPeriod, 1, maxMillis},
+		{"controllerHeartBeatTimeoutMills", c.ControllerHeartBeatTimeoutMills, 1, maxMillis},
+		{"brokerHeartbeatInterval", c.BrokerHeartbeatInterval, 1, maxMillis},
+		{"sendHeartbeatTimeoutMillis", c.SendHeartbeatTimeoutMillis, 1, maxMillis},
+		{"timerPrecisionMs", c.TimerPrecisionMs, 1, maxMillis},
+		{"timerFlushIntervalMs", c.TimerFlushIntervalMs, 1, maxMillis},
+		{"timerMaxDelaySec", c.TimerMaxDelaySec, 1, maxMillis / 1000},
+	} {
+		if r.v < r.lo || r.v > r.hi {
+			return fmt.Errorf("broker: %s=%d out of range [%d, %d]", r.key, r.v, r.lo, r.hi)
+		}
+	}
+	return nil
+}
+
+// checkCombinations refuses settings that are each in range but
+// contradict one another.
+func (c *Config) checkCombinations() error {
+	// The store writes a record and the end-of-segment marker into one
+	// commit-log segment.
+	if need := int64(c.MaxMessageSize) + int64(maxRecordOverhead()) + message.BlankLen; need > c.MappedFileSizeCommitLog {
+		return fmt.Errorf("broker: maxMessageSize=%d does not fit a commit-log segment of mappedFileSizeCommitLog=%d (a record needs %d bytes)",
+			c.MaxMessageSize, c.MappedFileSizeCommitLog, need)
+	}
+	// A master drops a slave silent for haHousekeepingInterval; the slave
+	// reports every haSendHeartbeatInterval.
+	if c.HaHousekeepingInterval <= c.HaSendHeartbeatInterval {
+		return fmt.Errorf("broker: haHousekeepingInterval=%d must exceed haSendHeartbeatInterval=%d",
+			c.HaHousekeepingInterval, c.HaSendHeartbeatInterval)
+	}
+	// The controller declares the broker dead after
+	// controllerHeartBeatTimeoutMills (we send it), and we beat every
+	// brokerHeartbeatInterval.
+	if c.ControllerHeartBeatTimeoutMills <= c.BrokerHeartbeatInterval {
+		return fmt.Errorf("broker: controllerHeartBeatTimeoutMills=%d must exceed brokerHeartbeatInterval=%d",
+			c.ControllerHeartBeatTimeoutMills, c.BrokerHeartbeatInterval)
+	}
+	// SCHEDULE_TOPIC_XXXX has one queue per delay level.
+	levels, err := c.DelayLevels()
+	if err != nil {
+		return err
+	}
+	if len(levels) > int(c.MaxTopicQueueNums) {
+		return fmt.Errorf("broker: messageDelayLevel has %d levels, above maxTopicQueueNums=%d", len(levels), c.MaxTopicQueueNums)
+	}
 	return nil
 }
 
@@ -397,6 +523,9 @@ func (c *Config) DelayLevels() ([]time.Duration, error) {
 		if err != nil {
 			return nil, fmt.Errorf("broker: messageDelayLevel %q: %w", f, err)
 		}
+		if n <= 0 {
+			return nil, fmt.Errorf("broker: messageDelayLevel %q is not positive", f)
+		}
 		var unit time.Duration
 		switch f[len(f)-1] {
 		case 's':
@@ -409,6 +538,9 @@ func (c *Config) DelayLevels() ([]time.Duration, error) {
 			unit = 24 * time.Hour
 		default:
 			return nil, fmt.Errorf("broker: messageDelayLevel unit in %q", f)
+		}
+		if n > math.MaxInt64/int64(unit) {
+			return nil, fmt.Errorf("broker: messageDelayLevel %q too long", f)
 		}
 		out = append(out, time.Duration(n)*unit)
 	}
@@ -433,7 +565,13 @@ func (c *Config) Set(key, value string) (bool, error) {
 			// compat: Java's Boolean.parseBoolean — "true" in any case, else false.
 			f.SetBool(strings.EqualFold(value, "true"))
 		case reflect.Int, reflect.Int32, reflect.Int64:
-			n, err := strconv.ParseInt(value, 10, 64)
+			// Java's fields are int or long: a value beyond the field fails
+			// here (Java skips it silently) rather than being truncated.
+			bits := 32
+			if f.Kind() == reflect.Int64 {
+				bits = 64
+			}
+			n, err := strconv.ParseInt(value, 10, bits)
 			if err != nil {
 				return true, fmt.Errorf("broker: %s=%q: %w", key, value, err)
 			}

@@ -55,6 +55,29 @@ var runtimeKeys = map[string]bool{
 	"namesrvAddr": true,
 }
 
+// startupKeys are known keys the broker reads only while it starts and
+// that UPDATE_BROKER_CONFIG refuses like configBlackList's (Java takes and
+// persists them): who the broker is, where it listens and is reached, the
+// mode and role it starts in, and the timer wheel's on-disk slot width.
+// Stored for the next start they would give a broker that cannot bind,
+// that registers as another broker, or that reads its store wrongly. They
+// are changed in the config file, like compat/blacklist's keys.
+var startupKeys = map[string]bool{
+	"brokerClusterName":    true,
+	"brokerName":           true,
+	"brokerId":             true,
+	"brokerRole":           true, // a running broker changes role only under a controller
+	"brokerIP1":            true,
+	"brokerIP2":            true,
+	"listenPort":           true,
+	"enableFastChannel":    true, // binds listenPort-2
+	"haListenPort":         true,
+	"haMasterAddress":      true,
+	"controllerAddr":       true,
+	"enableControllerMode": true,
+	"timerPrecisionMs":     true, // the wheel file's slots are this wide
+}
+
 func newLiveConfig(c *Config) *liveConfig {
 	l := &liveConfig{physMem: physicalMemory()}
 	l.load(c)
