@@ -15,6 +15,7 @@ import (
 
 // Pull sysFlag bits (Java PullSysFlag).
 const (
+	pullFlagCommitOffset = 0x1
 	pullFlagSuspend      = 0x2
 	pullFlagSubscription = 0x4
 )
@@ -26,7 +27,7 @@ type consumeConfig struct {
 	Topic    string
 	Group    string
 	Queues   int    // with -b
-	From     string // last | first
+	From     string // group | last | first
 	MaxMsgs  int
 	Suspend  time.Duration
 	Duration time.Duration
@@ -43,8 +44,8 @@ func (c *consumeConfig) validate() error {
 		return errors.New("consume: need -t and -g")
 	case c.Duration <= 0 && c.Count <= 0:
 		return errors.New("consume: need -duration or -count so the run ends")
-	case c.From != "last" && c.From != "first":
-		return fmt.Errorf("consume: -from must be last or first, got %q", c.From)
+	case c.From != "group" && c.From != "last" && c.From != "first":
+		return fmt.Errorf("consume: -from must be group, last or first, got %q", c.From)
 	case c.MaxMsgs < 1 || c.Queues < 1:
 		return errors.New("consume: -maxmsgs and -queues must be >= 1")
 	}
@@ -69,9 +70,10 @@ func runConsume(cfg consumeConfig) (Summary, error) {
 	var consumed atomic.Int64
 
 	type qjob struct {
-		conn *rpcConn
-		qid  int
-		rec  *recorder
+		conn  *rpcConn
+		qid   int
+		slave bool
+		rec   *recorder
 	}
 	var conns []*rpcConn
 	var jobs []qjob
@@ -90,7 +92,7 @@ func runConsume(cfg consumeConfig) (Summary, error) {
 		rec := newRecorder()
 		recs = append(recs, rec)
 		for _, q := range b.Queues {
-			jobs = append(jobs, qjob{conn: c, qid: q, rec: rec})
+			jobs = append(jobs, qjob{conn: c, qid: q, slave: b.Slave, rec: rec})
 		}
 	}
 	start := time.Now()
@@ -104,7 +106,7 @@ func runConsume(cfg consumeConfig) (Summary, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := pullQueue(&cfg, j.conn, j.qid, j.rec, done, &consumed, stop); err != nil {
+			if err := pullQueue(&cfg, j.conn, j.qid, j.slave, j.rec, done, &consumed, stop); err != nil {
 				errCh <- err
 				stop()
 			}
@@ -124,30 +126,26 @@ func runConsume(cfg consumeConfig) (Summary, error) {
 }
 
 // pullQueue long-polls one queue until done or the shared count is reached.
-func pullQueue(cfg *consumeConfig, c *rpcConn, qid int, rec *recorder, done <-chan struct{}, consumed *atomic.Int64, stop func()) error {
+// With -from group it reads and keeps the group's offset as a Java
+// consumer does: committed with each pull to a master and stored at the end.
+func pullQueue(cfg *consumeConfig, c *rpcConn, qid int, slave bool, rec *recorder, done <-chan struct{}, consumed *atomic.Int64, stop func()) (err error) {
 	qs := strconv.Itoa(qid)
 	cl := newCall()
-	var offset int64
-	if cfg.From == "last" {
-		req := newRequest(codec.ReqGetMaxOffset, "topic", cfg.Topic, "queueId", qs)
-		if err := c.invokeCancel(req, cl, ctlTimeout, done); err != nil {
-			if errors.Is(err, errCanceled) {
-				return nil
-			}
-			return fmt.Errorf("max offset of queue %d: %w", qid, err)
-		}
-		if cl.resp.Code != 0 {
-			return respError(fmt.Sprintf("max offset of queue %d", qid), &cl.resp)
-		}
-		v, err := strconv.ParseInt(cl.resp.Value("offset"), 10, 64)
-		if err != nil {
-			return fmt.Errorf("max offset of queue %d: %w", qid, err)
-		}
-		offset = v
+	offset, ok, err := startOffset(cfg, c, qs, cl, done)
+	if err != nil || !ok {
+		return err
 	}
+	if cfg.From == "group" {
+		defer func() {
+			if err == nil {
+				err = storeOffset(cfg, c, qs, offset, cl)
+			}
+		}()
+	}
+	sysFlag := pullFlagSuspend | pullFlagSubscription
 	req := newRequest(codec.ReqPullMessage,
 		"consumerGroup", cfg.Group, "topic", cfg.Topic, "queueId", qs, "queueOffset", "0",
-		"maxMsgNums", strconv.Itoa(cfg.MaxMsgs), "sysFlag", strconv.Itoa(pullFlagSuspend|pullFlagSubscription),
+		"maxMsgNums", strconv.Itoa(cfg.MaxMsgs), "sysFlag", strconv.Itoa(sysFlag),
 		"commitOffset", "0", "suspendTimeoutMillis", strconv.FormatInt(cfg.Suspend.Milliseconds(), 10),
 		"subscription", "*", "subVersion", "0", "expressionType", "TAG")
 	lats := make([]int64, 0, cfg.MaxMsgs)
@@ -161,6 +159,12 @@ func pullQueue(cfg *consumeConfig, c *rpcConn, qid int, rec *recorder, done <-ch
 		default:
 		}
 		req.Set("queueOffset", strconv.FormatInt(offset, 10))
+		// Like the Java client: commit the consumed offset with the pull,
+		// to a master only (a slave's offsets come from its master).
+		if cfg.From == "group" && !slave && offset > 0 {
+			req.Set("sysFlag", strconv.Itoa(sysFlag|pullFlagCommitOffset))
+			req.Set("commitOffset", strconv.FormatInt(offset, 10))
+		}
 		req.Flag = 0
 		err := c.invokeCancel(req, cl, cfg.Suspend+cfg.Timeout, done)
 		if errors.Is(err, errCanceled) {
@@ -206,6 +210,69 @@ func pullQueue(cfg *consumeConfig, c *rpcConn, qid int, rec *recorder, done <-ch
 			offset = next
 		}
 	}
+}
+
+// startOffset is where pulling queue qs begins: 0 (first), the max offset
+// (last), or the group's offset (group). ok is false when done closed first.
+//
+// compat: -from group is Java's CONSUME_FROM_LAST_OFFSET: the broker
+// answers the group's stored offset, or 0 for a new group on a queue whose
+// first message is still in memory (QUERY_CONSUMER_OFFSET), else
+// QUERY_NOT_FOUND, and the consumer starts at the max offset.
+func startOffset(cfg *consumeConfig, c *rpcConn, qs string, cl *call, done <-chan struct{}) (offset int64, ok bool, err error) {
+	if cfg.From == "first" {
+		return 0, true, nil
+	}
+	if cfg.From == "group" {
+		req := newRequest(codec.ReqQueryConsumerOffset, "consumerGroup", cfg.Group, "topic", cfg.Topic, "queueId", qs)
+		off, code, ok, err := queryOffset(c, req, cl, done, "offset of group "+cfg.Group+" on queue "+qs)
+		if err != nil || !ok || code == int32(codec.RespSuccess) {
+			return off, ok, err
+		}
+		if code != int32(codec.RespQueryNotFound) {
+			return 0, false, respError("offset of group "+cfg.Group+" on queue "+qs, &cl.resp)
+		}
+	}
+	req := newRequest(codec.ReqGetMaxOffset, "topic", cfg.Topic, "queueId", qs)
+	off, code, ok, err := queryOffset(c, req, cl, done, "max offset of queue "+qs)
+	if err == nil && ok && code != int32(codec.RespSuccess) {
+		err = respError("max offset of queue "+qs, &cl.resp)
+	}
+	return off, ok, err
+}
+
+// queryOffset sends req and reads the reply's "offset" when it is SUCCESS;
+// ok is false (and err nil) when done closed first.
+func queryOffset(c *rpcConn, req *codec.Frame, cl *call, done <-chan struct{}, what string) (int64, int32, bool, error) {
+	if err := c.invokeCancel(req, cl, ctlTimeout, done); err != nil {
+		if errors.Is(err, errCanceled) {
+			return 0, 0, false, nil
+		}
+		return 0, 0, false, fmt.Errorf("%s: %w", what, err)
+	}
+	if cl.resp.Code != int32(codec.RespSuccess) {
+		return 0, cl.resp.Code, true, nil
+	}
+	v, err := strconv.ParseInt(cl.resp.Value("offset"), 10, 64)
+	if err != nil {
+		return 0, 0, false, fmt.Errorf("%s: %w", what, err)
+	}
+	return v, cl.resp.Code, true, nil
+}
+
+// storeOffset sends UPDATE_CONSUMER_OFFSET for the group at the end of the
+// run (as a Java consumer persists its offsets when it shuts down), so the
+// next run with the group goes on from there.
+func storeOffset(cfg *consumeConfig, c *rpcConn, qs string, offset int64, cl *call) error {
+	req := newRequest(codec.ReqUpdateConsumerOffset, "consumerGroup", cfg.Group, "topic", cfg.Topic,
+		"queueId", qs, "commitOffset", strconv.FormatInt(offset, 10))
+	if err := c.invoke(req, cl, ctlTimeout); err != nil {
+		return fmt.Errorf("store offset of group %s on queue %s: %w", cfg.Group, qs, err)
+	}
+	if cl.resp.Code != int32(codec.RespSuccess) {
+		return respError("store offset of group "+cfg.Group+" on queue "+qs, &cl.resp)
+	}
+	return nil
 }
 
 // scanRecords walks stored messages (the pull body) and appends one

@@ -159,7 +159,7 @@ func consumeFlags(cfg *consumeConfig, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&cfg.Topic, "t", "BenchmarkTest", "topic")
 	fs.StringVar(&cfg.Group, "g", "mqbench_consumer", "consumer group")
 	fs.IntVar(&cfg.Queues, "queues", 8, "queues to pull with -b")
-	fs.StringVar(&cfg.From, "from", "last", "start offset: last (max offset) | first (0)")
+	fs.StringVar(&cfg.From, "from", "group", "start offset: group (the group's offset, kept; a new group starts as Java's CONSUME_FROM_LAST_OFFSET) | last (max offset) | first (0)")
 	fs.IntVar(&cfg.MaxMsgs, "maxmsgs", 32, "maxMsgNums per pull")
 	fs.DurationVar(&cfg.Suspend, "suspend", 15*time.Second, "long-poll hold (suspendTimeoutMillis)")
 	fs.DurationVar(&cfg.Duration, "duration", 30*time.Second, "run length (0 = until -count)")

@@ -28,10 +28,12 @@ type topicRoute struct {
 	} `json:"queueDatas"`
 }
 
-// brokerQueues is one master and the queue ids mqbench uses on it.
+// brokerQueues is one broker of a broker group and the queue ids mqbench
+// uses on it: the master, or for reads a slave when the route has no master.
 type brokerQueues struct {
 	Name   string
 	Addr   string
+	Slave  bool // Addr is a slave's (reads only)
 	Queues []int
 }
 
@@ -94,8 +96,11 @@ func queryRoute(ns, topic string) (*topicRoute, error) {
 	return &r, nil
 }
 
-// writeQueues lists the writable (or readable) queues per master, sorted by
-// broker name, as clients build their publish/subscribe lists.
+// queues lists the writable (or readable) queues per broker group, sorted
+// by broker name, as clients build their publish/subscribe lists. Sends go
+// to the master only; reads go to the master, or, like the Java client's
+// findBrokerAddressInSubscribe when the master is absent, to the slave
+// with the lowest id (a slave with slaveReadEnable serves pulls).
 func (r *topicRoute) queues(write bool) []brokerQueues {
 	var out []brokerQueues
 	for _, q := range r.QueueDatas {
@@ -107,10 +112,17 @@ func (r *topicRoute) queues(write bool) []brokerQueues {
 			continue
 		}
 		for _, b := range r.BrokerDatas {
-			if b.BrokerName != q.BrokerName || b.BrokerAddrs["0"] == "" {
+			if b.BrokerName != q.BrokerName {
 				continue
 			}
-			bq := brokerQueues{Name: b.BrokerName, Addr: b.BrokerAddrs["0"]}
+			id, addr := int64(masterID), b.BrokerAddrs["0"]
+			if addr == "" && !write {
+				id, addr = lowestSlave(b.BrokerAddrs)
+			}
+			if addr == "" {
+				continue
+			}
+			bq := brokerQueues{Name: b.BrokerName, Addr: addr, Slave: id != masterID}
 			for i := 0; i < n; i++ {
 				bq.Queues = append(bq.Queues, i)
 			}
@@ -119,6 +131,25 @@ func (r *topicRoute) queues(write bool) []brokerQueues {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// masterID is Java's MixAll.MASTER_ID.
+const masterID = 0
+
+// lowestSlave picks the slave with the lowest broker id from brokerAddrs
+// (ids are decimal strings); (-1, "") when there is none.
+func lowestSlave(addrs map[string]string) (int64, string) {
+	best, bestAddr := int64(-1), ""
+	for k, a := range addrs {
+		id, err := strconv.ParseInt(k, 10, 64)
+		if err != nil || id <= masterID || a == "" {
+			continue
+		}
+		if best < 0 || id < best {
+			best, bestAddr = id, a
+		}
+	}
+	return best, bestAddr
 }
 
 // clusterMasters returns brokerName → master address from the name server.
