@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rocketgo/rocketgo/codec/transport"
@@ -57,6 +58,10 @@ type Config struct {
 	MaxBrokers                     int // live broker addresses
 	MaxKVConfigBytes               int // namespace, key and value bytes of the KV table (+64 per entry)
 	MaxKVConfigValueLength         int // one KV value
+	// MaxRouteTableBytes bounds what the route table holds, estimated per
+	// item (footprint.go): topic names, queue and broker data, mappings,
+	// filter server lists, header strings.
+	MaxRouteTableBytes int64
 }
 
 // Default returns Java's defaults, with paths under the user's home.
@@ -88,24 +93,42 @@ func Default() Config {
 		MaxBrokers:                     DefaultMaxBrokers,
 		MaxKVConfigBytes:               DefaultMaxKVConfigBytes,
 		MaxKVConfigValueLength:         DefaultMaxKVConfigValueLength,
+		MaxRouteTableBytes:             DefaultMaxRouteTableBytes,
 	}
 }
 
 // Defaults of the registration and KV bounds. A Java broker's plain
 // registration carries every topic in one frame of at most 16 MiB, about
-// 200 bytes a topic, so no real broker sends 100,000 topics; each route
-// entry retains about 100 bytes, so the route table stays near 200 MiB at
-// most; the KV table holds the order-topic configs (one short entry per
-// ordered topic) and little else.
+// 200 bytes a topic, so no real broker sends 100,000 topics; the KV table
+// holds the order-topic configs (one short entry per ordered topic) and
+// little else.
+//
+// maxRouteTableBytes: a (topic, broker) entry holds 40 bytes and a topic
+// about 100 more than its name, so 96 MiB holds 10,000 topics on 200
+// broker names twice over. The process holds about twice the table (Go's
+// collector runs at GOGC=100) plus one register body being decoded:
+// measured under the attack (25 registrations of 100,000 topics
+// with 120-byte names) the name server stayed 223 MiB above idle RSS with
+// this default (4 taken, 21 refused), where the count bounds alone let it
+// grow by 793 MiB.
 const (
 	DefaultMaxTopicsPerBrokerRegistration = 100_000
 	DefaultMaxTopicRouteEntries           = 2_000_000
 	DefaultMaxBrokers                     = 4096
 	DefaultMaxKVConfigBytes               = 16 << 20
 	DefaultMaxKVConfigValueLength         = 64 << 10
+	DefaultMaxRouteTableBytes             = 96 << 20
 )
 
-// Validate reports settings the server cannot run with.
+// Ranges of the pool settings: a pool's queue is allocated whole at start
+// (about 50 bytes a slot).
+const (
+	maxThreadPoolNums     = 1024
+	maxThreadPoolCapacity = 1_000_000
+)
+
+// Validate reports settings the server cannot run with. New checks them
+// at start and UPDATE_NAMESRV_CONFIG before it applies or persists any.
 func (c *Config) Validate() error {
 	var errs []error
 	if c.ListenPort < 0 || c.ListenPort > 65535 {
@@ -117,8 +140,40 @@ func (c *Config) Validate() error {
 	if c.BrokerChannelExpiredTime <= 0 {
 		errs = append(errs, fmt.Errorf("brokerChannelExpiredTime must be positive"))
 	}
-	if c.ClientRequestThreadPoolNums < 1 || c.DefaultThreadPoolNums < 1 {
-		errs = append(errs, fmt.Errorf("thread pool sizes must be at least 1"))
+	for _, p := range []struct {
+		key    string
+		v, max int
+	}{
+		{"clientRequestThreadPoolNums", c.ClientRequestThreadPoolNums, maxThreadPoolNums},
+		{"defaultThreadPoolNums", c.DefaultThreadPoolNums, maxThreadPoolNums},
+		{"clientRequestThreadPoolQueueCapacity", c.ClientRequestThreadPoolQueueCapacity, maxThreadPoolCapacity},
+		{"defaultThreadPoolQueueCapacity", c.DefaultThreadPoolQueueCapacity, maxThreadPoolCapacity},
+	} {
+		if p.v < 1 || p.v > p.max {
+			errs = append(errs, fmt.Errorf("%s %d out of range [1, %d]", p.key, p.v, p.max))
+		}
+	}
+	if c.WaitSecondsForService < 0 {
+		errs = append(errs, fmt.Errorf("waitSecondsForService %d is negative", c.WaitSecondsForService))
+	}
+	if c.ServerChannelMaxIdleTimeSeconds < 0 {
+		errs = append(errs, fmt.Errorf("serverChannelMaxIdleTimeSeconds %d is negative", c.ServerChannelMaxIdleTimeSeconds))
+	}
+	// The bounds: 0 means the default; a negative one is a typo.
+	for _, b := range []struct {
+		key string
+		v   int64
+	}{
+		{"maxTopicsPerBrokerRegistration", int64(c.MaxTopicsPerBrokerRegistration)},
+		{"maxTopicRouteEntries", int64(c.MaxTopicRouteEntries)},
+		{"maxBrokers", int64(c.MaxBrokers)},
+		{"maxKVConfigBytes", int64(c.MaxKVConfigBytes)},
+		{"maxKVConfigValueLength", int64(c.MaxKVConfigValueLength)},
+		{"maxRouteTableBytes", c.MaxRouteTableBytes},
+	} {
+		if b.v < 0 {
+			errs = append(errs, fmt.Errorf("%s %d is negative", b.key, b.v))
+		}
 	}
 	if c.KVConfigPath == "" {
 		errs = append(errs, fmt.Errorf("kvConfigPath is empty"))
@@ -174,6 +229,7 @@ var props = javaprops.Fields[Config]{
 	javaprops.Int("maxBrokers", func(c *Config) *int { return &c.MaxBrokers }),
 	javaprops.Int("maxKVConfigBytes", func(c *Config) *int { return &c.MaxKVConfigBytes }),
 	javaprops.Int("maxKVConfigValueLength", func(c *Config) *int { return &c.MaxKVConfigValueLength }),
+	javaprops.Int64("maxRouteTableBytes", func(c *Config) *int64 { return &c.MaxRouteTableBytes }),
 }
 
 // Apply sets the properties p names. Unknown keys are returned (Java
@@ -202,10 +258,64 @@ func (c *Config) Properties() javaprops.Props {
 	return props.Properties(c)
 }
 
+// startOnlyKeys are read once, at start (the listener, the pools, the
+// scanner, the embedded controller): a remote update of one would change
+// only how the next start goes, which is how one bricked a restart
+// (listenPort and enableControllerInNamesrv without controller peers).
+var startOnlyKeys = map[string]bool{
+	"listenPort":                           true,
+	"bindAddress":                          true,
+	"serverChannelMaxIdleTimeSeconds":      true,
+	"clientRequestThreadPoolNums":          true,
+	"defaultThreadPoolNums":                true,
+	"clientRequestThreadPoolQueueCapacity": true,
+	"defaultThreadPoolQueueCapacity":       true,
+	"scanNotActiveBrokerInterval":          true, // the controller's too
+	"enableControllerInNamesrv":            true,
+	// The embedded controller's keys without the controller prefix
+	// (cmd/mqnamesrv's tests check every controller key is refused).
+	"electMasterMaxRetryCount":   true,
+	"enableElectUncleanMaster":   true,
+	"isProcessReadEvent":         true,
+	"notifyBrokerRoleChanged":    true,
+	"scanInactiveMasterInterval": true,
+}
+
+// protectionKeys are our bounds that compat/blacklist does not list yet.
+var protectionKeys = map[string]bool{
+	"maxRouteTableBytes": true,
+}
+
 // refusedKey returns the first key of update that UPDATE_NAMESRV_CONFIG
 // may not change: Java's fixed keys (configBlackList, configStorePath,
 // kvConfigPath, rocketmqHome) and configBlackList's, plus our fixed rules
-// (compat/blacklist: every path, and bindAddress).
+// (compat/blacklist: every path, and bindAddress), the keys read only at
+// start and the embedded controller's ("controller…").
 func (c *Config) refusedKey(update javaprops.Props) (key, why string, refused bool) {
-	return blacklist.Check(update, c.ConfigBlackList)
+	if key, why, refused := blacklist.Check(update, c.ConfigBlackList); refused {
+		return key, why, true
+	}
+	for _, e := range update {
+		switch {
+		case startOnlyKeys[e.Key]:
+			return e.Key, "read only at start", true
+		case strings.HasPrefix(e.Key, "controller"):
+			return e.Key, "the embedded controller's, read only at start", true
+		case protectionKeys[e.Key]:
+			return e.Key, blacklist.ReasonProtection, true
+		}
+	}
+	return "", "", false
+}
+
+// fromFile is the configuration the next start reads from a config file
+// holding p: the defaults, then p, then the file's own path, as
+// cmd/mqnamesrv loads it.
+func fromFile(p javaprops.Props, path string) (Config, error) {
+	c := Default()
+	if _, err := c.Apply(p); err != nil {
+		return c, err
+	}
+	c.ConfigStorePath = path
+	return c, c.Validate()
 }

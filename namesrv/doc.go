@@ -15,10 +15,23 @@
 // (route queries on their own, like Java's client request executor), never
 // on the event loop.
 //
+// Memory: what registrations make the route table hold is estimated per
+// item in bytes (footprint.go: names, queue and broker data, mappings,
+// filter servers, header strings; checked against the Go heap in tests)
+// and bounded by maxRouteTableBytes, next to the count bounds. A
+// registration past a bound is refused whole with SYSTEM_ERROR naming it;
+// a broker registering again replaces its bytes.
+//
 // UPDATE_NAMESRV_CONFIG refuses, with Java's NO_PERMISSION remark and
 // nothing changed, every key compat/blacklist names (paths, bindAddress,
-// configBlackList) and configBlackList's own entries; accepted updates are
-// written to configStorePath escaped, so no value can add a key there.
+// configBlackList), configBlackList's own entries, keys read only at
+// start (listenPort, the pools, the scanner, enableControllerInNamesrv,
+// the embedded controller's keys) and maxRouteTableBytes. The whole
+// resulting configuration must pass Validate (SYSTEM_ERROR naming the key
+// otherwise), and the file it is written to must load back to it, as the
+// next start reads it, before anything is applied. Accepted updates are
+// written to configStorePath escaped, so no value can add a key there,
+// with the file's keys that are not ours (the controller's) kept.
 // Like Java, the server listens on every interface unless bindAddress says
 // otherwise, and its start-up line says which.
 package namesrv

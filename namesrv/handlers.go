@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io/fs"
+	"os"
 	"strings"
 	"time"
 
@@ -97,6 +99,13 @@ func limitOr(v, def int) int {
 	return def
 }
 
+func limitOr64(v, def int64) int64 {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
 // bigRegisterBody: a plain body this long, or any compressed one, is
 // decoded under bigDecode. Decoding costs many times the body (the topic
 // configs it yields), so at most one such decode runs at a time and a
@@ -140,6 +149,7 @@ func (s *Server) registerBroker(c *transport.Conn, req *codec.Frame) *codec.Fram
 		deleteMissingTopics: cfg.DeleteTopicWithBrokerRegistration,
 		maxBrokers:          limitOr(cfg.MaxBrokers, DefaultMaxBrokers),
 		maxEntries:          limitOr(cfg.MaxTopicRouteEntries, DefaultMaxTopicRouteEntries),
+		maxBytes:            limitOr64(cfg.MaxRouteTableBytes, DefaultMaxRouteTableBytes),
 	}
 	if _, present := req.Get("enableActingMaster"); present {
 		v := h.EnableActingMaster
@@ -272,13 +282,12 @@ func (s *Server) registerTopic(_ *transport.Conn, req *codec.Frame) *codec.Frame
 		if err != nil {
 			return fail(req, codec.RespSystemError, err.Error())
 		}
-		for i := range r.QueueDatas {
-			r.QueueDatas[i].BrokerName = strings.Clone(r.QueueDatas[i].BrokerName)
-		}
 		if len(r.QueueDatas) > 0 {
-			max := limitOr(s.cfg.Load().MaxTopicRouteEntries, DefaultMaxTopicRouteEntries)
-			if s.routes.registerTopic(strings.Clone(h.Topic), r.QueueDatas, max) {
-				return fail(req, codec.RespSystemError, fmt.Sprintf("register topic refused: the route table holds maxTopicRouteEntries %d entries", max))
+			cfg := s.cfg.Load()
+			maxEntries := limitOr(cfg.MaxTopicRouteEntries, DefaultMaxTopicRouteEntries)
+			maxBytes := limitOr64(cfg.MaxRouteTableBytes, DefaultMaxRouteTableBytes)
+			if refused := s.routes.registerTopic(strings.Clone(h.Topic), r.QueueDatas, maxEntries, maxBytes); refused != "" {
+				return fail(req, codec.RespSystemError, refused)
 			}
 		}
 	}
@@ -395,22 +404,76 @@ func (s *Server) updateConfig(c *transport.Conn, req *codec.Frame) *codec.Frame 
 		err = next.Validate()
 	}
 	if err != nil {
+		s.log.Warn("namesrv: update config refused", "client", c.RemoteAddr(), "err", err)
 		return fail(req, codec.RespSystemError, err.Error())
 	}
 	if len(unknown) > 0 {
 		s.log.Warn("namesrv: update config: unknown keys ignored", "keys", unknown)
 	}
-	s.cfg.Store(&next)
+	var file []byte
 	if next.ConfigStorePath != "" {
-		// compat: Java's Configuration.persist writes unescaped key=value
-		// lines, so a value holding a newline ("x\nkvConfigPath=/y") adds a
-		// key at the next start, past the black list. We write the escaped
-		// form, which Java's Properties.load reads back to the same values.
-		if err := configfile.Write(next.ConfigStorePath, javaprops.Append(nil, next.Properties())); err != nil {
+		var err error
+		if file, err = configFile(&next); err != nil {
+			// Like Java: the update stands, only the file stays as it was.
+			s.log.Error("namesrv: update config: read config file", "path", next.ConfigStorePath, "err", err)
+			file = nil
+		} else if err := startsAs(file, &next); err != nil {
+			s.log.Warn("namesrv: update config refused", "client", c.RemoteAddr(), "err", err)
+			return fail(req, codec.RespSystemError, err.Error())
+		}
+	}
+	s.cfg.Store(&next)
+	if file != nil {
+		if err := configfile.Write(next.ConfigStorePath, file); err != nil {
 			s.log.Error("namesrv: persist config", "path", next.ConfigStorePath, "err", err)
 		}
 	}
 	return ok(req)
+}
+
+// configFile is what next.ConfigStorePath is rewritten with: every setting
+// of next, and the keys of the file that are not ours (the embedded
+// controller's: Java's writer drops them, so a controller node would not
+// start again).
+func configFile(next *Config) ([]byte, error) {
+	path := next.ConfigStorePath
+	file := next.Properties()
+	switch data, err := os.ReadFile(path); {
+	case err == nil:
+		old, err := javaprops.Parse(data)
+		if err != nil {
+			return nil, fmt.Errorf("namesrv: config file %s: %w", path, err)
+		}
+		for _, e := range old {
+			if _, ours := props.Find(e.Key); !ours {
+				file.Set(e.Key, e.Value)
+			}
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("namesrv: config file: %w", err)
+	}
+	// compat: Java's Configuration.persist writes unescaped key=value
+	// lines, so a value holding a newline ("x\nkvConfigPath=/y") adds a key
+	// at the next start, past the black list. We write the escaped form,
+	// which Java's Properties.load reads back to the same values.
+	return javaprops.Append(nil, file), nil
+}
+
+// startsAs checks that a start from file gets the settings of next.
+func startsAs(file []byte, next *Config) error {
+	path := next.ConfigStorePath
+	p, err := javaprops.Parse(file)
+	if err != nil {
+		return fmt.Errorf("namesrv: update config: %s would not parse: %w", path, err)
+	}
+	restarted, err := fromFile(p, path)
+	if err != nil {
+		return fmt.Errorf("namesrv: update config: %s would not start: %w", path, err)
+	}
+	if restarted != *next {
+		return fmt.Errorf("namesrv: update config: %s would start with other settings", path)
+	}
+	return nil
 }
 
 func (s *Server) getConfig(_ *transport.Conn, req *codec.Frame) *codec.Frame {

@@ -76,6 +76,9 @@ type routeTable struct {
 	// entries counts the (topic, broker name) pairs of topics plus those
 	// of mappings, the bulk of what registrations retain; guarded by mu.
 	entries int
+	// bytes estimates what all of the above retain (footprint.go).
+	// Invariant: bytes == footprintLocked(); guarded by mu.
+	bytes int64
 
 	maxRegisterHold atomic.Int64 // longest write-lock hold of a registration, ns (observability, tests)
 }
@@ -104,9 +107,10 @@ type registration struct {
 	hasBody             bool
 	conn                *transport.Conn
 	deleteMissingTopics bool // deleteTopicWithBrokerRegistration
-	// Bounds (maxBrokers, maxTopicRouteEntries): a registration that
-	// would pass one is refused before anything changes.
+	// Bounds (maxBrokers, maxTopicRouteEntries, maxRouteTableBytes): a
+	// registration that would pass one is refused before anything changes.
 	maxBrokers, maxEntries int
+	maxBytes               int64
 }
 
 // registerResult is what a slave learns about its master, or why the
@@ -123,6 +127,12 @@ func (t *routeTable) register(r *registration) (res registerResult, ok bool) {
 	// this is the bulk of the work.
 	// Each entry doubles as the one-element queueSet of a topic new to the
 	// table, so inserting thousands of new topics allocates nothing under it.
+	// The queue data share the group's copy of the broker name.
+	t.mu.RLock()
+	if g := t.brokers[r.name]; g != nil {
+		r.name = g.name
+	}
+	t.mu.RUnlock()
 	queues := make([]body.QueueData, len(r.body.Topics))
 	for i := range r.body.Topics {
 		tc := &r.body.Topics[i]
@@ -145,8 +155,15 @@ func (t *routeTable) register(r *registration) (res registerResult, ok bool) {
 	}()
 
 	if refused := t.overBoundsLocked(r, key); refused != "" {
+		// What the broker registered before stays, and stays alive: a
+		// broker grown past a bound keeps serving its old routes.
+		if li := t.live[key]; li != nil {
+			li.lastUpdate.Store(now.UnixNano())
+		}
 		return registerResult{refused: refused}, true
 	}
+	brokerBefore := t.brokerBytesLocked(r.cluster, r.name, key)
+	defer func() { t.bytes += t.brokerBytesLocked(r.cluster, r.name, key) - brokerBefore }()
 
 	names := t.clusters[r.cluster]
 	if names == nil {
@@ -223,10 +240,12 @@ func (t *routeTable) register(r *registration) (res registerResult, ok bool) {
 			if len(qs) == 0 {
 				t.topics[topic] = queues[i : i+1 : i+1]
 				t.entries++
+				t.bytes += topicBytes(topic) + queueEntryBytes
 				continue
 			}
 			if qs.find(r.name) < 0 {
 				t.entries++
+				t.bytes += queueEntryBytes
 			}
 			t.topics[topic] = qs.set(queues[i])
 		}
@@ -236,10 +255,14 @@ func (t *routeTable) register(r *registration) (res registerResult, ok bool) {
 				if bm == nil {
 					bm = make(map[string][]byte)
 					t.mappings[m.Topic] = bm
+					t.bytes += mappingTopicBytesFor(m.Topic)
 				}
-				if _, had := bm[m.BrokerName]; !had {
+				if old, had := bm[m.BrokerName]; had {
+					t.bytes -= mappingBytes(m.BrokerName, old)
+				} else {
 					t.entries++
 				}
+				t.bytes += mappingBytes(m.BrokerName, m.JSON)
 				bm[m.BrokerName] = m.JSON
 			}
 		}
@@ -266,34 +289,6 @@ func (t *routeTable) register(r *registration) (res registerResult, ok bool) {
 		}
 	}
 	return res, true
-}
-
-// overBoundsLocked says why r may not register ("" when it may): a new
-// broker address past maxBrokers, or route entries (topics and mappings
-// new for this broker name) past maxEntries. Caller holds mu.
-func (t *routeTable) overBoundsLocked(r *registration, key brokerKey) string {
-	if _, known := t.live[key]; !known && r.maxBrokers > 0 && len(t.live) >= r.maxBrokers {
-		return fmt.Sprintf("register broker refused: %d brokers are registered (maxBrokers)", len(t.live))
-	}
-	if r.maxEntries <= 0 || !r.hasBody {
-		return ""
-	}
-	added := 0
-	for i := range r.body.Topics {
-		if t.topics[r.body.Topics[i].TopicName].find(r.name) < 0 {
-			added++
-		}
-	}
-	for _, m := range r.body.Mappings {
-		if _, had := t.mappings[m.Topic][m.BrokerName]; !had {
-			added++
-		}
-	}
-	if t.entries+added > r.maxEntries {
-		return fmt.Sprintf("register broker refused: %d new topic route entries on top of %d pass maxTopicRouteEntries %d",
-			added, t.entries, r.maxEntries)
-	}
-	return ""
 }
 
 // touch refreshes a broker's last-update time (heartbeat, data version query).
@@ -325,6 +320,8 @@ func (t *routeTable) unregister(cluster, addr, name string) {
 
 func (t *routeTable) unregisterLocked(cluster, addr, name string) {
 	key := brokerKey{cluster, addr}
+	brokerBefore := t.brokerBytesLocked(cluster, name, key)
+	defer func() { t.bytes += t.brokerBytesLocked(cluster, name, key) - brokerBefore }()
 	delete(t.live, key)
 	delete(t.filters, key)
 	g := t.brokers[name]
@@ -393,6 +390,7 @@ func (t *routeTable) connClosed(c *transport.Conn) {
 			t.log.Info("namesrv: broker connection closed", "cluster", key.cluster, "addr", key.addr)
 			t.unregisterLocked(key.cluster, key.addr, name)
 		} else {
+			t.bytes -= t.keyBytesLocked(key)
 			delete(t.live, key)
 			delete(t.filters, key)
 		}
@@ -433,6 +431,7 @@ func (t *routeTable) expire(def time.Duration) []*transport.Conn {
 		if name, ok := t.findBrokerLocked(key); ok {
 			t.unregisterLocked(key.cluster, key.addr, name)
 		} else {
+			t.bytes -= t.keyBytesLocked(key)
 			delete(t.live, key)
 			delete(t.filters, key)
 		}
@@ -655,8 +654,11 @@ func (t *routeTable) deleteTopic(topic, cluster string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if cluster == "" {
-		t.entries -= len(t.topics[topic])
-		delete(t.topics, topic)
+		if qs, found := t.topics[topic]; found {
+			t.entries -= len(qs)
+			t.bytes -= topicBytes(topic) + queueEntryBytes*int64(len(qs))
+			delete(t.topics, topic)
+		}
 		return
 	}
 	names := t.clusters[cluster]
@@ -671,34 +673,50 @@ func (t *routeTable) deleteTopic(topic, cluster string) {
 
 // registerTopic adds queue data for a topic (REGISTER_TOPIC_IN_NAMESRV);
 // like Java it ignores, whole, a list naming an unknown broker. It
-// refuses (refused=true, nothing changed) a list that would take the
-// route entries past maxEntries (> 0).
-func (t *routeTable) registerTopic(topic string, qds []body.QueueData, maxEntries int) (refused bool) {
+// refuses (refused says why, nothing changed) a list that would take the
+// route entries past maxEntries or the bytes past maxBytes (when > 0).
+// The queue data take their broker's name from its group, so they hold
+// no text of their own.
+func (t *routeTable) registerTopic(topic string, qds []body.QueueData, maxEntries int, maxBytes int64) (refused string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	qs := t.topics[topic]
+	qs, found := t.topics[topic]
 	added := 0
-	for _, qd := range qds {
-		if t.brokers[qd.BrokerName] == nil {
-			t.log.Warn("namesrv: register topic names an unknown broker", "topic", topic, "broker", qd.BrokerName)
-			return false
+	for i := range qds {
+		g := t.brokers[qds[i].BrokerName]
+		if g == nil {
+			t.log.Warn("namesrv: register topic names an unknown broker", "topic", topic, "broker", qds[i].BrokerName)
+			return ""
 		}
-		if qs.find(qd.BrokerName) < 0 {
+		qds[i].BrokerName = g.name
+		if qs.find(g.name) < 0 {
 			added++ // at most: qds may name a broker twice
 		}
 	}
 	if maxEntries > 0 && t.entries+added > maxEntries {
 		t.log.Warn("namesrv: register topic refused (maxTopicRouteEntries)", "topic", topic, "entries", t.entries)
-		return true
+		return fmt.Sprintf("register topic refused: the route table holds maxTopicRouteEntries %d entries", maxEntries)
+	}
+	add := queueEntryBytes * int64(added)
+	if !found {
+		add += topicBytes(topic)
+	}
+	if maxBytes > 0 && t.bytes+add > maxBytes {
+		t.log.Warn("namesrv: register topic refused (maxRouteTableBytes)", "topic", topic, "bytes", t.bytes)
+		return fmt.Sprintf("register topic refused: %d more bytes on top of the %d the route table holds pass maxRouteTableBytes %d", add, t.bytes, maxBytes)
+	}
+	if !found {
+		t.bytes += topicBytes(topic)
 	}
 	for _, qd := range qds {
 		if qs.find(qd.BrokerName) < 0 {
 			t.entries++
+			t.bytes += queueEntryBytes
 		}
 		qs = qs.set(qd)
 	}
 	t.topics[topic] = qs
-	return false
+	return ""
 }
 
 // setWritePerm wipes (wipe=true) or restores the write permission of every
@@ -756,7 +774,9 @@ func (t *routeTable) removeQueues(topic string, qs queueSet, name string) queueS
 		return qs
 	}
 	t.entries--
+	t.bytes -= queueEntryBytes
 	if len(qs) == 1 {
+		t.bytes -= topicBytes(topic)
 		delete(t.topics, topic)
 		return nil
 	}
