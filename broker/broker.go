@@ -406,7 +406,8 @@ func (b *Broker) routers() (mainR, fastR *transport.Router) {
 
 	off := newOffsetProcessor(b.store, b.offsets)
 	off.live = b.live // accessMessageInMemoryMaxRatio's window
-	cp := &clientProcessor{live: b.live, clients: b.clients, groups: b.groups, topics: b.topics, filters: b.filters, log: b.log}
+	cp := &clientProcessor{live: b.live, clients: b.clients, groups: b.groups, topics: b.topics, filters: b.filters, log: b.log,
+		registerNow: func() { b.reg.sync(registerNowTimeout) }}
 	lp := &lockProcessor{locks: b.locks}
 	qp := &queryProcessor{store: b.store, log: b.log, maxBatch: b.cfg.MaxMsgsNumBatch}
 	admin := b.adminHandlers()

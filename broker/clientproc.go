@@ -21,6 +21,9 @@ type clientProcessor struct {
 	topics  *topicTable
 	filters *filter.Cache
 	log     *slog.Logger
+	// registerNow, when set, registers with the name servers and waits
+	// (bounded): called after a heartbeat created its group's retry topic.
+	registerNow func()
 
 	fpMu         sync.Mutex
 	fingerprints map[string]int32 // group -> last heartbeat fingerprint; guarded by fpMu
@@ -36,6 +39,7 @@ func (p *clientProcessor) heartbeat(c *transport.Conn, req *codec.Frame) *codec.
 	// left out while the fingerprint is unchanged.
 	v2 := hb.HeartbeatFingerprint != 0
 	subChange := !v2
+	created := false // a retry topic the name servers must learn before the reply
 	for i := range hb.ConsumerDataSet {
 		cd := &hb.ConsumerDataSet[i]
 		p.fpMu.Lock()
@@ -60,7 +64,11 @@ func (p *clientProcessor) heartbeat(c *transport.Conn, req *codec.Frame) *codec.
 			if queues <= 0 {
 				queues = 1
 			}
-			p.topics.createIfAbsent(RetryGroupPrefix+cd.GroupName, queues, body.PermWrite|body.PermRead, sysFlag)
+			retry := RetryGroupPrefix + cd.GroupName
+			if _, had := p.topics.get(retry); !had {
+				p.topics.createIfAbsent(retry, queues, body.PermWrite|body.PermRead, sysFlag)
+				created = true
+			}
 		}
 		if p.clients.registerConsumer(cd, ch, v2 && hb.WithoutSub) {
 			p.log.Info("consumer registered", "group", cd.GroupName, "client", hb.ClientID, "remote", c.RemoteAddr())
@@ -71,6 +79,9 @@ func (p *clientProcessor) heartbeat(c *transport.Conn, req *codec.Frame) *codec.
 	}
 	for _, pd := range hb.ProducerDataSet {
 		p.clients.registerProducer(pd.GroupName, ch)
+	}
+	if created && p.registerNow != nil {
+		p.registerNow()
 	}
 	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
 	resp.Ext = []codec.KV{{Key: "IS_SUPPORT_HEART_BEAT_V2", Value: "true"}, {Key: "IS_SUB_CHANGE", Value: strconv.FormatBool(subChange)}}

@@ -38,6 +38,13 @@ type registrar struct {
 	trigger chan struct{}
 	quit    chan struct{}
 	wg      sync.WaitGroup
+
+	// Rounds for sync: requested counts calls of sync, and a round
+	// covers every request made before it started.
+	roundMu   sync.Mutex
+	requested uint64        // guarded by roundMu
+	completed uint64        // guarded by roundMu: the highest request a finished round covered
+	roundDone chan struct{} // guarded by roundMu: closed when a round finishes
 }
 
 func newRegistrar(cfg *Config, live *liveConfig, topics *topicTable, client *transport.Client, log *slog.Logger) *registrar {
@@ -46,7 +53,7 @@ func newRegistrar(cfg *Config, live *liveConfig, topics *topicTable, client *tra
 		period = 30 * time.Second
 	}
 	return &registrar{cfg: cfg, live: live, topics: topics, client: client, log: log, period: period,
-		trigger: make(chan struct{}, 1), quit: make(chan struct{})}
+		trigger: make(chan struct{}, 1), quit: make(chan struct{}), roundDone: make(chan struct{})}
 }
 
 // start registers once (waiting for the answers) and then keeps
@@ -76,7 +83,52 @@ func (r *registrar) loop() {
 		case <-tick.C:
 		case <-r.trigger:
 		}
+		r.roundMu.Lock()
+		covers := r.requested
+		r.roundMu.Unlock()
 		r.registerAll()
+		r.roundMu.Lock()
+		r.completed = covers
+		close(r.roundDone)
+		r.roundDone = make(chan struct{})
+		r.roundMu.Unlock()
+	}
+}
+
+// registerNowTimeout bounds how long a heartbeat waits for sync.
+const registerNowTimeout = 3 * time.Second
+
+// sync asks for a registration and waits, at most timeout, until one that
+// started after the call has finished (answered or failed at every name
+// server). Java's broker registers a topic it creates for a heartbeat or
+// a send-back before it answers (registerIncrementBrokerData): a client
+// reads the route of its group's new %RETRY% topic right after its first
+// heartbeat, and a route still missing then waits out the client's 30 s
+// route refresh, delaying every first retry (issue #19 S3). Not for the
+// event loops: it blocks.
+func (r *registrar) sync(timeout time.Duration) bool {
+	r.roundMu.Lock()
+	r.requested++
+	want := r.requested
+	r.roundMu.Unlock()
+	r.changed()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	for {
+		r.roundMu.Lock()
+		if r.completed >= want {
+			r.roundMu.Unlock()
+			return true
+		}
+		ch := r.roundDone
+		r.roundMu.Unlock()
+		select {
+		case <-ch:
+		case <-t.C:
+			return false
+		case <-r.quit:
+			return false
+		}
 	}
 }
 

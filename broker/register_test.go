@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -106,4 +107,22 @@ func TestStartFailsOnBusyPort(t *testing.T) {
 	require.NoError(t, err)
 	require.Error(t, b.Start())
 	require.NoError(t, b.Close())
+}
+
+// A heartbeat that creates its group's retry topic is answered only once
+// the name server routes that topic, as Java's broker does: the official
+// clients read the route right after their first heartbeat, and a miss
+// waits out their 30 s refresh before any retry is pulled (issue #19 S3).
+func TestHeartbeatRetryTopicRoutedBeforeReply(t *testing.T) {
+	ns := startNamesrv(t)
+	tb := startBroker(t, func(c *Config) { c.NamesrvAddr = ns })
+	tb.topics.createIfAbsent("HBR", 4, 6, 0)
+	for i := range 20 {
+		group := "hbr" + strconv.Itoa(i)
+		hb := request(codec.ReqHeartBeat)
+		hb.Body = goHeartbeat("10.0.0.1@1", group, "HBR", "*")
+		require.Equal(t, int32(codec.RespSuccess), tb.invoke(t, hb).Code)
+		resp := tb.route(t, ns, "%RETRY%"+group)
+		require.Equal(t, int32(codec.RespSuccess), resp.Code, "heartbeat %d: %s", i, resp.Remark)
+	}
 }
