@@ -139,10 +139,12 @@ func (p *sendProcessor) enqueue(c *transport.Conn, req *codec.Frame, l *transpor
 		return rejectSlave(req)
 	}
 	l.Hold()
+	c.BeginTask() // a connection's queued sends are capped: maxInflightRequestsPerConnection
 	select {
 	case p.queue <- sendTask{c: c, req: req, lease: l, enqueued: time.Now()}:
 		return nil
 	default:
+		c.EndTask()
 		l.Release()
 		// compat: Java's remark for a full executor queue.
 		return codec.NewResponse(req, int32(codec.RespSystemBusy), "[OVERLOAD]system busy, start flow control for a while")
@@ -157,17 +159,28 @@ func (p *sendProcessor) work() {
 			return
 		case t := <-p.queue:
 			maxWait := p.live.waitInQueue()
+			if t.c.Closed() && !t.req.IsOneway() {
+				// Its sender is gone and cannot learn the outcome: a client
+				// that pipelines sends without reading, is cut and
+				// reconnects must not keep the store busy with the sends
+				// of its dead connections (a oneway send is still stored).
+				t.lease.Release()
+				t.c.EndTask()
+				continue
+			}
 			if waited := time.Since(t.enqueued); maxWait > 0 && waited > maxWait {
 				// compat: BrokerFastFailure's remark for a request that waited too long.
 				p.reply(t.c, t.req, codec.NewResponse(t.req, int32(codec.RespSystemBusy),
 					fmt.Sprintf("[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: %dms, size of queue: %d",
 						waited.Milliseconds(), len(p.queue))))
 				t.lease.Release()
+				t.c.EndTask()
 				continue
 			}
 			if resp := p.process(t.c, t.req, t.lease); resp != nil {
 				p.reply(t.c, t.req, resp)
 				t.lease.Release()
+				t.c.EndTask()
 			}
 		}
 	}
@@ -337,8 +350,9 @@ func (p *sendProcessor) putCtx(sc *sendCtx) {
 		return
 	}
 	p.inflight.Add(-1)
-	if sc.lease != nil {
+	if sc.lease != nil { // handed to the store: the task ends here
 		sc.lease.Release()
+		sc.c.EndTask()
 	}
 	sc.c, sc.req, sc.lease, sc.msg, sc.topic, sc.uniq = nil, nil, nil, message.Message{}, "", ""
 	if strictOwnership {
@@ -548,6 +562,7 @@ func (p *sendProcessor) sendBatch(c *transport.Conn, req *codec.Frame, l *transp
 		p.stats.onPut(topic, r)
 		p.reply(c, req, p.putResponse(req, r, queueID, uniq, msgs))
 		l.Release()
+		c.EndTask()
 	})
 	return nil
 }

@@ -38,6 +38,8 @@ type hostileConfig struct {
 	ProbeEvery time.Duration
 	MaxAnon    int64 // watchdog: SIGKILL PID past this anonymous RSS (bytes)
 	Progress   io.Writer
+
+	modeConfig // -mode and the single-attack modes' knobs (hostile_modes.go)
 }
 
 func hostileFlags(cfg *hostileConfig, out io.Writer) *flag.FlagSet {
@@ -55,6 +57,7 @@ func hostileFlags(cfg *hostileConfig, out io.Writer) *flag.FlagSet {
 	fs.IntVar(&cfg.Trickle, "trickle", 1, "connections sending one byte per second")
 	fs.DurationVar(&cfg.ProbeEvery, "probeEvery", 5*time.Millisecond, "interval of the well-behaved probe's sync sends")
 	fs.Int64Var(&cfg.MaxAnon, "maxAnon", 4<<30, "watchdog bound on the broker's anonymous RSS, bytes")
+	modeFlags(fs, &cfg.modeConfig)
 	return fs
 }
 
@@ -79,6 +82,13 @@ type HostileSummary struct {
 	Attackers         []AttackerOutcome `json:"attackers"`
 	HalfFramesClosed  int               `json:"halfFramesClosed"`
 	HalfFramesOpen    int               `json:"halfFramesOpen"`
+
+	Mode string `json:"mode"`
+	// SettleAnonMiB: the broker's anonymous RSS -settle after the attack.
+	SettleAnonMiB float64           `json:"settleAnonMiB,omitempty"`
+	Storm         *StormOutcome     `json:"storm,omitempty"`
+	BigHeader     *BigHeaderOutcome `json:"bigHeader,omitempty"`
+	Stuck         []StuckOutcome    `json:"stuck,omitempty"`
 }
 
 // AttackerOutcome says what one misbehaving connection achieved.
@@ -118,9 +128,58 @@ func runHostile(cfg hostileConfig) (HostileSummary, error) {
 	sum.IdleAnonMiB = mib(mon.current())
 	mon.resetPeak()
 
-	logf("hostile: attack %v (non-reading pull, send, heartbeat; %d half frames; %d trickle)", cfg.Duration, cfg.HalfFrames, cfg.Trickle)
 	start := time.Now()
 	deadline := start.Add(cfg.Duration)
+	var finish func(*HostileSummary)
+	sum.Mode = cfg.Mode
+	if cfg.Mode == "" || cfg.Mode == modeMix {
+		sum.Mode = modeMix
+		finish = startMix(cfg, start, deadline, logf)
+	} else {
+		logf("hostile: attack %v (%s)", cfg.Duration, cfg.Mode)
+		if finish, err = startMode(cfg, start, deadline); err != nil {
+			return sum, err
+		}
+	}
+	onset, onsetErrs, why := runProbe(probe, cfg.Topic, min(onsetWindow, time.Until(deadline)), cfg.ProbeEvery, &sum.ProbeBusy)
+	sum.ProbeErrorSamples = append(sum.ProbeErrorSamples, why...)
+	steady, steadyErrs, why := runProbe(probe, cfg.Topic, time.Until(deadline), cfg.ProbeEvery, &sum.ProbeBusy)
+	sum.ProbeErrorSamples = append(sum.ProbeErrorSamples, why...)
+	attack := &Histogram{}
+	attack.Merge(onset)
+	attack.Merge(steady)
+	attackErrs := onsetErrs + steadyErrs
+	sum.OnsetProbe, sum.SteadyProbe = latencyOf(onset), latencyOf(steady)
+	finish(&sum)
+
+	sum.AttackProbe = latencyOf(attack)
+	sum.ProbeErrors = idleErrs + attackErrs
+	if sum.IdleProbe.P99 > 0 {
+		sum.ProbeP99Ratio = sum.AttackProbe.P99 / sum.IdleProbe.P99
+		sum.SteadyP99Ratio = sum.SteadyProbe.P99 / sum.IdleProbe.P99
+	}
+	sum.PeakAnonMiB = mib(mon.peakValue())
+	sum.AboveIdleMiB = sum.PeakAnonMiB - sum.IdleAnonMiB
+	sum.EndAnonMiB = mib(mon.current())
+	if cfg.Settle > 0 && cfg.PID > 0 {
+		logf("hostile: settle %v", cfg.Settle)
+		time.Sleep(cfg.Settle) // the measurement: what the broker still holds after a quiet while
+		if v, err := anonRSS(cfg.PID); err == nil {
+			sum.SettleAnonMiB = mib(v)
+		}
+	}
+	sum.WatchdogKilled = mon.killed.Load()
+	if sum.WatchdogKilled {
+		return sum, fmt.Errorf("hostile: the broker passed %d MiB of anonymous memory and was killed", cfg.MaxAnon>>20)
+	}
+	return sum, nil
+}
+
+// startMix starts the mixed attack: non-reading pull, send and heartbeat
+// clients, half frames and tricklers. The returned function waits for
+// them and records their outcome.
+func startMix(cfg hostileConfig, start, deadline time.Time, logf func(string, ...any)) func(*HostileSummary) {
+	logf("hostile: attack %v (non-reading pull, send, heartbeat; %d half frames; %d trickle)", cfg.Duration, cfg.HalfFrames, cfg.Trickle)
 	var wg sync.WaitGroup
 	outcomes := make([]AttackerOutcome, 0, 3+cfg.Trickle)
 	var omu sync.Mutex
@@ -151,33 +210,11 @@ func runHostile(cfg hostileConfig) (HostileSummary, error) {
 		}()
 	}
 	halves := newHalfFrames(cfg.Broker, cfg.HalfFrames, cfg.HalfAnnounce, cfg.HalfSend, deadline)
-	onset, onsetErrs, why := runProbe(probe, cfg.Topic, min(onsetWindow, time.Until(deadline)), cfg.ProbeEvery, &sum.ProbeBusy)
-	sum.ProbeErrorSamples = append(sum.ProbeErrorSamples, why...)
-	steady, steadyErrs, why := runProbe(probe, cfg.Topic, time.Until(deadline), cfg.ProbeEvery, &sum.ProbeBusy)
-	sum.ProbeErrorSamples = append(sum.ProbeErrorSamples, why...)
-	attack := &Histogram{}
-	attack.Merge(onset)
-	attack.Merge(steady)
-	attackErrs := onsetErrs + steadyErrs
-	sum.OnsetProbe, sum.SteadyProbe = latencyOf(onset), latencyOf(steady)
-	wg.Wait()
-	sum.HalfFramesClosed, sum.HalfFramesOpen = halves.close()
-
-	sum.AttackProbe = latencyOf(attack)
-	sum.ProbeErrors = idleErrs + attackErrs
-	if sum.IdleProbe.P99 > 0 {
-		sum.ProbeP99Ratio = sum.AttackProbe.P99 / sum.IdleProbe.P99
-		sum.SteadyP99Ratio = sum.SteadyProbe.P99 / sum.IdleProbe.P99
+	return func(sum *HostileSummary) {
+		wg.Wait()
+		sum.HalfFramesClosed, sum.HalfFramesOpen = halves.close()
+		sum.Attackers = outcomes
 	}
-	sum.PeakAnonMiB = mib(mon.peakValue())
-	sum.AboveIdleMiB = sum.PeakAnonMiB - sum.IdleAnonMiB
-	sum.EndAnonMiB = mib(mon.current())
-	sum.WatchdogKilled = mon.killed.Load()
-	sum.Attackers = outcomes
-	if sum.WatchdogKilled {
-		return sum, fmt.Errorf("hostile: the broker passed %d MiB of anonymous memory and was killed", cfg.MaxAnon>>20)
-	}
-	return sum, nil
 }
 
 // onsetWindow is the start of the attack, reported apart: the attackers
@@ -489,7 +526,26 @@ func (s *HostileSummary) writeText(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %-18s wrote %d bytes, %s\n", a.Kind, a.BytesWritten, state)
 	}
-	fmt.Fprintf(w, "  half frames: %d closed by the server, %d open\n", s.HalfFramesClosed, s.HalfFramesOpen)
+	if s.Mode == modeMix {
+		fmt.Fprintf(w, "  half frames: %d closed by the server, %d open\n", s.HalfFramesClosed, s.HalfFramesOpen)
+	}
+	if s.SettleAnonMiB > 0 {
+		fmt.Fprintf(w, "  anonymous RSS after settling: %.1f MiB (%.1f above idle)\n", s.SettleAnonMiB, s.SettleAnonMiB-s.IdleAnonMiB)
+	}
+	if o := s.Storm; o != nil {
+		fmt.Fprintf(w, "  storm %s: %d connections, %d frames (%d MiB) written; cut after %.0f ms on average (max %.0f ms)\n",
+			o.Code, o.Conns, o.Frames, o.Bytes>>20, o.MeanLifeMs, o.MaxLifeMs)
+	}
+	if o := s.BigHeader; o != nil {
+		fmt.Fprintf(w, "  big headers: %d sent, %d answered, %d connections closed by the server, %.1f s\n", o.Sent, o.Answered, o.Closed, o.Seconds)
+	}
+	for _, o := range s.Stuck {
+		state := "still open at the end"
+		if o.CutAfterQuiet >= 0 {
+			state = fmt.Sprintf("cut %.1f s after it went quiet", o.CutAfterQuiet)
+		}
+		fmt.Fprintf(w, "  stuck puller: %d pulls, quiet after %.1f s, %s\n", o.Pulls, o.QuietAfterS, state)
+	}
 	if s.WatchdogKilled {
 		fmt.Fprintln(w, "WATCHDOG: the broker was killed for passing the memory bound")
 	}

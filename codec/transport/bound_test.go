@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/rocketgo/rocketgo/codec"
 )
@@ -265,10 +266,13 @@ func (r *frameReader) next(d time.Duration) (*codec.Frame, error) {
 	return f, codec.Decode(payload, f)
 }
 
-// A paused client that keeps sending is closed once the requests it sent
-// and the server did not decode pass MaxUnreadPerConn, with a WARN naming
-// it and the key; the server keeps serving others.
-func TestNonReadingSenderClosedPastUnreadLimit(t *testing.T) {
+// A paused client that keeps sending is not read any more (read gating):
+// its requests wait in the kernel and its writes block, so the server
+// holds no backlog for it (before, it copied up to MaxUnreadPerConn of
+// them and then cut the client, which reconnected at once); and as it
+// takes none of its replies, it is cut WriteStallTimeout later with a
+// WARN naming the key. The server keeps serving others meanwhile.
+func TestNonReadingSenderIsNotRead(t *testing.T) {
 	log, sink := captureLog()
 	pool := newPool(t, "big", 2, 1<<16)
 	body := make([]byte, 64<<10)
@@ -280,7 +284,7 @@ func TestNonReadingSenderClosedPastUnreadLimit(t *testing.T) {
 		return resp
 	})
 	s := startServer(t, ServerConfig{Logger: log, MaxFrameLength: 1 << 20, MaxUnreadPerConn: 1 << 20,
-		WriteHighWater: 256 << 10, WriteLowWater: 64 << 10}, r)
+		WriteHighWater: 256 << 10, WriteLowWater: 64 << 10, WriteStallTimeout: 500 * time.Millisecond}, r)
 	nc, err := net.DialTimeout("tcp", s.Addr(), time.Second)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = nc.Close() })
@@ -293,28 +297,54 @@ func TestNonReadingSenderClosedPastUnreadLimit(t *testing.T) {
 	for range 64 {
 		chunk = req.AppendTo(chunk)
 	}
-	_ = nc.SetWriteDeadline(time.Now().Add(10 * time.Second))
-	closed := false
-	for range 1024 { // 64 MiB at most
-		if _, err := nc.Write(chunk); err != nil {
-			closed = true
+	// Write until the writes block (the server stopped reading) or fail
+	// (it cut the connection); 64 MiB at most.
+	var sent int
+	start := time.Now()
+	for range 1024 {
+		_ = nc.SetWriteDeadline(time.Now().Add(300 * time.Millisecond))
+		n, err := nc.Write(chunk)
+		sent += n
+		if err != nil {
 			break
 		}
 	}
-	if !closed { // the last writes may still sit in our socket buffer
-		_ = nc.SetReadDeadline(time.Now().Add(5 * time.Second))
-		_, err := io.Copy(io.Discard, nc)
-		var ne net.Error
-		closed = err == nil || !(errorAs(err, &ne) && ne.Timeout())
-	}
-	require.True(t, closed, "the server never closed a client that sends and does not read")
-	require.Contains(t, sink.String(), "maxUnreadBytesPerConnection")
-	w.Stop()
+	_, unread := s.Buffered()
+	t.Logf("the client got %d KiB out before its writes stopped; the server holds %d KiB of it unread", sent>>10, unread>>10)
+	require.Less(t, sent, 32<<20, "the server kept reading a paused connection")
+	require.LessOrEqual(t, unread, int64(256<<10), "a paused connection's bytes should stay in the kernel")
+	require.NotContains(t, sink.String(), "maxUnreadBytesPerConnection")
 
 	probe := dialRaw(t, s.Addr())
 	probe.send(request(codeEcho, 7))
 	require.Equal(t, int32(7), probe.recv().Opaque)
+
+	require.True(t, cutWithoutReading(t, nc, 5*time.Second), "the server never cut a client that does not read")
+	require.Less(t, time.Since(start), 5*time.Second)
+	require.Contains(t, sink.String(), "writeStallTimeout")
+	w.Stop()
 	waitFor(t, func() bool { u, r := s.Buffered(); return u == 0 && r == 0 })
+}
+
+// cutWithoutReading waits up to d for the server to close nc (a reset, or
+// a FIN), without reading: reading would take replies, which is progress.
+func cutWithoutReading(t *testing.T, nc net.Conn, d time.Duration) bool {
+	t.Helper()
+	rc, err := nc.(*net.TCPConn).SyscallConn()
+	require.NoError(t, err)
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		cut := false
+		require.NoError(t, rc.Control(func(fd uintptr) {
+			p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLRDHUP}}
+			if n, err := unix.Poll(p, 20); err == nil && n > 0 && p[0].Revents&(unix.POLLRDHUP|unix.POLLHUP|unix.POLLERR) != 0 {
+				cut = true
+			}
+		}))
+		if cut {
+			return true
+		}
+	}
+	return false
 }
 
 // Normal pipelining (256 requests in flight on one connection, replies

@@ -46,7 +46,8 @@ type Conn struct {
 	value   any             // guarded by mu
 
 	// inflight counts requests handed to pools whose handlers have not
-	// returned yet (queued or running).
+	// returned yet (queued or running), and those a handler took over
+	// with BeginTask until their EndTask.
 	inflight atomic.Int32
 
 	// Read gating of a server connection (see Server): paused is set by
@@ -57,6 +58,7 @@ type Conn struct {
 	paused   atomic.Bool
 	woken    atomic.Bool
 	decoding atomic.Bool // a big header is being decoded off the loop
+	bigWait  atomic.Bool // a complete big-header frame waits for the server's budget
 	evicted  atomic.Bool // closed to keep the server's unread bytes in budget
 	// evictHeld is held when evicted was set, until OnClose subtracts it
 	// from the server's evicting bytes.
@@ -74,8 +76,11 @@ type Conn struct {
 	maxInflight int32  // the server's MaxInflightPerConn
 
 	// Event-loop state of a server connection, touched only by its loop.
+	gateFD     int     // epoll fd of gnet's loop, for read gating (readgate.go); -1: none
+	readOff    bool    // out of the loop's read interest while paused
 	need       int     // bytes the next frame needs before it is worth parsing
 	hdrChecked bool    // its header length passed MaxHeaderLength
+	needHL     int     // and that header length, once checked
 	part       partial // what arrived of it, when it is big and incomplete
 }
 
@@ -87,6 +92,18 @@ func (c *Conn) taskDone() {
 	}
 }
 
+// BeginTask counts a request whose handler hands it on to be finished
+// later (a queue of its own, a store completion) like a request on a
+// pool: it counts towards ServerConfig.MaxInflightPerConn, so a peer that
+// pipelines such requests without reading the replies stops being read
+// at that many instead of filling the shared queue, and its neighbours do
+// not wait behind it. Call EndTask exactly once when its reply is written
+// or dropped.
+func (c *Conn) BeginTask() { c.inflight.Add(1) }
+
+// EndTask ends what BeginTask began.
+func (c *Conn) EndTask() { c.taskDone() }
+
 // wake asks a paused server connection's event loop to look at it again.
 func (c *Conn) wake() {
 	if c.wakeFn != nil && !c.closed.Load() && c.woken.CompareAndSwap(false, true) {
@@ -95,7 +112,7 @@ func (c *Conn) wake() {
 }
 
 func newConn(id uint64, remote, local string, out outlet, log *slog.Logger) *Conn {
-	return &Conn{id: id, remote: remote, local: local, out: out, log: log, pending: make(map[int32]*call)}
+	return &Conn{id: id, remote: remote, local: local, out: out, log: log, pending: make(map[int32]*call), gateFD: -1}
 }
 
 // ID is unique among the connections of one Server or Client.

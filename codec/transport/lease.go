@@ -1,6 +1,8 @@
 package transport
 
 import (
+	"bytes"
+	"encoding/binary"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -42,13 +44,16 @@ type Lease struct {
 	buf   []byte
 	refs  atomic.Int32
 	class int // index into leaseClasses; -1 for an oversized payload, never pooled
+	// bigExt is the pooled extFields room of a big header (decodeBig),
+	// returned with the lease.
+	bigExt *[]codec.KV
 }
 
 // leaseClasses are the payload capacities kept for reuse. A frame bigger
 // than the last (up to the 16 MiB frame limit) gets a buffer of its own
 // that goes to the GC after use, so one burst of huge frames does not pin
 // memory.
-var leaseClasses = [...]int{1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20}
+var leaseClasses = [...]int{1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 2 << 20}
 
 // leasePools holds free leases per class. Scratch memory, not shared
 // state: everything in it is unowned.
@@ -86,6 +91,36 @@ func (l *Lease) decode() error {
 	return codec.Decode(l.buf, &l.f)
 }
 
+// bigExtPool holds extFields room for big headers. Scratch memory: cleared
+// before it goes back.
+var bigExtPool sync.Pool // *[]codec.KV
+
+// decodeBig decodes a frame whose header is big (above
+// inlineHeaderLimit) into room for as many extFields as the header can
+// hold, taken from a pool: a 1 MiB header of 45,000 tiny fields otherwise
+// grows its slice by appending, ~7 MB of garbage per frame, and the GC
+// that follows slows every connection, not just the sender's.
+func (l *Lease) decodeBig() error {
+	need := leaseExt
+	if len(l.buf) >= 4 {
+		word := binary.BigEndian.Uint32(l.buf)
+		hdr := l.buf[4:min(len(l.buf), 4+int(word&0xFFFFFF))]
+		if codec.SerializeType(word>>24) == codec.SerializeJSON {
+			need = bytes.Count(hdr, []byte{':'}) + 1 // each field has one
+		} else {
+			need = len(hdr)/6 + 1 // a key's and a value's length words at least
+		}
+	}
+	p, _ := bigExtPool.Get().(*[]codec.KV)
+	if p == nil || cap(*p) < need {
+		e := make([]codec.KV, 0, need)
+		p = &e
+	}
+	l.bigExt = p
+	l.f.Ext = (*p)[:0]
+	return codec.Decode(l.buf, &l.f)
+}
+
 // Hold adds a reference: the request stays valid until the matching
 // Release. Holding a released lease is a broken invariant and panics.
 func (l *Lease) Hold() {
@@ -112,6 +147,15 @@ func (l *Lease) Release() {
 }
 
 func (l *Lease) recycle() {
+	if p := l.bigExt; p != nil {
+		l.bigExt = nil
+		if n := len(l.f.Ext); n <= cap(*p) {
+			clear((*p)[:n]) // the strings alias this payload
+		} else {
+			clear((*p)[:cap(*p)]) // grew past it: clear what it held
+		}
+		bigExtPool.Put(p)
+	}
 	l.f = codec.Frame{}
 	clear(l.ext[:])
 	if l.class < 0 || strictLeases {
@@ -133,9 +177,14 @@ func (l *Lease) detach() *codec.Frame {
 	own := make([]byte, len(l.buf))
 	copy(own, l.buf)
 	in.f = l.f
-	if len(l.f.Ext) <= len(in.ext) {
+	switch {
+	case len(l.f.Ext) <= len(in.ext):
 		in.f.Ext = append(in.ext[:0], l.f.Ext...)
-	} else {
+	case l.bigExt != nil:
+		// A big header's pooled room goes with the frame for good (it is
+		// rebased below), instead of a copy of a few MB.
+		l.bigExt = nil
+	default:
 		in.f.Ext = slices.Clone(l.f.Ext)
 	}
 	in.f.Remark = l.rebase(own, in.f.Remark)

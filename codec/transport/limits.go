@@ -21,6 +21,8 @@ type Limits struct {
 	// FrameReadTimeoutMillis: negative disables the frame deadline.
 	FrameReadTimeoutMillis int64
 	MaxHeaderLength        int
+	// WriteStallTimeoutMillis: negative disables the write-stall cut.
+	WriteStallTimeoutMillis int64
 }
 
 // DefaultLimits returns the transport's defaults.
@@ -35,6 +37,7 @@ func DefaultLimits() Limits {
 		MaxUnreadBytesTotal:              DefaultMaxUnreadTotal,
 		FrameReadTimeoutMillis:           DefaultFrameReadTimeout.Milliseconds(),
 		MaxHeaderLength:                  DefaultMaxHeaderLength,
+		WriteStallTimeoutMillis:          DefaultWriteStallTimeout.Milliseconds(),
 	}
 }
 
@@ -49,5 +52,6 @@ func (l Limits) Apply(cfg ServerConfig) ServerConfig {
 	cfg.MaxUnreadTotal = l.MaxUnreadBytesTotal
 	cfg.FrameReadTimeout = time.Duration(l.FrameReadTimeoutMillis) * time.Millisecond
 	cfg.MaxHeaderLength = l.MaxHeaderLength
+	cfg.WriteStallTimeout = time.Duration(l.WriteStallTimeoutMillis) * time.Millisecond
 	return cfg
 }

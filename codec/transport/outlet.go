@@ -57,6 +57,14 @@ type serverOutlet struct {
 	// unsent is the bytes of pending not yet on the socket. Added when a
 	// frame is accepted, subtracted as bytes leave or frames fail.
 	unsent atomic.Int64
+	// written is the bytes handed to the socket so far.
+	written atomic.Int64
+
+	// Write-stall state, owned by the server's idle loop (stalled):
+	// settled is a value of written known to be all acknowledged by the
+	// peer; acked the most the peer was seen to have taken; stallSince
+	// when that last grew (unix nanos; 0: not watching).
+	settled, acked, stallSince int64
 
 	mu      sync.Mutex
 	idle    sync.Cond      // L = &mu; broadcast when the active writer stops
@@ -101,10 +109,13 @@ func (o *serverOutlet) send(w pendingWrite, onLoop bool) error {
 		w.finish(ErrConnClosed)
 		return ErrConnClosed
 	}
-	o.pending = append(o.pending, w)
+	if !o.coalesceLocked(&w) {
+		o.pending = append(o.pending, w)
+	}
 	o.addUnsent(size)
 	if limit := o.srv.cfg.MaxUnsentPerConn; o.unsent.Load() > limit && !o.over {
 		o.over = true
+		o.resetOnCloseLocked()
 		o.mu.Unlock()
 		o.srv.log.Warn("transport: closing connection: its unsent replies exceed the limit (the peer does not read)",
 			"remote", o.conn.remote, "unsent", o.unsent.Load(), "maxUnsentBytesPerConnection", limit)
@@ -131,6 +142,28 @@ func (o *serverOutlet) send(w pendingWrite, onLoop bool) error {
 	}
 	o.drained()
 	return nil
+}
+
+// coalesceLocked copies a small plain frame that must wait (the socket is
+// full, or a writer is busy) into the room left in the last pending
+// buffer, and releases its own: a peer that does not read then costs the
+// bytes of its replies, not a 4 KiB pooled buffer for each 200-byte send
+// reply (14× the unsent bytes the pause counts). It reports whether w was
+// absorbed. Views (body) and frames with a done callback are never copied.
+// The caller holds mu; no writer is inside a pending buffer (the active
+// writer took its batch out of pending).
+func (o *serverOutlet) coalesceLocked(w *pendingWrite) bool {
+	n := len(o.pending)
+	if n == 0 || w.body != nil || w.done != nil || (o.direct && !o.writing && !o.marked) {
+		return false
+	}
+	last := &o.pending[n-1]
+	if last.body != nil || last.done != nil || cap(last.buf.b)-len(last.buf.b) < len(w.buf.b) {
+		return false
+	}
+	last.buf.b = append(last.buf.b, w.buf.b...)
+	w.buf.put()
+	return true
 }
 
 // addUnsent moves unsent and the server's total by n.
@@ -202,6 +235,7 @@ func (o *serverOutlet) drainLocked(onLoop bool) (handoff bool) {
 
 		n, err := o.writeBatch(batch)
 		if n > 0 {
+			o.written.Add(int64(n))
 			o.conn.lastActive.Store(o.srv.clock.Load()) // writes count as activity, as in Java's all-idle check
 		}
 		o.addUnsent(-int64(n))
@@ -281,6 +315,63 @@ func (o *serverOutlet) writeBatch(batch []pendingWrite) (n int, err error) {
 	}
 	clear(o.iov) // do not pin the callers' buffers
 	return n, err
+}
+
+// siocOUTQ is Linux's SIOCOUTQ (the same number as TIOCOUTQ): the bytes
+// of a TCP socket's send queue the peer has not acknowledged.
+const siocOUTQ = unix.TIOCOUTQ
+
+// owes reports whether o may have output its peer has not taken: bytes
+// pending here, or written since the last time the kernel's send queue
+// was seen empty. Cheap (two loads); for the idle loop.
+func (o *serverOutlet) owes() bool {
+	return o.unsent.Load() > 0 || o.written.Load() != o.settled
+}
+
+// stalled reports whether o's peer has taken none of its output for
+// timeout while some is pending, here or in the kernel's send queue
+// (outq): a peer that stops reading is found whatever its socket buffers
+// hold, not only once the transport's own buffer passes a mark. Progress
+// is bytes acknowledged (written minus the send queue). Only the idle
+// loop calls it.
+func (o *serverOutlet) stalled(now, timeout int64) (stalled bool, outq int) {
+	w := o.written.Load()
+	o.mu.Lock()
+	if o.dead {
+		o.mu.Unlock()
+		return false, 0
+	}
+	outq, err := unix.IoctlGetInt(o.fd, siocOUTQ) // the fd is valid: mu held, not dead
+	o.mu.Unlock()
+	if err != nil {
+		return false, 0
+	}
+	if outq == 0 && o.unsent.Load() == 0 {
+		o.settled, o.stallSince = w, 0
+		return false, 0
+	}
+	if acked := w - int64(outq); acked > o.acked || o.stallSince == 0 {
+		o.acked = max(o.acked, acked)
+		o.stallSince = now
+		return false, outq
+	}
+	if now-o.stallSince < timeout {
+		return false, outq
+	}
+	o.mu.Lock()
+	o.resetOnCloseLocked()
+	o.mu.Unlock()
+	return true, outq
+}
+
+// resetOnCloseLocked makes the coming close a reset (SO_LINGER 0): a FIN
+// would queue behind the bytes the peer does not take, so the peer would
+// never learn of the close and the kernel would keep the orphaned socket
+// and its send buffer until its retries run out. The caller holds mu.
+func (o *serverOutlet) resetOnCloseLocked() {
+	if !o.dead {
+		_ = unix.SetsockoptLinger(o.fd, unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1, Linger: 0})
+	}
 }
 
 // size is the frame's length on the wire.

@@ -159,7 +159,13 @@ func (p *Pool) work() {
 		p.mu.Unlock()
 
 		var resp *codec.Frame
-		if limit := p.maxWait.Load(); limit > 0 && t.at > 0 && time.Now().UnixNano()-t.at >= limit {
+		if t.c.Closed() && !t.req.IsOneway() {
+			// Nobody can read its reply: no work on behalf of a connection
+			// already cut (a non-reading client reconnecting in a loop would
+			// otherwise keep the pool busy with its dead connections'
+			// requests). Oneway requests still run: their effect is all
+			// there is (END_TRANSACTION, offset commits).
+		} else if limit := p.maxWait.Load(); limit > 0 && t.at > 0 && time.Now().UnixNano()-t.at >= limit {
 			resp = p.expired(t, left)
 		} else {
 			resp = t.c.run(&t)

@@ -36,6 +36,7 @@ const (
 	DefaultMaxUnreadTotal     = 64 << 20
 	DefaultFrameReadTimeout   = 60 * time.Second
 	DefaultMaxHeaderLength    = 1 << 20
+	DefaultWriteStallTimeout  = 10 * time.Second
 )
 
 // inlineHeaderLimit is the largest header the event loop decodes itself; a
@@ -43,6 +44,11 @@ const (
 // connection's later requests wait, so it cannot stall the loop's other
 // connections. Decoding 64 KiB of tiny extFields takes about 1 ms.
 const inlineHeaderLimit = 64 << 10
+
+// bigHeaderRate is the bytes of big headers one decode slot takes per
+// second (a 1 MiB header of tiny fields decodes in ~4 ms here: at this
+// rate the slot is busy about a quarter of the time).
+const bigHeaderRate = 64 << 20
 
 // ServerConfig configures a Server. The zero value of each field is usable.
 type ServerConfig struct {
@@ -92,6 +98,12 @@ type ServerConfig struct {
 	// complete that long after its first bytes arrived (a slow sender);
 	// 0 means DefaultFrameReadTimeout (60 s), negative disables it.
 	FrameReadTimeout time.Duration
+	// WriteStallTimeout closes a connection that has output pending (in
+	// the transport or unacknowledged in the kernel's send queue) and whose
+	// peer has taken none of it for that long: a client that stopped
+	// reading, whatever the size of its socket buffers. 0 means
+	// DefaultWriteStallTimeout (10 s), negative disables it.
+	WriteStallTimeout time.Duration
 	// MaxHeaderLength bounds one frame's header (the JSON or ROCKETMQ
 	// part, without body); a bigger one closes the connection with a WARN.
 	// 0 means DefaultMaxHeaderLength (1 MiB).
@@ -135,6 +147,9 @@ func (cfg ServerConfig) withDefaults() ServerConfig {
 	if cfg.MaxHeaderLength <= 0 {
 		cfg.MaxHeaderLength = DefaultMaxHeaderLength
 	}
+	if cfg.WriteStallTimeout == 0 {
+		cfg.WriteStallTimeout = DefaultWriteStallTimeout
+	}
 	return cfg
 }
 
@@ -165,7 +180,14 @@ type Server struct {
 	pauses     atomic.Uint64 // times a connection stopped being read
 	watch      *watcher      // writability of full sockets
 	bigHeaders chan struct{} // semaphore of off-loop header decodes
-	bg         sync.WaitGroup
+	// Big-header frames taken off the wire and not yet decoded are
+	// budgeted in bytes (bigBudget): past it a connection's next big
+	// frame stays unread (paused, bigWait) until bytes are released.
+	bigMu     sync.Mutex
+	bigBytes  int64   // guarded by bigMu
+	bigQueue  []*Conn // guarded by bigMu: connections waiting for budget
+	bigBudget int64
+	bg        sync.WaitGroup
 
 	eng       gnet.Engine
 	writers   *writers // started by Start, stopped by Close after the engine
@@ -196,6 +218,9 @@ func NewServer(cfg ServerConfig, r *Router) *Server {
 		idleDone: make(chan struct{}),
 		// Half the CPUs at most decode big headers, so the loops keep theirs.
 		bigHeaders: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)),
+		// Room for two maximal headers per decoding CPU: one decoding, one
+		// ready, and the rest of every sender's stays unread.
+		bigBudget: 2 * int64(max(1, runtime.GOMAXPROCS(0)/2)) * int64(cfg.MaxHeaderLength),
 	}
 	s.clock.Store(time.Now().UnixNano())
 	return s
@@ -294,23 +319,29 @@ func (s *Server) idleLoop() {
 	if t := s.cfg.FrameReadTimeout / 4; t > 0 && t < tick {
 		tick = t
 	}
+	if t := s.cfg.WriteStallTimeout / 4; t > 0 && t < tick {
+		tick = t
+	}
 	t := time.NewTicker(tick)
 	defer t.Stop()
-	var idle, slow []*Conn
+	var idle, slow, owing []*Conn
 	for {
 		select {
 		case <-s.stopIdle:
 			return
 		case now := <-t.C:
 			s.clock.Store(now.UnixNano())
-			if s.cfg.IdleTimeout <= 0 && s.cfg.FrameReadTimeout <= 0 {
+			if s.cfg.IdleTimeout <= 0 && s.cfg.FrameReadTimeout <= 0 && s.cfg.WriteStallTimeout <= 0 {
 				continue
 			}
 			cut := now.UnixNano() - int64(s.cfg.IdleTimeout)
 			frameCut := now.UnixNano() - int64(s.cfg.FrameReadTimeout)
-			idle, slow = idle[:0], slow[:0]
+			idle, slow, owing = idle[:0], slow[:0], owing[:0]
 			s.mu.Lock()
 			for _, c := range s.conns {
+				if s.cfg.WriteStallTimeout > 0 && c.out.(*serverOutlet).owes() {
+					owing = append(owing, c)
+				}
 				switch since := c.since.Load(); {
 				case s.cfg.FrameReadTimeout > 0 && since != 0 && since < frameCut && !c.paused.Load():
 					slow = append(slow, c)
@@ -328,8 +359,17 @@ func (s *Server) idleLoop() {
 					"remote", c.remote, "unreadBytes", c.held.Load(), "frameReadTimeout", s.cfg.FrameReadTimeout)
 				_ = c.Close()
 			}
+			for _, c := range owing {
+				o := c.out.(*serverOutlet)
+				if stalled, outq := o.stalled(now.UnixNano(), int64(s.cfg.WriteStallTimeout)); stalled {
+					s.log.Warn("transport: closing connection: its peer took none of the pending output in time (it does not read)",
+						"remote", c.remote, "unsent", o.unsent.Load(), "kernelSendQueue", outq, "writeStallTimeout", s.cfg.WriteStallTimeout)
+					_ = c.Close()
+				}
+			}
 			clear(idle)
 			clear(slow)
+			clear(owing)
 		}
 	}
 }
@@ -373,6 +413,7 @@ func (e *events) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	c := newConn(id, addrString(gc.RemoteAddr()), addrString(gc.LocalAddr()), out, s.log)
 	out.conn = c
 	c.maxInflight = int32(s.cfg.MaxInflightPerConn)
+	c.gateFD = gnetPollerFD(gc)
 	c.wakeFn = func() { _ = gc.Wake(nil) } // gnet ignores a wake of a closed conn
 	c.lastActive.Store(s.clock.Load())
 	gc.SetContext(c)
@@ -433,6 +474,7 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 			return e.account(gc, c, false)
 		}
 		c.paused.Store(false)
+		c.startReading(o.fd)
 		if c.since.Load() != 0 {
 			c.since.Store(s.clock.Load()) // the frame deadline starts now, not when the pause began
 		}
@@ -464,7 +506,7 @@ func (e *events) pause(c *Conn, o *serverOutlet) bool {
 	cfg := &e.s.cfg
 	u := o.unsent.Load()
 	if u <= cfg.WriteHighWater && c.inflight.Load() < int32(cfg.MaxInflightPerConn) &&
-		(u == 0 || e.s.unsent.Load() <= cfg.MaxUnsentTotal) && !c.decoding.Load() {
+		(u == 0 || e.s.unsent.Load() <= cfg.MaxUnsentTotal) && !c.decoding.Load() && !c.bigWait.Load() {
 		return false
 	}
 	c.paused.Store(true)
@@ -475,6 +517,7 @@ func (e *events) pause(c *Conn, o *serverOutlet) bool {
 		return false
 	}
 	e.s.pauses.Add(1)
+	c.stopReading(o.fd) // its requests wait in the kernel (readgate.go)
 	return true
 }
 
@@ -484,7 +527,7 @@ func (e *events) mayResume(c *Conn, o *serverOutlet) bool {
 	cfg := &e.s.cfg
 	u := o.unsent.Load()
 	return u <= cfg.WriteLowWater && c.inflight.Load() <= int32(cfg.MaxInflightPerConn/2) &&
-		(u == 0 || e.s.unsent.Load() <= cfg.MaxUnsentTotal) && !c.decoding.Load()
+		(u == 0 || e.s.unsent.Load() <= cfg.MaxUnsentTotal) && !c.decoding.Load() && !c.bigWait.Load()
 }
 
 // account records the inbound bytes c leaves in gnet's buffers after this
@@ -597,10 +640,11 @@ func (e *events) drain(gc gnet.Conn, c *Conn, o *serverOutlet, out **outBuf) (ac
 				// Refuse an oversized header before its bytes arrive.
 				var w [8]byte
 				c.peekIn(gc, w[:])
-				if !e.headerFits(c, int(binary.BigEndian.Uint32(w[4:])&0xFFFFFF)) {
+				hl := int(binary.BigEndian.Uint32(w[4:]) & 0xFFFFFF)
+				if !e.headerFits(c, hl) {
 					return gnet.Close, frames
 				}
-				c.hdrChecked = true
+				c.hdrChecked, c.needHL = true, hl
 			}
 			if c.part.n+avail < c.need {
 				if c.need > bigFrame || c.part.n > 0 {
@@ -614,11 +658,15 @@ func (e *events) drain(gc gnet.Conn, c *Conn, o *serverOutlet, out **outBuf) (ac
 			if e.pause(c, o) {
 				break
 			}
+			if c.needHL > inlineHeaderLimit && !s.admitBig(c, int64(c.need)) {
+				e.waitBig(c, o)
+				break
+			}
 			var prefix [4]byte
 			c.readIn(gc, prefix[:])
 			l := getLease(c.need - 4)
 			c.readIn(gc, l.buf)
-			c.need, c.hdrChecked = 0, false
+			c.need, c.hdrChecked, c.needHL = 0, false, 0
 			frames = true
 			if !e.take(c, l, out) {
 				action = gnet.Close
@@ -713,7 +761,7 @@ func (e *events) take(c *Conn, l *Lease, out **outBuf) bool {
 		e.offload(c, l)
 		return true
 	}
-	return e.route(c, l, out)
+	return e.route(c, l, out, false)
 }
 
 // flushBig sends the inline replies batched so far once they are big:
@@ -746,15 +794,30 @@ func (e *events) offload(c *Conn, l *Lease) {
 	s := e.s
 	c.decoding.Store(true)
 	c.paused.Store(true)
+	c.stopReading(c.out.(*serverOutlet).fd)
 	s.pauses.Add(1)
 	c.since.Store(s.clock.Load())
 	c.sinceSeq.Store(s.seq.Add(1))
 	s.bg.Add(1)
+	n := int64(4 + len(l.buf)) // as admitted (admitBig)
 	go func() {
 		defer s.bg.Done()
+		defer s.releaseBig(n)
 		s.bigHeaders <- struct{}{}
+		began := time.Now()
 		var out *outBuf
-		ok := e.route(c, l, &out)
+		ok := true
+		if c.Closed() {
+			l.Release() // cut while it waited: nobody to decode it for
+		} else {
+			ok = e.route(c, l, &out, true)
+		}
+		// Pace: a decode slot passes at most bigHeaderRate bytes a second,
+		// so a stream of big headers takes a bounded share of the CPU and
+		// its sender, not its neighbours, waits.
+		if d := time.Duration(n)*time.Second/bigHeaderRate - time.Since(began); d > 0 && !c.Closed() {
+			time.Sleep(d) // pacing on this goroutine; the loop is not held
+		}
 		<-s.bigHeaders
 		if out != nil {
 			_ = c.out.(*serverOutlet).send(pendingWrite{buf: out}, false)
@@ -767,13 +830,65 @@ func (e *events) offload(c *Conn, l *Lease) {
 	}()
 }
 
+// admitBig takes n bytes of the big-header budget for c's next frame, or
+// queues c to be woken when bytes are released. A frame is always
+// admitted when nothing else holds the budget, so any header up to
+// MaxHeaderLength passes.
+func (s *Server) admitBig(c *Conn, n int64) bool {
+	s.bigMu.Lock()
+	defer s.bigMu.Unlock()
+	if s.bigBytes == 0 || s.bigBytes+n <= s.bigBudget {
+		s.bigBytes += n
+		return true
+	}
+	c.bigWait.Store(true)
+	s.bigQueue = append(s.bigQueue, c)
+	return false
+}
+
+// releaseBig returns n bytes of the budget and wakes the connections that
+// waited for it (each asks again; one refused again queues again).
+func (s *Server) releaseBig(n int64) {
+	s.bigMu.Lock()
+	s.bigBytes -= n
+	q := s.bigQueue
+	s.bigQueue = nil
+	s.bigMu.Unlock()
+	for _, c := range q {
+		c.bigWait.Store(false)
+		c.wake()
+	}
+}
+
+// waitBig pauses c, whose next frame (a big header, complete in its
+// buffers) waits for the budget: it is not read further meanwhile.
+func (e *events) waitBig(c *Conn, o *serverOutlet) {
+	s := e.s
+	c.paused.Store(true)
+	c.since.Store(s.clock.Load())
+	c.sinceSeq.Store(s.seq.Add(1))
+	s.pauses.Add(1)
+	c.stopReading(o.fd)
+	if !c.bigWait.Load() {
+		// Released between admitBig and here: its wake may have found
+		// paused unset; look again rather than wait for it.
+		c.wake()
+	}
+}
+
 // route decodes the frame payload in l and routes it, appending any
 // immediate response to *out. A leased route borrows l; anything else
 // (responses, ordinary handlers) may keep the frame forever, so it gets a
 // copy of its own and l goes back to its pool. It reports false when the
 // connection must close.
-func (e *events) route(c *Conn, l *Lease, out **outBuf) bool {
-	if err := l.decode(); err != nil {
+func (e *events) route(c *Conn, l *Lease, out **outBuf, big bool) bool {
+	var err error
+	if big {
+		err = l.decodeBig()
+	} else {
+		err = l.decode()
+	}
+	if err != nil {
 		l.Release()
 		e.s.log.Warn("transport: undecodable frame, closing connection", "remote", c.remote, "err", err)
 		return false
