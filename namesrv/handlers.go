@@ -44,21 +44,34 @@ func (s *Server) getRouteInfo(_ *transport.Conn, req *codec.Frame) *codec.Frame 
 	if cfg.NeedWaitForService && time.Since(s.start) < time.Duration(cfg.WaitSecondsForService)*time.Second {
 		return fail(req, codec.RespSystemError, remarks.NameServerNotReady)
 	}
+	var orderConf string
+	if cfg.OrderMessageEnable {
+		orderConf, _ = s.kv.get(namespaceOrderTopicConfig, h.Topic)
+	}
+	browser := req.Version >= body.VersionV4_9_4 || h.AcceptStandardJsonOnly
+	zone := req.Value("__ZONE_NAME")
+	zoned := zone != "" && strings.EqualFold(req.Value("__ZONE_MODE"), "true")
+	key := routeCacheKey{topic: h.Topic, browser: browser, supportActingMaster: cfg.SupportActingMaster}
+	gen := s.routes.gen.Load()
+	if !zoned {
+		if b, hit := s.routeCache.get(key, gen, orderConf); hit {
+			return withBody(ok(req), b)
+		}
+	}
 	r, found := s.routes.route(h.Topic, cfg.SupportActingMaster)
 	if !found {
 		return fail(req, codec.RespTopicNotExist, remarks.NoTopicRouteInfo(h.Topic))
 	}
-	if cfg.OrderMessageEnable {
-		r.OrderTopicConf, _ = s.kv.get(namespaceOrderTopicConfig, h.Topic)
-	}
-	browser := req.Version >= body.VersionV4_9_4 || h.AcceptStandardJsonOnly
-	if zone := req.Value("__ZONE_NAME"); zone != "" && strings.EqualFold(req.Value("__ZONE_MODE"), "true") {
+	r.OrderTopicConf = orderConf
+	if zoned {
 		filterByZone(&r, zone)
 		// compat: Java's ZoneRouteRPCHook re-encodes the filtered route with
 		// default fastjson, so zone-mode replies always carry bare keys.
-		browser = false
+		return withBody(ok(req), body.AppendTopicRouteData(make([]byte, 0, 512), &r, false))
 	}
-	return withBody(ok(req), body.AppendTopicRouteData(make([]byte, 0, 512), &r, browser))
+	b := body.AppendTopicRouteData(make([]byte, 0, 512), &r, browser)
+	s.routeCache.put(key, routeCacheEntry{gen: gen, orderConf: orderConf, body: b})
+	return withBody(ok(req), b)
 }
 
 // filterByZone keeps the broker groups of zone, and groups without a

@@ -19,7 +19,9 @@ type Server struct {
 	log    *slog.Logger
 	routes *routeTable
 	kv     *kvStore
-	start  time.Time
+
+	routeCache routeCache // big GET_ROUTEINFO_BY_TOPIC bodies
+	start      time.Time
 
 	bigDecode sync.Mutex // one big or compressed REGISTER_BROKER body decodes at a time
 

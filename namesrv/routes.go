@@ -80,7 +80,17 @@ type routeTable struct {
 	// Invariant: bytes == footprintLocked(); guarded by mu.
 	bytes int64
 
+	// gen moves on with every write lock (lock), so what was built from
+	// the table under an older gen may be stale (routeCache).
+	gen atomic.Uint64
+
 	maxRegisterHold atomic.Int64 // longest write-lock hold of a registration, ns (observability, tests)
+}
+
+// lock takes mu for writing and moves gen on. Every writer goes through it.
+func (t *routeTable) lock() {
+	t.mu.Lock()
+	t.gen.Add(1)
 }
 
 func newRouteTable(log *slog.Logger, now func() time.Time) *routeTable {
@@ -141,7 +151,7 @@ func (t *routeTable) register(r *registration) (res registerResult, ok bool) {
 	now := t.now()
 	key := brokerKey{r.cluster, r.addr}
 
-	t.mu.Lock()
+	t.lock()
 	locked := time.Now()
 	defer func() {
 		held := int64(time.Since(locked))
@@ -313,7 +323,7 @@ func (t *routeTable) dataVersion(cluster, addr string) (body.TopicVersion, bool)
 
 // unregister removes one broker process like Java's unRegisterBroker.
 func (t *routeTable) unregister(cluster, addr, name string) {
-	t.mu.Lock()
+	t.lock()
 	defer t.mu.Unlock()
 	t.unregisterLocked(cluster, addr, name)
 }
@@ -380,7 +390,20 @@ func (t *routeTable) findBrokerLocked(key brokerKey) (string, bool) {
 
 // connClosed unregisters every broker that registered over c.
 func (t *routeTable) connClosed(c *transport.Conn) {
-	t.mu.Lock()
+	// Most connections are clients': no write lock (nor a new gen) for them.
+	t.mu.RLock()
+	registered := false
+	for _, li := range t.live {
+		if li.conn == c {
+			registered = true
+			break
+		}
+	}
+	t.mu.RUnlock()
+	if !registered {
+		return
+	}
+	t.lock()
 	defer t.mu.Unlock()
 	for key, li := range t.live {
 		if li.conn != c {
@@ -417,7 +440,7 @@ func (t *routeTable) expire(def time.Duration) []*transport.Conn {
 		return nil
 	}
 	var conns []*transport.Conn
-	t.mu.Lock()
+	t.lock()
 	defer t.mu.Unlock()
 	for _, key := range dead {
 		li := t.live[key]
@@ -651,7 +674,7 @@ func (t *routeTable) topicsByFlag(keep func(flag int32) bool) []string {
 
 // deleteTopic removes a topic everywhere, or only from cluster's brokers.
 func (t *routeTable) deleteTopic(topic, cluster string) {
-	t.mu.Lock()
+	t.lock()
 	defer t.mu.Unlock()
 	if cluster == "" {
 		if qs, found := t.topics[topic]; found {
@@ -678,7 +701,7 @@ func (t *routeTable) deleteTopic(topic, cluster string) {
 // The queue data take their broker's name from its group, so they hold
 // no text of their own.
 func (t *routeTable) registerTopic(topic string, qds []body.QueueData, maxEntries int, maxBytes int64) (refused string) {
-	t.mu.Lock()
+	t.lock()
 	defer t.mu.Unlock()
 	qs, found := t.topics[topic]
 	added := 0
@@ -722,7 +745,7 @@ func (t *routeTable) registerTopic(topic string, qds []body.QueueData, maxEntrie
 // setWritePerm wipes (wipe=true) or restores the write permission of every
 // topic on broker name; it returns the number of topics touched.
 func (t *routeTable) setWritePerm(name string, wipe bool) int {
-	t.mu.Lock()
+	t.lock()
 	defer t.mu.Unlock()
 	n := 0
 	for _, qs := range t.topics {
