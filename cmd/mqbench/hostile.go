@@ -533,8 +533,8 @@ func (s *HostileSummary) writeText(w io.Writer) {
 		fmt.Fprintf(w, "  anonymous RSS after settling: %.1f MiB (%.1f above idle)\n", s.SettleAnonMiB, s.SettleAnonMiB-s.IdleAnonMiB)
 	}
 	if o := s.Storm; o != nil {
-		fmt.Fprintf(w, "  storm %s: %d connections, %d frames (%d MiB) written; cut after %.0f ms on average (max %.0f ms)\n",
-			o.Code, o.Conns, o.Frames, o.Bytes>>20, o.MeanLifeMs, o.MaxLifeMs)
+		fmt.Fprintf(w, "  storm %s: %d connections, %d frames (%d MiB) written; %d cut by the server, after %.0f ms on average (max %.0f ms)\n",
+			o.Code, o.Conns, o.Frames, o.Bytes>>20, o.Cuts, o.MeanLifeMs, o.MaxLifeMs)
 	}
 	if o := s.BigHeader; o != nil {
 		fmt.Fprintf(w, "  big headers: %d sent, %d answered, %d connections closed by the server, %.1f s\n", o.Sent, o.Answered, o.Closed, o.Seconds)

@@ -74,6 +74,7 @@ func modeFlags(fs interface {
 type StormOutcome struct {
 	Code       string  `json:"code"`
 	Conns      int     `json:"conns"` // connections opened
+	Cuts       int     `json:"cuts"`  // of them cut by the broker before the attack ended
 	Frames     int64   `json:"frames"`
 	Bytes      int64   `json:"bytes"`
 	MeanLifeMs float64 `json:"meanLifeMs"` // open → cut by the broker
@@ -174,6 +175,7 @@ type storm struct {
 
 	mu     sync.Mutex
 	conns  int
+	cuts   int
 	frames int64
 	bytes  int64
 	life   time.Duration
@@ -210,6 +212,7 @@ func (s *storm) run(addr string, frame []byte, deadline time.Time, dials *atomic
 		s.bytes += written
 		s.frames += written / int64(len(frame))
 		if time.Now().Before(deadline) { // cut, not ended by us
+			s.cuts++
 			s.life += life
 			s.maxL = max(s.maxL, life)
 		}
@@ -220,9 +223,9 @@ func (s *storm) run(addr string, frame []byte, deadline time.Time, dials *atomic
 func (s *storm) outcome() StormOutcome {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	o := StormOutcome{Code: s.code, Conns: s.conns, Frames: s.frames, Bytes: s.bytes, MaxLifeMs: float64(s.maxL.Microseconds()) / 1000}
-	if s.conns > 0 {
-		o.MeanLifeMs = float64(s.life.Microseconds()) / 1000 / float64(s.conns)
+	o := StormOutcome{Code: s.code, Conns: s.conns, Cuts: s.cuts, Frames: s.frames, Bytes: s.bytes, MaxLifeMs: float64(s.maxL.Microseconds()) / 1000}
+	if s.cuts > 0 {
+		o.MeanLifeMs = float64(s.life.Microseconds()) / 1000 / float64(s.cuts)
 	}
 	return o
 }

@@ -5,12 +5,15 @@
 // client with opaque correlation and one reused connection per address.
 //
 //	socket ─► OnTraffic (event loop)
-//	            paused? ─► leave the bytes in gnet's inbound buffer (see Bounds)
+//	            paused? ─► out of gnet's epoll interest: the bytes stay in
+//	                       the kernel (readgate.go; see Bounds)
 //	            NextFrame: bad length, header > MaxHeaderLength ─► close
 //	            copy payload into a pooled Lease (frames > 64 KiB are read
 //	            straight into it once complete), Decode: error ─► close
-//	            header > 64 KiB? ─► decode and route on a goroutine, the
-//	                                connection paused until it is done
+//	            header > 64 KiB? ─► within the server's big-header byte
+//	                                budget (else paused until there is
+//	                                room), decode and route on a goroutine,
+//	                                the connection paused until it is done
 //	            response flag, or a route that is not leased?
 //	                └► detach: private copy of the frame, lease back to its pool
 //	            response flag? ─► complete the Conn.Invoke waiting on its opaque
@@ -28,21 +31,37 @@
 //	                 gnet's outbound buffer is never used.
 //
 // Bounds: memory is bounded whatever a peer sends or fails to read.
-//   - A connection is paused (its requests are not decoded, so no new
+//   - A connection is paused (its requests are not read, so no new
 //     replies are produced for it) while its unsent bytes exceed
 //     WriteHighWater, until they fall to WriteLowWater; while it has
 //     MaxInflightPerConn requests on pools whose handlers have not
-//     returned (until half have: this bounds the replies still coming);
-//     while the server's unsent total exceeds MaxUnsentTotal and it has
-//     unsent bytes of its own; and while a big header of it is decoded off
-//     the loop. Whoever lowers a reason (writer, pool worker, decoder)
+//     returned, or taken over by a handler with Conn.BeginTask (the send
+//     path's own queue), until half have: this bounds the replies still
+//     coming and what one connection puts in a shared queue; while the
+//     server's unsent total exceeds MaxUnsentTotal and it has unsent
+//     bytes of its own; while a big header of it is decoded off the loop
+//     (one per connection); and while its next big header waits for the
+//     server's budget of big-header bytes off the wire and not yet
+//     decoded. Whoever lowers a reason (writer, pool worker, decoder)
 //     wakes the loop with gnet's Wake; the loop sets paused before it
 //     checks the reasons again, so no wake-up is lost. Normal clients
 //     (hundreds of requests in flight, replies read) never meet a pause.
+//   - A paused connection is taken out of its loop's epoll interest
+//     (readgate.go): its requests wait in the kernel and its peer's writes
+//     block, so a client pipelining without reading costs nothing more
+//     than its cap, not a copy of everything it sends. Queued requests of
+//     a connection that closed are dropped unrun (unless oneway): nobody
+//     can read their replies. Big-header decodes run one per half CPU,
+//     paced to 64 MiB/s each, in pooled extFields room.
+//   - A connection with output pending (here or unacknowledged in the
+//     kernel's send queue, SIOCOUTQ) of which its peer takes nothing for
+//     WriteStallTimeout is reset (SO_LINGER 0: a FIN would queue behind
+//     the bytes it does not take), whatever its buffers hold.
 //   - Past MaxUnsentPerConn (output a pause cannot hold back:
 //     server-initiated requests, deferred replies) the connection closes.
-//   - gnet keeps reading a paused socket (it has no way not to); the bytes
-//     a connection holds undecoded (a paused backlog, an incomplete frame)
+//   - Without read gating (a gnet layout it does not recognise) gnet
+//     keeps reading a paused socket; either way the bytes a connection
+//     holds undecoded (a paused backlog, an incomplete frame)
 //     are bounded by MaxUnreadPerConn, and by MaxUnreadTotal over all
 //     connections, which closes the one that has held bytes longest. A
 //     paused backlog and an incomplete frame over 64 KiB are moved out of
@@ -57,6 +76,8 @@
 //   - Contract with a peer that stops reading: nothing it sent is dropped
 //     while the connection is open; once it reads, every request it sent
 //     is answered, unless a bound above closed the connection (logged).
+//     Small replies waiting for a full socket are copied together into
+//     the last pending buffer, so what waits costs its bytes.
 //
 // Ownership: a request routed with Router.Handle belongs to its handler and
 // may be kept. A request routed with Router.HandleLeased is lent: it lives

@@ -454,10 +454,11 @@ func (e *events) OnClose(gc gnet.Conn, err error) gnet.Action {
 // OnTraffic decodes and routes the complete frames buffered on gc — unless
 // the connection is paused: its unsent replies passed WriteHighWater (or
 // the server's total passed MaxUnsentTotal), it has MaxInflightPerConn
-// requests on pools, or a big header of it is being decoded off the loop.
-// A paused connection's bytes stay in gnet's inbound buffer (gnet keeps
-// reading the socket; it has no way not to), bounded by MaxUnreadPerConn
-// and MaxUnreadTotal, until whoever lowers the reason wakes the loop.
+// requests in flight, or a big header of it is being decoded off the loop
+// or waits for the budget. A paused connection is not read (readgate.go):
+// what gnet had already read stays with it, bounded by MaxUnreadPerConn
+// and MaxUnreadTotal, the rest in the kernel, until whoever lowers the
+// reason wakes the loop.
 func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 	c, _ := gc.Context().(*Conn)
 	if c == nil {
