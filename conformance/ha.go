@@ -195,7 +195,7 @@ func (r *Runner) haCell(ctx context.Context, kind harness.PairKind, s HAScenario
 // HAMarkdown renders replication results: one table per pair kind,
 // scenarios as rows, harness and clients as columns, then the notes.
 func HAMarkdown(results []scenario.Result, kinds []harness.PairKind) string {
-	cols := append([]scenario.Client{HarnessOnly}, scenario.Clients...)
+	cols := append([]scenario.Client{HarnessOnly}, scenario.ReplicationClients...)
 	cell := map[[3]string]scenario.Result{}
 	for _, r := range results {
 		cell[[3]string{r.Server, r.Scenario, string(r.Client)}] = r

@@ -22,7 +22,7 @@ var haKillScenarios = []HAScenario{
 			"and the group's offsets (its 10 s sync), kill -9 the master; a new consumer of the group continues on the slave: " +
 			"every key delivered, nothing below the committed offsets redelivered (go-v2: the Go push consumer cannot start " +
 			"without a master, its offset store asks only the master; the Go pull consumer reads the slave from the offsets the slave holds)",
-		Clients: scenario.Clients,
+		Clients: scenario.ReplicationClients,
 		Options: func(harness.PairKind) harness.PairOptions {
 			return harness.PairOptions{Both: []string{"slaveReadEnable=true"}}
 		},
@@ -33,7 +33,7 @@ var haKillScenarios = []HAScenario{
 		Name: "repl_sync_kill",
 		Desc: "SYNC_MASTER, totalReplicas=2, inSyncReplicas=2: sync sends with unique keys from 8 senders, kill -9 of the master " +
 			"after 800 SEND_OK; every key acknowledged SEND_OK is in the slave's queues (0 lost)",
-		Clients: scenario.Clients,
+		Clients: scenario.ReplicationClients,
 		Options: syncKillOptions,
 		Run:     replSyncKill,
 		Timeout: 3 * time.Minute,
@@ -42,7 +42,7 @@ var haKillScenarios = []HAScenario{
 		Name: "repl_sync_kill_loop",
 		Desc: "repl_sync_kill five times: kill -9 the SYNC_MASTER under load, restart it on its store, wait until the slave " +
 			"acknowledges again, load again; 0 acknowledged-then-lost over all rounds",
-		Clients: scenario.Clients,
+		Clients: scenario.ReplicationClients,
 		Options: syncKillOptions,
 		Run:     replSyncKillLoop,
 		Timeout: 10 * time.Minute,

@@ -21,8 +21,9 @@ import (
 
 // Profiles maps a Java client column to its Maven profile.
 var Profiles = map[scenario.Client]string{
-	scenario.Java49: "client-4.9",
-	scenario.Java5:  "client-5",
+	scenario.Java49:  "client-4.9",
+	scenario.Java493: "client-4.9.3",
+	scenario.Java5:   "client-5",
 }
 
 // ErrNoTools means java or mvn is not installed.

@@ -50,7 +50,7 @@ func TestMarkdown(t *testing.T) {
 		{Scenario: "timer", Client: GoV2, Server: "java", Status: Pass, Detail: "lateness min/p50/max +1/+2/+3 ms (n=3)"},
 	}, []string{"java"})
 	require.Contains(t, md, "### server: java")
-	require.Contains(t, md, "| send_push | pass | | FAIL |")
+	require.Contains(t, md, "| send_push | pass | | | FAIL |")
 	require.Contains(t, md, "| query | n/a |")
 	require.Contains(t, md, "- java / send_push / java-5: boom line two")
 	require.Contains(t, md, "- java / timer / go-v2: lateness min/p50/max +1/+2/+3 ms (n=3)")

@@ -68,6 +68,9 @@ final class Scenarios {
             case "rebalance": Extra.rebalance(c); break;
             case "dlq": Extra.dlq(c); break;
             case "admin_tools": Extra.adminTools(c); break;
+            case "push_fresh": Fresh.pushFresh(c); break;
+            case "lite_then_push": Fresh.liteThenPush(c); break;
+            case "retry_twice": Fresh.retryTwiceBoth(c); break;
             case "delay_restart": Restarts.delayRestart(c); break;
             case "timer_restart": Restarts.timerRestart(c); break;
             case "txn_restart": Restarts.txnRestart(c); break;
