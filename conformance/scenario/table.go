@@ -122,8 +122,8 @@ var Table = []Scenario{
 	// (new group, default CONSUME_FROM_LAST_OFFSET, random instance name, an
 	// 8-queue topic created just before). push_fresh and lite_then_push run
 	// their procedure CONFORMANCE_REPEAT times (8 by default) in one cell.
-	{Name: "push_fresh", Desc: "new group, tag subscription, CONSUME_FROM_LAST_OFFSET; 10 tagged sync sends right after start(): all 10 consumed within 30 s (x CONFORMANCE_REPEAT, 8 by default)", Go: true, Java: true, Java493: true, Repeated: true, JavaRefFails: javaEmptyQueueRace, Timeout: perRun(11 * time.Second)},
-	{Name: "lite_then_push", Desc: "a lite-pull consumer of group G polls a new empty topic once and stops; a push consumer of G (CONSUME_FROM_LAST_OFFSET) then receives all 4 messages sent after its start within 30 s (x CONFORMANCE_REPEAT)", Go: true, Java: true, Java493: true, Repeated: true, JavaRefFails: javaEmptyQueueRace, Timeout: perRun(11 * time.Second)},
+	{Name: "push_fresh", Desc: "new group, tag subscription, CONSUME_FROM_LAST_OFFSET; 10 tagged sync sends right after start(): all 10 consumed within 30 s (x CONFORMANCE_REPEAT, 8 by default)", Go: true, Java: true, Java493: true, Repeated: true, JavaRefFails: javaEmptyQueueRace, Timeout: perRun(34 * time.Second)},
+	{Name: "lite_then_push", Desc: "a lite-pull consumer of group G polls a new empty topic once and stops; a push consumer of G (CONSUME_FROM_LAST_OFFSET) then receives all 4 messages sent after its start within 30 s (x CONFORMANCE_REPEAT)", Go: true, Java: true, Java493: true, Repeated: true, JavaRefFails: javaEmptyQueueRace, Timeout: perRun(34 * time.Second)},
 	{Name: "retry_twice", Desc: "maxReconsumeTimes 2, the listener answers RECONSUME_LATER (Java: and, side by side, null) while reconsumeTimes < 2: each of 8 messages is redelivered twice, the first retry within 32 s (Go: 62 s; the client's route refresh and rebalance, see Fresh.java), the second within 60 s of it", Go: true, Java: true, Java493: true, JavaRefFails: javaEmptyQueueRace, Timeout: 90 * time.Second},
 	// The restart scenarios: one broker restart (kill -9 by default, see
 	// conformance/doc.go) shared by all of them, announced to the clients
