@@ -157,3 +157,44 @@ func TestBigHeaderSendersBudgeted(t *testing.T) {
 	require.LessOrEqual(t, peakUnread.Load(), int64(8<<20), "big-header senders' frames piled up in the server")
 	require.Less(t, p99, 500*time.Millisecond, "probe p99 under a big-header stream (generous: shared CI cores)")
 }
+
+// Small replies waiting for a peer that does not read are copied together
+// into the last pending buffer: what waits costs its bytes, not a pooled
+// 4 KiB buffer per 200-byte reply (a non-reading sender's 4 MiB of unsent
+// send replies held ~56 MiB of buffers before).
+func TestSmallUnsentRepliesCoalesced(t *testing.T) {
+	const high = 1 << 20
+	var srv atomic.Pointer[Conn]
+	r := NewRouter()
+	r.Handle(codeEcho, newPool(t, "send", 2, 100000), echo) // one Conn.Write per reply, as sends answer
+	s := startServer(t, ServerConfig{WriteHighWater: high, WriteLowWater: high / 4, MaxInflightPerConn: 1 << 20,
+		OnConnect: func(c *Conn) { srv.Store(c) }}, r)
+	nc, err := net.DialTimeout("tcp", s.Addr(), time.Second)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = nc.Close() })
+	require.NoError(t, nc.(*net.TCPConn).SetReadBuffer(16<<10))
+	req := request(codeEcho, 1)
+	req.Body = make([]byte, 100)
+	var wire []byte
+	for range 64 {
+		wire = req.AppendTo(wire)
+	}
+	for range 1000 { // 64,000 requests at most; the server stops reading them
+		_ = nc.SetWriteDeadline(time.Now().Add(300 * time.Millisecond))
+		if _, err := nc.Write(wire); err != nil {
+			break
+		}
+	}
+	waitFor(t, func() bool { return s.pauses.Load() > 0 })
+	o := srv.Load().out.(*serverOutlet)
+	o.mu.Lock()
+	entries, unsent := len(o.pending), o.unsent.Load()
+	held := 0
+	for _, w := range o.pending {
+		held += cap(w.buf.b)
+	}
+	o.mu.Unlock()
+	t.Logf("%d KiB unsent in %d pending buffers holding %d KiB", unsent>>10, entries, held>>10)
+	require.Greater(t, unsent, int64(high/2))
+	require.LessOrEqual(t, int64(held), 2*unsent+64<<10, "unsent replies hold far more memory than their bytes")
+}
