@@ -56,6 +56,7 @@ type consumeAdmin struct {
 	offsets    *offsetTable
 	clients    *clientManager
 	store      consumeStore
+	stats      *brokerStats // consumeTps
 	log        *slog.Logger
 }
 
@@ -355,7 +356,7 @@ func (a *consumeAdmin) brokerConsumeStats(_ *transport.Conn, req *codec.Frame) *
 				continue
 			}
 			w.ObjectStart()
-			w.FloatField("consumeTps", 0)
+			w.FloatField("consumeTps", a.stats.groupGetTps(group, topic))
 			w.Key("offsetTable")
 			w.ObjectStart()
 			for q := int32(0); q < tc.WriteQueueNums; q++ {

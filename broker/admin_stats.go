@@ -2,6 +2,7 @@ package broker
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/compat/fastjson"
 )
 
 // statsStore is what the stats admin needs from the store.
@@ -70,7 +72,7 @@ func (a *statsAdmin) topicStats(_ *transport.Conn, req *codec.Frame) *codec.Fram
 		offsets = append(offsets, o)
 	}
 	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
-	resp.Body = body.AppendTopicStatsTable(nil, offsets, 0)
+	resp.Body = body.AppendTopicStatsTable(nil, offsets, a.stats.topicPutTps(topic))
 	return resp
 }
 
@@ -89,6 +91,7 @@ func (a *statsAdmin) consumeStats(_ *transport.Conn, req *codec.Frame) *codec.Fr
 	st := a.store
 	st.AwaitDispatched(dispatchWait)
 	var offsets []body.OffsetWrapper
+	var consumeTps float64
 	for _, topic := range topics {
 		tc, ok := a.topics.get(topic)
 		if !ok {
@@ -118,9 +121,10 @@ func (a *statsAdmin) consumeStats(_ *transport.Conn, req *codec.Frame) *codec.Fr
 			}
 			offsets = append(offsets, w)
 		}
+		consumeTps += a.stats.groupGetTps(group, topic)
 	}
 	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
-	resp.Body = body.AppendConsumeStats(nil, 0, offsets)
+	resp.Body = body.AppendConsumeStats(nil, consumeTps, offsets)
 	return resp
 }
 
@@ -128,27 +132,32 @@ func (a *statsAdmin) consumeStats(_ *transport.Conn, req *codec.Frame) *codec.Fr
 func (a *statsAdmin) runtimeInfo(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	s := a.stats
 	st := a.store
-	now := time.Now()
+	now := s.clock.Now()
 	timerRead, timerOffsets := a.timerBehind(now.UnixMilli())
+	rates := s.rates()
+	daily := s.daily()
 	kv := map[string]string{
 		"brokerVersionDesc":                    "V5_3_3",
 		"brokerVersion":                        strconv.Itoa(int(codec.ServerVersion)),
 		"brokerActive":                         strconv.FormatBool(!a.role.IsSlave()),
 		"bootTimestamp":                        strconv.FormatInt(s.boot.UnixMilli(), 10),
 		"runtime":                              runtimeString(now.Sub(s.boot)),
-		"putTps":                               "0.0 0.0 0.0",
-		"getTransferredTps":                    "0.0 0.0 0.0",
-		"getTotalTps":                          "0.0 0.0 0.0",
+		"putTps":                               rates.put,
+		"getFoundTps":                          rates.found,
+		"getMissTps":                           rates.miss,
+		"getTotalTps":                          rates.total,
+		"getTransferredTps":                    rates.transferred,
+		"putMessageFailedTimes":                strconv.FormatInt(s.putFailed.Load(), 10),
 		"commitLogMinOffset":                   strconv.FormatInt(st.MinPhyOffset(), 10),
 		"commitLogMaxOffset":                   strconv.FormatInt(st.MaxPhyOffset(), 10),
 		"commitLogDiskRatio":                   "0.0",
 		"consumeQueueDiskRatio":                "0.0",
-		"msgPutTotalTodayNow":                  strconv.FormatInt(s.putMsgs.Load(), 10),
-		"msgGetTotalTodayNow":                  strconv.FormatInt(s.getMsgs.Load(), 10),
-		"msgPutTotalYesterdayMorning":          "0",
-		"msgPutTotalTodayMorning":              "0",
-		"msgGetTotalYesterdayMorning":          "0",
-		"msgGetTotalTodayMorning":              "0",
+		"msgPutTotalTodayNow":                  strconv.FormatInt(daily.putNow, 10),
+		"msgGetTotalTodayNow":                  strconv.FormatInt(daily.getNow, 10),
+		"msgPutTotalYesterdayMorning":          strconv.FormatInt(daily.putYesterdayMorning, 10),
+		"msgPutTotalTodayMorning":              strconv.FormatInt(daily.putTodayMorning, 10),
+		"msgGetTotalYesterdayMorning":          strconv.FormatInt(daily.getYesterdayMorning, 10),
+		"msgGetTotalTodayMorning":              strconv.FormatInt(daily.getTodayMorning, 10),
 		"sendThreadPoolQueueSize":              strconv.Itoa(a.sendQueueLen()),
 		"sendThreadPoolQueueCapacity":          strconv.Itoa(a.sendQueueCapacity),
 		"pullThreadPoolQueueSize":              "0",
@@ -170,27 +179,30 @@ func (a *statsAdmin) runtimeInfo(_ *transport.Conn, req *codec.Frame) *codec.Fra
 		// Java's StoreStatsService: local puts on a master, replicated
 		// records as the slave dispatches them.
 		n, size := ps.PutStats()
+		// compat: Java reports a put count of 0 as 1 (and divides by it).
+		n = max(n, 1)
 		kv["putMessageTimesTotal"] = strconv.FormatInt(n, 10)
 		kv["putMessageSizeTotal"] = strconv.FormatInt(size, 10)
-		avg := 0.0
-		if n > 0 {
-			avg = float64(size) / float64(n)
-		}
-		kv["putMessageAverageSize"] = javaDouble(avg)
+		kv["putMessageAverageSize"] = javaDouble(float64(size) / float64(n))
 	}
 	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
 	resp.Body = appendKVTable(nil, kv)
 	return resp
 }
 
-// javaDouble formats v as Java's String.valueOf(double) does for the
-// plain values the stats hold ("0.0", "254.9").
+// javaDouble formats v as Java's String.valueOf(double) ("0.0", "254.9",
+// "1.0E7", "NaN").
 func javaDouble(v float64) string {
-	out := strconv.FormatFloat(v, 'f', -1, 64)
-	if !strings.ContainsAny(out, ".eEIN") {
-		out += ".0"
+	switch {
+	case math.IsNaN(v):
+		return "NaN"
+	case math.IsInf(v, 1):
+		return "Infinity"
+	case math.IsInf(v, -1):
+		return "-Infinity"
 	}
-	return out
+	var buf [32]byte
+	return string(fastjson.AppendDouble(buf[:0], v))
 }
 
 // runtimeString is Java's "[ d days, h hours, m minutes, s seconds ]".
@@ -218,21 +230,30 @@ func appendKVTable(dst []byte, kv map[string]string) []byte {
 	return append(dst, "}}"...)
 }
 
-// viewStats answers VIEW_BROKER_STATS_DATA for TOPIC_PUT_NUMS and
-// GROUP_GET_NUMS with totals since start (no time windows kept).
+// viewStats answers VIEW_BROKER_STATS_DATA: the minute, hour and day
+// windows of one statistic (BrokerStatsData, fastjson's field order).
 func (a *statsAdmin) viewStats(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	name, key := req.Value("statsName"), req.Value("statsKey")
-	var sum int64
-	switch name {
-	case "TOPIC_PUT_NUMS":
-		sum = a.stats.topicPuts(key)
-	case "GROUP_GET_NUMS":
-		sum = a.stats.groupGets(key)
-	default:
+	it := a.stats.item(name, key)
+	if it == nil {
 		return codec.NewResponse(req, int32(codec.RespSystemError), "The stats <"+name+"> <"+key+"> not exist")
 	}
-	it := body.BrokerStatsItem{Sum: sum}
+	w := fastjson.Writer{Buf: make([]byte, 0, 192)}
+	w.ObjectStart()
+	for _, win := range [...]struct {
+		name string
+		ss   statsSnapshot
+	}{{"statsDay", it.inDay()}, {"statsHour", it.inHour()}, {"statsMinute", it.inMinute()}} {
+		// BrokerStatsItem's getters: avgpt, sum, tps.
+		w.Key(win.name)
+		w.ObjectStart()
+		w.FloatField("avgpt", win.ss.Avgpt)
+		w.IntField("sum", win.ss.Sum)
+		w.FloatField("tps", win.ss.Tps)
+		w.ObjectEnd()
+	}
+	w.ObjectEnd()
 	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
-	resp.Body = body.AppendBrokerStatsData(nil, it, it, it)
+	resp.Body = w.Bytes()
 	return resp
 }

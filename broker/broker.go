@@ -21,6 +21,7 @@ import (
 type Deps struct {
 	Logger *slog.Logger
 	Store  MessageStore
+	Clock  Clock // drives the statistics windows (stats_sampler.go); nil: WallClock
 }
 
 // Broker is the composition root: tables, processors, servers and the
@@ -106,7 +107,7 @@ func New(cfg Config, deps Deps) (*Broker, error) {
 	b.filters = filter.NewCache(0)
 	b.clients = newClientManager(log, time.Duration(cfg.ChannelExpiredTimeout)*time.Millisecond, b.filters)
 	b.locks = newLockTable(time.Duration(cfg.RebalanceLockMaxLiveTime) * time.Millisecond)
-	b.stats = newBrokerStats()
+	b.stats = newBrokerStats(statsDeps{clock: deps.Clock, clusterName: cfg.BrokerClusterName, isSystem: b.topics.isSystem, storePuts: storePutStats(b.store)})
 	b.delay = newDelayService(&b.cfg, b.delays, b.store, log)
 	for _, load := range []func() error{b.topics.load, b.groups.load, b.offsets.load, b.delay.load} {
 		if err := load(); err != nil {
@@ -265,9 +266,10 @@ func (b *Broker) Start() error {
 	if b.rm != nil {
 		b.rm.start()
 	}
-	b.wg.Add(2)
+	b.wg.Add(3)
 	go b.persistLoop()
 	go b.clientLoop()
+	go func() { defer b.wg.Done(); b.stats.run(b.quit) }()
 	b.log.Info("broker started", "addr", main.Addr(), "advertised", b.cfg.BrokerAddr(), "cluster", b.cfg.BrokerClusterName)
 	return nil
 }
@@ -473,6 +475,6 @@ func (b *Broker) adminHandlers() []adminHandlers {
 		&syncAdmin{topics: b.topics, offsets: b.offsets, delay: b.delay},
 		&batchAdmin{topics: b.topics, groups: b.groups, offsets: b.offsets, clients: b.clients},
 		&configAdmin{cfg: b, topics: b.topics, log: b.log},
-		&consumeAdmin{brokerName: b.cfg.BrokerName, brokerAddr: b.BrokerAddr, topics: b.topics, groups: b.groups, offsets: b.offsets, clients: b.clients, store: b.store, log: b.log},
+		&consumeAdmin{brokerName: b.cfg.BrokerName, brokerAddr: b.BrokerAddr, topics: b.topics, groups: b.groups, offsets: b.offsets, clients: b.clients, store: b.store, stats: b.stats, log: b.log},
 	}
 }

@@ -10,77 +10,305 @@ import (
 	"github.com/rocketgo/rocketgo/store"
 )
 
-// brokerStats counts puts and gets for runtime info and stats requests.
+// brokerStats is the broker's statistics, after Java's BrokerStatsManager
+// (per-topic and per-group windows, stats_window.go), StoreStatsService
+// (the broker-wide per-second rates of the runtime info) and BrokerStats
+// (the totals recorded each midnight). The hot path — onPut per send,
+// onGet per pull — only adds to atomic counters of entries that exist;
+// an entry is created once per key. The sampler (stats_sampler.go) takes
+// the snapshots on the broker's ticker goroutine.
 type brokerStats struct {
-	boot time.Time
+	clock       Clock
+	boot        time.Time
+	clusterName string // the key of the BROKER_* statistics
 
-	putMsgs, putBytes atomic.Int64
-	getMsgs, getBytes atomic.Int64
+	puts     statsSet[string, putEntry]      // TOPIC_PUT_NUMS, TOPIC_PUT_SIZE by topic
+	gets     statsSet[groupTopic, getEntry]  // GROUP_GET_NUMS, GROUP_GET_SIZE by topic@group
+	sendBack statsSet[groupTopic, statsItem] // SNDBCK_PUT_NUMS by topic@group
 
-	mu sync.Mutex
-	// Counters sit behind pointers: assigning to a map entry rewrites its
-	// key, and callers' names may alias pooled request buffers, so a key is
-	// written once, as a private copy, when the entry is created.
-	topicPut map[string]*int64     // guarded by mu
-	groupGet map[groupTopic]*int64 // guarded by mu
+	// BROKER_PUT_NUMS, BROKER_GET_NUMS and their …_WITHOUT_SYSTEM_TOPIC
+	// variants, keyed by the cluster name. compat: Java adds only to their
+	// values, never to their times, so their avgpt stays 0.
+	brokerPut, brokerGet           statsItem
+	brokerPutNoSys, brokerGetNoSys statsItem
+
+	// StoreStatsService's totals: failed puts, pulls that found messages
+	// and pulls that found none, messages handed out.
+	putFailed, getFound, getMiss, getTransferred atomic.Int64
+
+	storePuts func() (times, bytes int64) // the store's putMessageTimesTotal; nil: brokerPut
+	sampler   statsSampler
 }
 
-func newBrokerStats() *brokerStats {
-	return &brokerStats{boot: time.Now(), topicPut: make(map[string]*int64), groupGet: make(map[groupTopic]*int64)}
+// putEntry is a topic's put statistics.
+type putEntry struct {
+	nums, size statsItem
+	system     bool // TopicValidator.isSystemTopic: left out of the …_WITHOUT_SYSTEM_TOPIC totals
 }
 
+// getEntry is a group's get statistics on one topic.
+type getEntry struct {
+	nums, size statsItem
+	system     bool
+}
+
+// javaSystemTopics are the names TopicValidator counts as system topics
+// whatever the broker creates; the broker's own system topics
+// (topicTable.isSystem) and the rmq_sys_ prefix are added to them.
+var javaSystemTopics = map[string]bool{
+	"TBW102": true, "SCHEDULE_TOPIC_XXXX": true, "BenchmarkTest": true, "RMQ_SYS_TRANS_HALF_TOPIC": true,
+	"RMQ_SYS_TRACE_TOPIC": true, "RMQ_SYS_TRANS_OP_HALF_TOPIC": true, "TRANS_CHECK_MAX_TIME_TOPIC": true,
+	"SELF_TEST_TOPIC": true, "OFFSET_MOVED_EVENT": true, "CHECKPOINT_TOPIC": true,
+}
+
+// statsDeps are what the statistics read from the rest of the broker.
+type statsDeps struct {
+	clock       Clock // nil: WallClock
+	clusterName string
+	isSystem    func(topic string) bool     // the broker's system topics; may be nil
+	storePuts   func() (times, bytes int64) // the store's put totals; may be nil
+}
+
+// storePutStats is st's put totals where the store keeps them.
+func storePutStats(st any) func() (times, bytes int64) {
+	if ps, ok := st.(interface{ PutStats() (int64, int64) }); ok {
+		return ps.PutStats
+	}
+	return nil
+}
+
+func newBrokerStats(d statsDeps) *brokerStats {
+	clock := d.clock
+	if clock == nil {
+		clock = WallClock{}
+	}
+	system := func(topic string) bool {
+		return javaSystemTopics[topic] || strings.HasPrefix(topic, "rmq_sys_") || (d.isSystem != nil && d.isSystem(topic))
+	}
+	s := &brokerStats{clock: clock, boot: clock.Now(), clusterName: d.clusterName, storePuts: d.storePuts}
+	s.puts.init(func(topic string) (string, *putEntry) {
+		e := &putEntry{system: system(topic)}
+		e.nums.init()
+		e.size.init()
+		return strings.Clone(topic), e
+	})
+	s.gets.init(func(k groupTopic) (groupTopic, *getEntry) {
+		e := &getEntry{system: system(k.topic)}
+		e.nums.init()
+		e.size.init()
+		return groupTopic{topic: strings.Clone(k.topic), group: strings.Clone(k.group)}, e
+	})
+	s.sendBack.init(func(k groupTopic) (groupTopic, *statsItem) {
+		it := new(statsItem)
+		it.init()
+		return groupTopic{topic: strings.Clone(k.topic), group: strings.Clone(k.group)}, it
+	})
+	for _, it := range []*statsItem{&s.brokerPut, &s.brokerGet, &s.brokerPutNoSys, &s.brokerGetNoSys} {
+		it.init()
+	}
+	return s
+}
+
+// onPut counts a put the store finished (SendMessageProcessor's
+// incTopicPutNums, incTopicPutSize and incBrokerPutNums for stored puts).
+// It does not allocate once the topic's entry exists.
 func (s *brokerStats) onPut(topic string, r store.PutResult) {
 	if !putStored(r.Status) {
+		s.putFailed.Add(1)
 		return
 	}
 	n := int64(max(r.MsgCount, 1))
-	s.putMsgs.Add(n)
-	s.putBytes.Add(int64(r.WroteBytes))
-	s.mu.Lock()
-	c := s.topicPut[topic]
-	if c == nil {
-		c = new(int64)
-		s.topicPut[strings.Clone(topic)] = c
+	e := s.puts.get(topic)
+	e.nums.add(n, 1)
+	e.size.add(int64(r.WroteBytes), 1)
+	s.brokerPut.value.Add(n)
+	if !e.system {
+		s.brokerPutNoSys.value.Add(n)
 	}
-	*c += n
-	s.mu.Unlock()
 }
 
+// onGet counts a pull that found msgs messages of bytes in total
+// (DefaultPullMessageResultHandler's incGroupGetNums, incGroupGetSize,
+// incBrokerGetNums; the store's found and transferred counts). It does not
+// allocate once the group's entry for the topic exists.
 func (s *brokerStats) onGet(group, topic string, msgs, bytes int) {
-	s.getMsgs.Add(int64(msgs))
-	s.getBytes.Add(int64(bytes))
-	k := groupTopic{topic: topic, group: group}
-	s.mu.Lock()
-	c := s.groupGet[k]
-	if c == nil {
-		c = new(int64)
-		s.groupGet[groupTopic{topic: strings.Clone(topic), group: strings.Clone(group)}] = c
+	e := s.gets.get(groupTopic{topic: topic, group: group})
+	e.nums.add(int64(msgs), 1)
+	e.size.add(int64(bytes), 1)
+	s.brokerGet.value.Add(int64(msgs))
+	if !e.system {
+		s.brokerGetNoSys.value.Add(int64(msgs))
 	}
-	*c += int64(msgs)
-	s.mu.Unlock()
+	s.getFound.Add(1)
+	s.getTransferred.Add(int64(msgs))
 }
 
-func (s *brokerStats) topicPuts(topic string) int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if c := s.topicPut[topic]; c != nil {
-		return *c
-	}
-	return 0
+// onGetMiss counts a pull that found nothing (the store's getMissTps).
+func (s *brokerStats) onGetMiss() { s.getMiss.Add(1) }
+
+// onSendBack counts a consumer's send-back of a message of topic
+// (incSendBackNums: SNDBCK_PUT_NUMS by topic@group).
+func (s *brokerStats) onSendBack(group, topic string) {
+	s.sendBack.get(groupTopic{topic: topic, group: group}).add(1, 1)
 }
 
-// groupGets takes Java's stats key "topic@group".
-func (s *brokerStats) groupGets(key string) int64 {
-	i := strings.LastIndexByte(key, '@')
+// item finds the statistic VIEW_BROKER_STATS_DATA asks for by Java's
+// names: per topic, per "topic@group", or per cluster name for BROKER_*.
+// It is nil where Java has no item: an unknown name, or a key nothing
+// was counted for yet.
+func (s *brokerStats) item(name, key string) *statsItem {
+	broker := func(it *statsItem) *statsItem {
+		if key != s.clusterName || it.value.Load() == 0 {
+			return nil
+		}
+		return it
+	}
+	switch name {
+	case "TOPIC_PUT_NUMS", "TOPIC_PUT_SIZE":
+		e := s.puts.lookup(key)
+		if e == nil {
+			return nil
+		}
+		if name == "TOPIC_PUT_NUMS" {
+			return &e.nums
+		}
+		return &e.size
+	case "GROUP_GET_NUMS", "GROUP_GET_SIZE":
+		k, ok := splitStatsKey(key)
+		if !ok {
+			return nil
+		}
+		e := s.gets.lookup(k)
+		if e == nil {
+			return nil
+		}
+		if name == "GROUP_GET_NUMS" {
+			return &e.nums
+		}
+		return &e.size
+	case "SNDBCK_PUT_NUMS":
+		k, ok := splitStatsKey(key)
+		if !ok {
+			return nil
+		}
+		return s.sendBack.lookup(k)
+	case "BROKER_PUT_NUMS":
+		return broker(&s.brokerPut)
+	case "BROKER_GET_NUMS":
+		return broker(&s.brokerGet)
+	case "BROKER_PUT_NUMS_WITHOUT_SYSTEM_TOPIC":
+		return broker(&s.brokerPutNoSys)
+	case "BROKER_GET_NUMS_WITHOUT_SYSTEM_TOPIC":
+		return broker(&s.brokerGetNoSys)
+	}
+	return nil
+}
+
+// splitStatsKey splits Java's "topic@group" (topics cannot hold '@').
+func splitStatsKey(key string) (groupTopic, bool) {
+	i := strings.IndexByte(key, '@')
 	if i < 0 {
-		return 0
+		return groupTopic{}, false
+	}
+	return groupTopic{topic: key[:i], group: key[i+1:]}, true
+}
+
+// topicPutTps is tpsTopicPutNums: TOPIC_PUT_NUMS's tps over the minute.
+func (s *brokerStats) topicPutTps(topic string) float64 {
+	if e := s.puts.lookup(topic); e != nil {
+		return e.nums.inMinute().Tps
+	}
+	return 0
+}
+
+// groupGetTps is tpsGroupGetNums: GROUP_GET_NUMS's tps over the minute.
+func (s *brokerStats) groupGetTps(group, topic string) float64 {
+	if e := s.gets.lookup(groupTopic{topic: topic, group: group}); e != nil {
+		return e.nums.inMinute().Tps
+	}
+	return 0
+}
+
+// statsSet maps keys to entries with lock-free reads of the keys that
+// existed at the last sample. read is an immutable map replaced whole; a
+// new key goes into pending under mu, and the sampler moves pending into
+// a new read map every minute-window sample. So the hot path takes no
+// lock for a known key, a new key takes mu until the next sample, and the
+// copy costs O(keys) once per sample however many keys arrive.
+type statsSet[K comparable, E any] struct {
+	read    atomic.Pointer[map[K]*E]
+	mu      sync.Mutex
+	pending map[K]*E // guarded by mu; keys not in read
+	// newEntry builds k's entry and returns k with private copies of its
+	// strings. It runs under mu and may take topicTable.mu (lock order:
+	// statsSet.mu, then topicTable.mu).
+	newEntry func(k K) (owned K, e *E)
+}
+
+func (s *statsSet[K, E]) init(newEntry func(K) (K, *E)) {
+	m := map[K]*E{}
+	s.read.Store(&m)
+	s.pending = map[K]*E{}
+	s.newEntry = newEntry
+}
+
+// get returns k's entry, creating it on first use. Callers' keys may
+// alias pooled buffers: a stored key is always a private copy.
+func (s *statsSet[K, E]) get(k K) *E {
+	if e := (*s.read.Load())[k]; e != nil {
+		return e
+	}
+	return s.create(k)
+}
+
+func (s *statsSet[K, E]) create(k K) *E {
+	s.mu.Lock()
+	e := s.pending[k]
+	if e == nil {
+		if e = (*s.read.Load())[k]; e == nil {
+			var owned K
+			owned, e = s.newEntry(k)
+			s.pending[owned] = e
+		}
+	}
+	s.mu.Unlock()
+	return e
+}
+
+// lookup returns k's entry or nil, creating nothing.
+func (s *statsSet[K, E]) lookup(k K) *E {
+	if e := (*s.read.Load())[k]; e != nil {
+		return e
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c := s.groupGet[groupTopic{topic: key[:i], group: key[i+1:]}]; c != nil {
-		return *c
+	return s.pending[k]
+}
+
+// publish moves the pending keys into a new read map.
+func (s *statsSet[K, E]) publish() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.pending) == 0 {
+		return
 	}
-	return 0
+	old := *s.read.Load()
+	m := make(map[K]*E, len(old)+len(s.pending))
+	for k, e := range old {
+		m[k] = e
+	}
+	for k, e := range s.pending {
+		m[k] = e
+	}
+	s.read.Store(&m)
+	s.pending = map[K]*E{}
+}
+
+// each calls fn for every published entry.
+func (s *statsSet[K, E]) each(fn func(*E)) {
+	for _, e := range *s.read.Load() {
+		fn(e)
+	}
 }
 
 func pid() int { return os.Getpid() }
