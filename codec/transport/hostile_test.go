@@ -21,7 +21,7 @@ import (
 // unread bytes never reached it). The cut is a reset, so the peer learns
 // of it without reading. A reader that is slow but steady is never cut.
 func TestStalledReaderCut(t *testing.T) {
-	const stall = 400 * time.Millisecond
+	const stall = 800 * time.Millisecond
 	reply := make([]byte, 64<<10)
 	newServer := func(t *testing.T) (*Server, *logSink) {
 		log, sink := captureLog()
@@ -59,9 +59,9 @@ func TestStalledReaderCut(t *testing.T) {
 	})
 	t.Run("slow steady reader", func(t *testing.T) {
 		s, sink := newServer(t)
-		nc := dial(t, s, 40)
+		nc := dial(t, s, 25)
 		fr := newFrameReader(nc)
-		for i := range 40 { // 16 KiB socket buffer, a frame every stall/8: ~2 s
+		for i := range 25 { // 16 KiB socket buffer, a frame every stall/8: 2.5 s, 3 stalls' worth
 			f, err := fr.next(5 * time.Second)
 			require.NoError(t, err, "reply %d", i)
 			require.Len(t, f.Body, len(reply))
@@ -176,16 +176,17 @@ func TestSmallUnsentRepliesCoalesced(t *testing.T) {
 	req := request(codeEcho, 1)
 	req.Body = make([]byte, 100)
 	var wire []byte
-	for range 64 {
+	for range 64000 { // ~9 MB of replies: past the kernel's buffers and high water
 		wire = req.AppendTo(wire)
 	}
-	for range 1000 { // 64,000 requests at most; the server stops reading them
-		_ = nc.SetWriteDeadline(time.Now().Add(300 * time.Millisecond))
-		if _, err := nc.Write(wire); err != nil {
-			break
-		}
-	}
-	waitFor(t, func() bool { return s.pauses.Load() > 0 })
+	wrote := make(chan struct{})
+	go func() { // blocks once the server stops reading; ends when nc closes
+		defer close(wrote)
+		_ = nc.SetWriteDeadline(time.Now().Add(30 * time.Second))
+		_, _ = nc.Write(wire)
+	}()
+	t.Cleanup(func() { _ = nc.Close(); <-wrote })
+	require.Eventually(t, func() bool { return s.pauses.Load() > 0 }, 20*time.Second, 5*time.Millisecond)
 	o := srv.Load().out.(*serverOutlet)
 	o.mu.Lock()
 	entries, unsent := len(o.pending), o.unsent.Load()
