@@ -54,6 +54,12 @@ type Config struct {
 	// replicated state against a flood of forged registrations.
 	MaxBrokerSets    int
 	MaxBrokersPerSet int
+	// AllowAdminOnLiveBrokers (controllerAllowAdminOnLiveBrokers, ours,
+	// false): mqadmin electMaster may replace a live master and
+	// cleanBrokerMetadata -l may remove live brokers, as in Java. Read
+	// from the local configuration only: UPDATE_CONTROLLER_CONFIG refuses
+	// it (see doc.go).
+	AllowAdminOnLiveBrokers bool
 }
 
 // Default returns Java's defaults.
@@ -209,6 +215,7 @@ var props = javaprops.Fields[Config]{
 	javaprops.Int("controllerMaxLiveBrokers", func(c *Config) *int { return &c.MaxLiveBrokers }),
 	javaprops.Int("controllerMaxBrokerSets", func(c *Config) *int { return &c.MaxBrokerSets }),
 	javaprops.Int("controllerMaxBrokersPerSet", func(c *Config) *int { return &c.MaxBrokersPerSet }),
+	javaprops.Bool("controllerAllowAdminOnLiveBrokers", func(c *Config) *bool { return &c.AllowAdminOnLiveBrokers }),
 }
 
 // Apply sets the keys of p that Config knows and returns the others.

@@ -82,6 +82,7 @@ func New(cfg Config, log *slog.Logger) (*Controller, error) {
 			x := c.Config()
 			return x.MaxBrokerSets, x.MaxBrokersPerSet
 		},
+		adminLive: func() bool { return c.Config().AllowAdminOnLiveBrokers },
 	}
 	return c, nil
 }
@@ -341,7 +342,11 @@ func (c *Controller) notifyRoleChanged(brokerName string) {
 		h = header.NotifyBrokerRoleChangedRequest{MasterAddress: bs.addr(bs.Master), MasterEpoch: bs.MasterEpoch, SyncStateSetEpoch: bs.SyncEpoch, MasterBrokerID: bs.Master}
 		set = body.AppendSyncStateSet(nil, body.SyncStateSet{IDs: bs.SyncSet, Epoch: bs.SyncEpoch})
 		for _, id := range bs.ids() {
-			if a := bs.Brokers[id].Addr; a != "" && c.live.Alive(bs.Cluster, bs.Name, id) {
+			// Only a live broker (heartbeating on the connection that holds
+			// its identity) at the address it heartbeats with: a
+			// registration alone never makes us dial a host.
+			a := bs.Brokers[id].Addr
+			if info, ok := c.live.Info(bs.Cluster, bs.Name, id); ok && a != "" && a == info.Addr && c.live.Alive(bs.Cluster, bs.Name, id) {
 				targets = append(targets, a)
 			}
 		}

@@ -125,20 +125,38 @@ func (g *group) leader() int {
 }
 
 func (g *group) tryCall(addr string, code codec.RequestCode, enc func(f *codec.Frame), b []byte) (*codec.Frame, error) {
+	return tryCallOn(g.cl, addr, code, enc, b)
+}
+
+func tryCallOn(cl *transport.Client, addr string, code codec.RequestCode, enc func(f *codec.Frame), b []byte) (*codec.Frame, error) {
 	f := &codec.Frame{Code: int32(code), Language: codec.LangJava, Version: codec.ServerVersion, Body: b}
 	if enc != nil {
 		enc(f)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return g.cl.Invoke(ctx, addr, f)
+	return cl.Invoke(ctx, addr, f)
 }
 
 func (g *group) call(addr string, code codec.RequestCode, enc func(f *codec.Frame), b []byte) *codec.Frame {
 	g.t.Helper()
-	resp, err := g.tryCall(addr, code, enc, b)
+	return g.callOn(g.cl, addr, code, enc, b)
+}
+
+// callOn sends one request on cl's connection to addr: a broker's own
+// client, so the controller sees the broker's connection.
+func (g *group) callOn(cl *transport.Client, addr string, code codec.RequestCode, enc func(f *codec.Frame), b []byte) *codec.Frame {
+	g.t.Helper()
+	resp, err := tryCallOn(cl, addr, code, enc, b)
 	require.NoError(g.t, err)
 	return resp
+}
+
+// newClient is a client of its own (its own connections), closed at the end.
+func (g *group) newClient() *transport.Client {
+	cl := transport.NewClient(transport.ClientConfig{Logger: quietLog()})
+	g.t.Cleanup(func() { cl.Close() })
+	return cl
 }
 
 func (g *group) heartbeat(addr, cluster, broker, brokerAddr string, id int64, epoch int32, maxOffset int64, timeoutMs int64) *codec.Frame {
@@ -149,16 +167,22 @@ func (g *group) heartbeat(addr, cluster, broker, brokerAddr string, id int64, ep
 	}, nil)
 }
 
-// registerAs runs a Java broker's registration: next id, apply, register.
+// registerAs runs a Java broker's registration on the group's client.
 func (g *group) registerAs(addr, cluster, broker, brokerAddr string) int64 {
 	g.t.Helper()
-	resp := g.call(addr, codec.ReqControllerGetNextBrokerId, (&header.GetNextBrokerIdRequest{ClusterName: cluster, BrokerName: broker}).Encode, nil)
+	return g.registerOn(g.cl, addr, cluster, broker, brokerAddr)
+}
+
+// registerOn runs a Java broker's registration on cl: next id, apply, register.
+func (g *group) registerOn(cl *transport.Client, addr, cluster, broker, brokerAddr string) int64 {
+	g.t.Helper()
+	resp := g.callOn(cl, addr, codec.ReqControllerGetNextBrokerId, (&header.GetNextBrokerIdRequest{ClusterName: cluster, BrokerName: broker}).Encode, nil)
 	require.Equal(g.t, int32(codec.RespSuccess), resp.Code, resp.Remark)
 	var next header.GetNextBrokerIdResponse
 	require.NoError(g.t, next.Decode(resp))
-	resp = g.call(addr, codec.ReqControllerApplyBrokerId, (&header.ApplyBrokerIdRequest{ClusterName: cluster, BrokerName: broker, AppliedBrokerID: next.NextBrokerID, RegisterCheckCode: brokerAddr + ";1700000000000"}).Encode, nil)
+	resp = g.callOn(cl, addr, codec.ReqControllerApplyBrokerId, (&header.ApplyBrokerIdRequest{ClusterName: cluster, BrokerName: broker, AppliedBrokerID: next.NextBrokerID, RegisterCheckCode: brokerAddr + ";1700000000000"}).Encode, nil)
 	require.Equal(g.t, int32(codec.RespSuccess), resp.Code, resp.Remark)
-	resp = g.call(addr, codec.ReqControllerRegisterBroker, (&header.RegisterBrokerToControllerRequest{ClusterName: cluster, BrokerName: broker, BrokerID: next.NextBrokerID, BrokerAddress: brokerAddr}).Encode, nil)
+	resp = g.callOn(cl, addr, codec.ReqControllerRegisterBroker, (&header.RegisterBrokerToControllerRequest{ClusterName: cluster, BrokerName: broker, BrokerID: next.NextBrokerID, BrokerAddress: brokerAddr}).Encode, nil)
 	require.Equal(g.t, int32(codec.RespSuccess), resp.Code, resp.Remark)
 	return next.NextBrokerID
 }
@@ -317,8 +341,12 @@ func TestFailover(t *testing.T) {
 	li := g.leader()
 	leader := g.nodes[li].Addr()
 	b1, b2 := startFakeBroker(t), startFakeBroker(t)
-	require.Equal(t, int64(1), g.registerAs(leader, "c", "b", b1.srv.Addr()))
-	require.Equal(t, int64(2), g.registerAs(leader, "c", "b", b2.srv.Addr()))
+	// Each broker its own connections, as a real broker: it registers and
+	// heartbeats on them, and the controller closes them when its
+	// heartbeats expire.
+	cl1, cl2 := g.newClient(), g.newClient()
+	require.Equal(t, int64(1), g.registerOn(cl1, leader, "c", "b", b1.srv.Addr()))
+	require.Equal(t, int64(2), g.registerOn(cl2, leader, "c", "b", b2.srv.Addr()))
 
 	stopMaster := make(chan struct{})
 	var wg sync.WaitGroup
@@ -326,12 +354,9 @@ func TestFailover(t *testing.T) {
 	for _, c := range g.nodes {
 		addrs = append(addrs, c.Addr())
 	}
-	beat := func(id int64, a string, stop <-chan struct{}) {
+	beat := func(id int64, a string, cl *transport.Client, stop <-chan struct{}) {
 		defer wg.Done()
-		// Its own connections, as a real broker: the controller closes the
-		// connection of a broker whose heartbeats expire.
-		cl := transport.NewClient(transport.ClientConfig{Logger: quietLog()})
-		defer cl.Close()
+		defer cl.Close() // a stopped broker's connections close
 		tick := time.NewTicker(50 * time.Millisecond)
 		defer tick.Stop()
 		for i := 0; i < 2000; i++ { // bounded: 100 s at most
@@ -352,18 +377,18 @@ func TestFailover(t *testing.T) {
 	}
 	stopAll := make(chan struct{})
 	wg.Add(2)
-	go beat(1, b1.srv.Addr(), stopMaster)
-	go beat(2, b2.srv.Addr(), stopAll)
+	go beat(1, b1.srv.Addr(), cl1, stopMaster)
+	go beat(2, b2.srv.Addr(), cl2, stopAll)
 	t.Cleanup(func() { close(stopAll); wg.Wait() })
 
 	require.Eventually(t, func() bool {
 		return g.nodes[li].live.Alive("c", "b", 1) && g.nodes[li].live.Alive("c", "b", 2)
 	}, 5*time.Second, 10*time.Millisecond)
-	resp := g.call(leader, codec.ReqControllerElectMaster, (&header.ElectMasterRequest{ClusterName: "c", BrokerName: "b", BrokerID: 1}).Encode, nil)
+	resp := g.callOn(cl1, leader, codec.ReqControllerElectMaster, (&header.ElectMasterRequest{ClusterName: "c", BrokerName: "b", BrokerID: 1}).Encode, nil)
 	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
 	require.Eventually(t, func() bool { _, ok := b2.last(); return ok }, 5*time.Second, 10*time.Millisecond, "members are notified of the first election")
 	require.Eventually(t, func() bool {
-		resp := g.call(leader, codec.ReqControllerAlterSyncStateSet, (&header.AlterSyncStateSetRequest{BrokerName: "b", MasterBrokerID: 1, MasterEpoch: 1}).Encode,
+		resp := g.callOn(cl1, leader, codec.ReqControllerAlterSyncStateSet, (&header.AlterSyncStateSetRequest{BrokerName: "b", MasterBrokerID: 1, MasterEpoch: 1}).Encode,
 			body.AppendSyncStateSet(nil, body.SyncStateSet{IDs: []int64{1, 2}, Epoch: 1}))
 		return resp.Code == int32(codec.RespSuccess)
 	}, 5*time.Second, 50*time.Millisecond)
@@ -389,8 +414,8 @@ func TestFailover(t *testing.T) {
 	h, set = g.replicaInfo(g.nodes[nl].Addr(), "b")
 	require.Equal(t, int64(2), h.MasterBrokerID)
 	require.Equal(t, int32(3), set.Epoch)
-	resp = g.call(g.nodes[nl].Addr(), codec.ReqControllerElectMaster, (&header.ElectMasterRequest{ClusterName: "c", BrokerName: "b", BrokerID: 2}).Encode, nil)
-	require.Equal(t, int32(codec.RespControllerMasterStillExist), resp.Code, "the new leader knows broker 2 is alive")
+	resp = g.callOn(cl2, g.nodes[nl].Addr(), codec.ReqControllerElectMaster, (&header.ElectMasterRequest{ClusterName: "c", BrokerName: "b", BrokerID: 2}).Encode, nil)
+	require.Equal(t, int32(codec.RespControllerMasterStillExist), resp.Code, "the new leader knows broker 2 is alive, on its heartbeat connection")
 
 	// The closed node restarts from its store and catches up.
 	g.restart(li)
@@ -479,15 +504,12 @@ func TestSilentMasterFoundAtItsTimeout(t *testing.T) {
 	})
 	leader := g.nodes[g.leader()].Addr()
 	b1, b2 := startFakeBroker(t), startFakeBroker(t)
-	require.Equal(t, int64(1), g.registerAs(leader, "c", "b", b1.srv.Addr()))
-	require.Equal(t, int64(2), g.registerAs(leader, "c", "b", b2.srv.Addr()))
-	var lastBeat1 atomic.Int64
 	// Each broker its own client, closed only at the end: a closed
 	// connection would count as the broker's death at once.
-	cl1 := transport.NewClient(transport.ClientConfig{Logger: quietLog()})
-	defer cl1.Close()
-	cl2 := transport.NewClient(transport.ClientConfig{Logger: quietLog()})
-	defer cl2.Close()
+	cl1, cl2 := g.newClient(), g.newClient()
+	require.Equal(t, int64(1), g.registerOn(cl1, leader, "c", "b", b1.srv.Addr()))
+	require.Equal(t, int64(2), g.registerOn(cl2, leader, "c", "b", b2.srv.Addr()))
+	var lastBeat1 atomic.Int64
 	beater := func(id int64, a string, cl *transport.Client, stop <-chan struct{}, done chan<- struct{}) {
 		defer close(done)
 		tick := time.NewTicker(50 * time.Millisecond)
@@ -515,9 +537,9 @@ func TestSilentMasterFoundAtItsTimeout(t *testing.T) {
 	defer func() { close(stop2); <-done2 }()
 	c := g.nodes[0]
 	require.Eventually(t, func() bool { return c.live.Alive("c", "b", 1) && c.live.Alive("c", "b", 2) }, 5*time.Second, 5*time.Millisecond)
-	resp := g.call(leader, codec.ReqControllerElectMaster, (&header.ElectMasterRequest{ClusterName: "c", BrokerName: "b", BrokerID: 1}).Encode, nil)
+	resp := g.callOn(cl1, leader, codec.ReqControllerElectMaster, (&header.ElectMasterRequest{ClusterName: "c", BrokerName: "b", BrokerID: 1}).Encode, nil)
 	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
-	resp = g.call(leader, codec.ReqControllerAlterSyncStateSet, (&header.AlterSyncStateSetRequest{BrokerName: "b", MasterBrokerID: 1, MasterEpoch: 1}).Encode,
+	resp = g.callOn(cl1, leader, codec.ReqControllerAlterSyncStateSet, (&header.AlterSyncStateSetRequest{BrokerName: "b", MasterBrokerID: 1, MasterEpoch: 1}).Encode,
 		body.AppendSyncStateSet(nil, body.SyncStateSet{IDs: []int64{1, 2}, Epoch: 1}))
 	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
 

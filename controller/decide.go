@@ -8,13 +8,21 @@ import (
 
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/codec/transport"
 )
 
 // Liveness answers what the elect policy and the checks need to know of
-// broker heartbeats. It is node-local (see doc.go).
+// broker heartbeats and of which connection speaks for which broker. It is
+// node-local (see doc.go).
 type Liveness interface {
 	Alive(cluster, broker string, id int64) bool
 	Info(cluster, broker string, id int64) (LiveInfo, bool)
+	// Holds reports whether conn is the connection the broker registered
+	// or heartbeats on (its identity; see doc.go).
+	Holds(cluster, broker string, id int64, conn *transport.Conn) bool
+	// Claim binds the broker's identity to conn on registration; it fails
+	// with errHeldElsewhere while another connection holds it.
+	Claim(cluster, broker string, id int64, conn *transport.Conn) error
 }
 
 // LiveInfo is the last heartbeat of one broker (Java's BrokerLiveInfo).
@@ -69,14 +77,19 @@ type decider struct {
 	live    Liveness
 	unclean func() bool // enableElectUncleanMaster, read per election
 	bounds  func() (sets, perSet int)
+	// adminLive is controllerAllowAdminOnLiveBrokers, read per request:
+	// admin operations may act on live brokers (see doc.go).
+	adminLive func() bool
 }
 
 func (d *decider) alive(bs *brokerSet, id int64) bool {
 	return d.live.Alive(bs.Cluster, bs.Name, id)
 }
 
-// alterSyncStateSet checks a master's new in-sync set, in Java's order.
-func (d *decider) alterSyncStateSet(brokerName string, masterID int64, masterEpoch int32, set body.SyncStateSet) *result {
+// alterSyncStateSet checks a master's new in-sync set, in Java's order,
+// plus one check of ours: the request comes on the master's own
+// connection (from; nil only for in-process callers).
+func (d *decider) alterSyncStateSet(from *transport.Conn, brokerName string, masterID int64, masterEpoch int32, set body.SyncStateSet) *result {
 	r := &result{}
 	d.state.view(brokerName, func(bs *brokerSet) {
 		if bs == nil {
@@ -92,6 +105,10 @@ func (d *decider) alterSyncStateSet(brokerName string, masterID int64, masterEpo
 		}
 		if bs.Master == 0 || bs.Master != masterID {
 			r.fail(codec.RespControllerInvalidMaster, fmt.Sprintf("Rejecting alter syncStateSet request because the current leader is:{%s}, not {%s}", javaID(bs.Master), javaID(masterID)))
+			return
+		}
+		if !d.live.Holds(bs.Cluster, bs.Name, masterID, from) {
+			r.fail(codec.RespControllerInvalidMaster, fmt.Sprintf("Rejecting alter syncStateSet request because it does not come on the connection of master {%d}", masterID))
 			return
 		}
 		if masterEpoch != bs.MasterEpoch {
@@ -187,6 +204,75 @@ func (d *decider) electMaster(brokerName string, requester int64, designate bool
 	return r
 }
 
+// Remarks of our own for requests refused by who sent them (see doc.go).
+const (
+	remarkNotOnConnection = "Broker [%s, %d] is not registered on this connection"
+	remarkElectNoBroker   = "ELECT_MASTER from a broker needs the asking brokerId"
+)
+
+// brokerElect answers a broker's own CONTROLLER_ELECT_MASTER (designateElect
+// false): the asking broker must speak on its own connection.
+func (d *decider) brokerElect(from *transport.Conn, brokerName string, requester int64) *result {
+	r := &result{}
+	if requester <= 0 {
+		// -1 is the controller's own trigger, never a remote caller's.
+		return r.fail(codec.RespControllerInvalidRequest, remarkElectNoBroker)
+	}
+	refused := false
+	d.state.view(brokerName, func(bs *brokerSet) {
+		if bs != nil && !d.live.Holds(bs.Cluster, bs.Name, requester, from) {
+			refused = true
+			r.fail(codec.RespControllerInvalidRequest, fmt.Sprintf(remarkNotOnConnection, brokerName, requester))
+		}
+	})
+	if refused {
+		return r
+	}
+	return d.electMaster(brokerName, requester, false)
+}
+
+// adminElect answers mqadmin electMaster (designateElect true). The
+// designated broker must be a live member of the SyncStateSet (any live
+// member before the first election), and a live master stays unless the
+// controller's own configuration allows admin operations on live brokers.
+func (d *decider) adminElect(brokerName string, id int64) *result {
+	r := &result{}
+	refused := false
+	d.state.view(brokerName, func(bs *brokerSet) {
+		if bs == nil {
+			return // electMaster answers Java's 2010
+		}
+		fail := func(why string) {
+			refused = true
+			r.fail(codec.RespControllerElectMasterFailed, fmt.Sprintf("Failed to elect a new master: broker %d %s", id, why))
+		}
+		switch _, member := bs.Brokers[id]; {
+		case !member:
+			fail("is not a member of broker set " + bs.Name)
+			return
+		case !d.alive(bs, id):
+			fail("is not alive")
+			return
+		case bs.MasterEpoch > 0 && !bs.inSync(id):
+			fail("is not in the SyncStateSet")
+			return
+		}
+		if bs.Master != 0 && bs.Master != id && d.alive(bs, bs.Master) && !d.adminLive() {
+			refused = true
+			r.setInt("masterBrokerId", bs.Master)
+			r.set("masterAddress", bs.addr(bs.Master))
+			r.setInt("masterEpoch", int64(bs.MasterEpoch))
+			r.setInt("syncStateSetEpoch", int64(bs.SyncEpoch))
+			r.body = body.AppendElectMasterResponseBody(nil, body.ElectMasterResponseBody{SyncSet: bs.SyncSet})
+			r.fail(codec.RespControllerMasterStillExist, fmt.Sprintf("The old master %d is still alive, not need to elect new master for broker %s", bs.Master, bs.Name))
+		}
+	})
+	if refused {
+		return r
+	}
+	return d.electMaster(brokerName, id, true)
+}
+
 // getNextBrokerID answers CONTROLLER_GET_NEXT_BROKER_ID.
 func (d *decider) getNextBrokerID(cluster, brokerName string) *result {
 	r := &result{}
@@ -240,8 +326,9 @@ func (d *decider) applyBrokerID(cluster, brokerName string, id int64, checkCode 
 	return r.fail(codec.RespControllerBrokerIdInvalid, fmt.Sprintf("Fail to apply brokerId: %d in broker-set: %s", id, brokerName))
 }
 
-// registerBroker answers CONTROLLER_REGISTER_BROKER.
-func (d *decider) registerBroker(cluster, brokerName string, id int64, addr string) *result {
+// registerBroker answers CONTROLLER_REGISTER_BROKER and binds the broker's
+// identity to from, unless another connection holds it.
+func (d *decider) registerBroker(from *transport.Conn, cluster, brokerName string, id int64, addr string) *result {
 	r := &result{}
 	r.set("clusterName", cluster)
 	r.set("brokerName", brokerName)
@@ -253,6 +340,10 @@ func (d *decider) registerBroker(cluster, brokerName string, id int64, addr stri
 		m, ok := bs.Brokers[id]
 		if !ok {
 			r.fail(codec.RespControllerBrokerNeedToBeRegistered, fmt.Sprintf("BrokerId: %d hasn't been registered in broker-set: %s", id, brokerName))
+			return
+		}
+		if err := d.live.Claim(bs.Cluster, bs.Name, id, from); err != nil {
+			r.fail(codec.RespControllerInvalidRequest, fmt.Sprintf("Broker [%s, %d] is registered on another live connection", brokerName, id))
 			return
 		}
 		if bs.Master != 0 && d.alive(bs, bs.Master) {
@@ -317,7 +408,10 @@ func (d *decider) getSyncStateData(names []string) *result {
 	return r
 }
 
-// cleanBrokerData answers CLEAN_BROKER_DATA.
+// cleanBrokerData answers CLEAN_BROKER_DATA. Beyond Java's checks it never
+// removes a live broker (nor a whole set with a live member) unless the
+// controller's own configuration allows admin operations on live brokers;
+// isCleanLivingBroker alone only waives Java's "the set names a master".
 func (d *decider) cleanBrokerData(cluster, brokerName, idsToClean string, cleanLiving bool) *result {
 	r := &result{}
 	var ids []int64
@@ -325,11 +419,16 @@ func (d *decider) cleanBrokerData(cluster, brokerName, idsToClean string, cleanL
 	d.state.mu.RLock()
 	defer d.state.mu.RUnlock()
 	bs := d.state.sets[brokerName]
+	if bs != nil {
+		// The set's own cluster: a wrong -c must not make a live broker look dead.
+		cluster = bs.Cluster
+	}
 	if !cleanLiving {
 		if idsToClean == "" && bs != nil && bs.Master != 0 {
 			return r.fail(codec.RespControllerInvalidCleanBrokerMetadata, fmt.Sprintf("Broker %s is still alive, clean up failure", brokerName))
 		}
 	}
+	guard := !cleanLiving || !d.adminLive()
 	if idsToClean != "" {
 		for _, s := range strings.Split(idsToClean, ";") {
 			id, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
@@ -344,11 +443,17 @@ func (d *decider) cleanBrokerData(cluster, brokerName, idsToClean string, cleanL
 		}
 		slices.Sort(ids)
 		ids = slices.Compact(ids)
-		if !cleanLiving {
+		if guard {
 			for _, id := range ids {
 				if d.live.Alive(cluster, brokerName, id) {
 					return r.fail(codec.RespControllerInvalidCleanBrokerMetadata, fmt.Sprintf("Broker [%s,  %d] is still alive, clean up failure", brokerName, id))
 				}
+			}
+		}
+	} else if guard && bs != nil {
+		for _, id := range bs.ids() {
+			if d.live.Alive(cluster, brokerName, id) {
+				return r.fail(codec.RespControllerInvalidCleanBrokerMetadata, fmt.Sprintf("Broker %s is still alive, clean up failure", brokerName))
 			}
 		}
 	}

@@ -60,6 +60,78 @@
 // timeout); and like Java the scan re-elects only when another member of
 // the set is alive.
 //
+// # Who may speak for a broker
+//
+// There is no authentication (issue #20), so a broker's identity is its
+// connection: the first connection that registers (CONTROLLER_REGISTER_BROKER)
+// or heartbeats as (cluster, brokerName, brokerId) holds that identity on
+// this node while it stays open and heard from (a registration or
+// heartbeat within the broker's heartbeat timeout). Meanwhile another
+// connection's heartbeat or registration in that name is refused
+// (CONTROLLER_INVALID_REQUEST), so it can neither keep a dead broker alive,
+// nor move its address, nor feed the elect policy forged epochs and
+// offsets. A closed connection, or one silent past the timeout, loses
+// every identity it held; the broker's next registration or heartbeat
+// (a restart, a reconnect) claims it again. Java and our brokers send
+// registration, heartbeats, elections and ALTER_SYNC_STATE_SET over one
+// remoting client with one connection per address, so this needs
+// controllerAddr to name the controllers as controllerDLegerPeers does
+// (an IP in one and a host name in the other are two connections).
+// Identities are node-local, like liveness: each node learns them from the
+// heartbeats every broker sends it.
+//
+// What each request that names a broker must come from:
+//
+//	ALTER_SYNC_STATE_SET        the set's master's connection, at the current
+//	                            master epoch and SyncStateSet epoch
+//	                            (else CONTROLLER_INVALID_MASTER / FENCED_*)
+//	ELECT_MASTER                the asking broker's connection
+//	  (designateElect false)    (else CONTROLLER_INVALID_REQUEST; brokerId -1,
+//	                            "the controller asks", is the leader's own)
+//	REGISTER_BROKER, heartbeat  any connection while the identity is free
+//
+// Controller-triggered elections (a master's heartbeats expired or its
+// connection closed, the inactive-master scan) are the leader's own
+// decision and need no identity.
+//
+// Admin operations (mqadmin electMaster = ELECT_MASTER with designateElect,
+// cleanBrokerMetadata = CLEAN_BROKER_DATA) come from anywhere, as in Java,
+// but never act on a live broker, "live" meaning heartbeating on the
+// connection that holds its identity:
+//
+//   - electMaster only designates a registered, live member of the
+//     SyncStateSet (any live member before a set's first election), else
+//     CONTROLLER_ELECT_MASTER_FAILED; and while the set's master is live it
+//     answers CONTROLLER_MASTER_STILL_EXIST with the current master, Java's
+//     answer when the policy keeps the old master. Java's documented use
+//     (design.md: elect when the master is offline or unreachable) keeps
+//     working; a planned switch-over is done by stopping the master, whose
+//     closed connection makes the controller fail over at once.
+//   - cleanBrokerMetadata never removes a live broker, nor a whole set with
+//     a live member (CONTROLLER_INVALID_CLEAN_BROKER_METADATA, Java's
+//     "is still alive" remark). -l (isCleanLivingBroker) only waives Java's
+//     refusal of a whole set that still names a master, so a dead set can
+//     be cleaned. Liveness is looked up under the set's own cluster, not
+//     the request's.
+//
+// controllerAllowAdminOnLiveBrokers=true (ours, default false) restores
+// Java's behaviour for both: electMaster may replace a live master (still
+// only by a live in-sync member) and -l cleans live brokers. It is the
+// operator's local decision: read from the controller's configuration
+// file, refused by UPDATE_CONTROLLER_CONFIG like the peer keys.
+//
+// NOTIFY_BROKER_ROLE_CHANGED dials only the registered address of a live
+// member whose heartbeats report that same address, so a registration
+// alone never makes the controller connect anywhere.
+//
+// Not covered without credentials: whoever registers first holds an
+// identity that nobody holds yet (a fresh broker set, an id whose broker is
+// down), and APPLY_BROKER_ID adds members for anyone within
+// controllerMaxBrokersPerSet. Such a member cannot enter a SyncStateSet (only
+// the master proposes it) and so cannot be elected, except by an unclean
+// election (enableElectUncleanMaster), which trusts heartbeat epochs and
+// offsets.
+//
 // # Elections
 //
 // elect.go is Java's DefaultElectPolicy: among alive candidates of the
@@ -82,8 +154,10 @@
 // clears the master (Java keeps a dangling id). A controller-triggered
 // election that finds no candidate replicates one "master lost" event, not
 // one per retry. UPDATE_CONTROLLER_CONFIG changes the running
-// configuration but is not written back to configStorePath, and refuses
-// the peer keys.
+// configuration, writes every key to configStorePath, and refuses the peer
+// keys and controllerAllowAdminOnLiveBrokers. Requests that name a broker
+// are checked against the connection that holds its identity and admin
+// operations never act on a live broker (above; Java checks neither).
 //
 // # Ports
 //

@@ -71,7 +71,7 @@ func notSet(req *codec.Frame) *codec.Frame {
 	return codec.NewResponse(req, int32(codec.RespSystemError), remarkNoResponseCode)
 }
 
-func (c *Controller) alterSyncStateSet(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+func (c *Controller) alterSyncStateSet(conn *transport.Conn, req *codec.Frame) *codec.Frame {
 	var h header.AlterSyncStateSetRequest
 	if err := h.Decode(req); err != nil {
 		return badHeader(req, err)
@@ -81,31 +81,40 @@ func (c *Controller) alterSyncStateSet(_ *transport.Conn, req *codec.Frame) *cod
 		return badHeader(req, err)
 	}
 	return c.respond(req, true, func() *result {
-		return c.dec.alterSyncStateSet(h.BrokerName, h.MasterBrokerID, h.MasterEpoch, set)
+		return c.dec.alterSyncStateSet(conn, h.BrokerName, h.MasterBrokerID, h.MasterEpoch, set)
 	})
 }
 
-func (c *Controller) electMaster(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+// electMaster is a broker's own election request, or with designateElect
+// mqadmin's electMaster (an admin operation; see doc.go for the rule).
+func (c *Controller) electMaster(conn *transport.Conn, req *codec.Frame) *codec.Frame {
 	var h header.ElectMasterRequest
 	if err := h.Decode(req); err != nil {
 		return badHeader(req, err)
 	}
 	resp := c.respond(req, true, func() *result {
-		return c.dec.electMaster(h.BrokerName, h.BrokerID, h.DesignateElect)
+		if h.DesignateElect {
+			return c.dec.adminElect(h.BrokerName, h.BrokerID)
+		}
+		return c.dec.brokerElect(conn, h.BrokerName, h.BrokerID)
 	})
+	if resp.Code != int32(codec.RespSuccess) && resp.Code != int32(codec.RespControllerMasterStillExist) {
+		c.log.Info("controller: elect master refused", "broker", h.BrokerName, "id", h.BrokerID, "designate", h.DesignateElect,
+			"client", conn.RemoteAddr(), "code", resp.Code, "remark", resp.Remark)
+	}
 	if resp.Code == int32(codec.RespSuccess) {
 		c.notifyRoleChanged(h.BrokerName)
 	}
 	return resp
 }
 
-func (c *Controller) registerBroker(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+func (c *Controller) registerBroker(conn *transport.Conn, req *codec.Frame) *codec.Frame {
 	var h header.RegisterBrokerToControllerRequest
 	if err := h.Decode(req); err != nil {
 		return badHeader(req, err)
 	}
 	return c.respond(req, true, func() *result {
-		return c.dec.registerBroker(h.ClusterName, h.BrokerName, h.BrokerID, h.BrokerAddress)
+		return c.dec.registerBroker(conn, h.ClusterName, h.BrokerName, h.BrokerID, h.BrokerAddress)
 	})
 }
 
@@ -182,19 +191,28 @@ func (c *Controller) brokerHeartbeat(conn *transport.Conn, req *codec.Frame) *co
 	}
 	k := brokerKey{cluster: h.ClusterName, broker: h.BrokerName, id: h.BrokerID}
 	if err := c.live.beat(k, info, time.Duration(h.HeartbeatTimeoutMills)*time.Millisecond, conn); err != nil {
+		if errors.Is(err, errHeldElsewhere) {
+			c.log.Debug("controller: heartbeat refused", "cluster", k.cluster, "broker", k.broker, "id", k.id, "client", conn.RemoteAddr(), "err", err)
+			return codec.NewResponse(req, int32(codec.RespControllerInvalidRequest), "Heart beat refused: the broker beats on another connection")
+		}
 		return codec.NewResponse(req, int32(codec.RespControllerInvalidRequest), "Heart beat refused: too many brokers")
 	}
 	return codec.NewResponse(req, int32(codec.RespSuccess), remarkHeartbeatOK)
 }
 
-func (c *Controller) cleanBrokerData(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+// cleanBrokerData is mqadmin's cleanBrokerMetadata (an admin operation;
+// see doc.go for the rule).
+func (c *Controller) cleanBrokerData(conn *transport.Conn, req *codec.Frame) *codec.Frame {
 	var h header.CleanControllerBrokerDataRequest
 	if err := h.Decode(req); err != nil {
 		return badHeader(req, err)
 	}
-	return c.respond(req, true, func() *result {
+	resp := c.respond(req, true, func() *result {
 		return c.dec.cleanBrokerData(h.ClusterName, h.BrokerName, h.BrokerControllerIdsToClean, h.IsCleanLivingBroker)
 	})
+	c.log.Info("controller: clean broker data", "broker", h.BrokerName, "ids", h.BrokerControllerIdsToClean, "living", h.IsCleanLivingBroker,
+		"client", conn.RemoteAddr(), "code", resp.Code, "remark", resp.Remark)
+	return resp
 }
 
 func (c *Controller) getNextBrokerID(_ *transport.Conn, req *codec.Frame) *codec.Frame {
@@ -223,8 +241,8 @@ func (c *Controller) getConfig(_ *transport.Conn, req *codec.Frame) *codec.Frame
 }
 
 // updateConfig applies a properties body to the running configuration.
-// Like Java, one black-listed key refuses the whole update. The update
-// lives in memory only (Java also rewrites configStorePath).
+// Like Java, one black-listed key refuses the whole update, and the result
+// is written to configStorePath.
 func (c *Controller) updateConfig(conn *transport.Conn, req *codec.Frame) *codec.Frame {
 	c.log.Info("controller: update config", "client", conn.RemoteAddr())
 	if len(req.Body) == 0 {
@@ -245,7 +263,9 @@ func (c *Controller) updateConfig(conn *transport.Conn, req *codec.Frame) *codec
 	// until a restart, and a half-changed view would lie to clients.
 	for _, e := range p {
 		switch e.Key {
-		case "controllerDLegerGroup", "controllerDLegerPeers", "controllerDLegerSelfId", "controllerRaftPeers", "controllerType":
+		case "controllerDLegerGroup", "controllerDLegerPeers", "controllerDLegerSelfId", "controllerRaftPeers", "controllerType",
+			// Who may act on live brokers is the operator's local decision, never a remote one.
+			"controllerAllowAdminOnLiveBrokers":
 			return codec.NewResponse(req, int32(codec.RespNoPermission), remarkConfigBlackList)
 		}
 	}

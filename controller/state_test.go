@@ -10,28 +10,48 @@ import (
 
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/codec/transport"
 )
 
-// fakeLive is a Liveness table set by the test.
+// fakeLive is a Liveness table set by the test: the brokers alive.
 type fakeLive map[int64]LiveInfo
 
-func (f fakeLive) Alive(_, _ string, id int64) bool { _, ok := f[id]; return ok }
-func (f fakeLive) Info(_, _ string, id int64) (LiveInfo, bool) {
-	i, ok := f[id]
+// fakeOwners says which connection holds each broker's identity; a
+// broker not listed is held by the nil connection (an in-process caller).
+type fakeOwners map[int64]*transport.Conn
+
+type fakeLiveness struct {
+	live   fakeLive
+	owners fakeOwners
+}
+
+func (f fakeLiveness) Alive(_, _ string, id int64) bool { _, ok := f.live[id]; return ok }
+func (f fakeLiveness) Info(_, _ string, id int64) (LiveInfo, bool) {
+	i, ok := f.live[id]
 	return i, ok
+}
+func (f fakeLiveness) Holds(_, _ string, id int64, c *transport.Conn) bool { return f.owners[id] == c }
+func (f fakeLiveness) Claim(_, _ string, id int64, c *transport.Conn) error {
+	if f.owners[id] != c {
+		return errHeldElsewhere
+	}
+	return nil
 }
 
 type fixture struct {
-	t     *testing.T
-	state *State
-	live  fakeLive
-	dec   *decider
-	uncl  bool
+	t         *testing.T
+	state     *State
+	live      fakeLive
+	owners    fakeOwners
+	dec       *decider
+	uncl      bool
+	adminLive bool
 }
 
 func newFixture(t *testing.T) *fixture {
-	f := &fixture{t: t, state: NewState(), live: fakeLive{}}
-	f.dec = &decider{state: f.state, live: f.live, unclean: func() bool { return f.uncl }, bounds: func() (int, int) { return 100, 8 }}
+	f := &fixture{t: t, state: NewState(), live: fakeLive{}, owners: fakeOwners{}}
+	f.dec = &decider{state: f.state, live: fakeLiveness{f.live, f.owners}, unclean: func() bool { return f.uncl },
+		bounds: func() (int, int) { return 100, 8 }, adminLive: func() bool { return f.adminLive }}
 	return f
 }
 
@@ -121,23 +141,23 @@ func TestBrokerIDAssignment(t *testing.T) {
 
 func TestRegisterBroker(t *testing.T) {
 	f := newFixture(t)
-	r := f.dec.registerBroker("c", "b", 1, addr(1))
+	r := f.dec.registerBroker(nil, "c", "b", 1, addr(1))
 	require.Equal(t, codec.RespControllerBrokerNeedToBeRegistered, r.code)
 	require.Equal(t, "Broker-set: b hasn't been registered in controller", r.remark)
 	f.register(2)
-	r = f.dec.registerBroker("c", "b", 5, addr(5))
+	r = f.dec.registerBroker(nil, "c", "b", 5, addr(5))
 	require.Equal(t, codec.RespControllerBrokerNeedToBeRegistered, r.code)
 	require.Equal(t, "BrokerId: 5 hasn't been registered in broker-set: b", r.remark)
 
 	// No master yet: no master fields, an empty sync set.
-	r = f.dec.registerBroker("c", "b", 1, addr(1))
+	r = f.dec.registerBroker(nil, "c", "b", 1, addr(1))
 	require.Equal(t, codec.RespSuccess, r.code)
 	require.Equal(t, "", ext(r, "masterBrokerId"))
 	require.Equal(t, `{"syncStateSet":[],"syncStateSetEpoch":0}`, string(r.body))
 
 	f.live[1] = LiveInfo{}
 	f.commit(f.dec.electMaster("b", 1, false))
-	r = f.dec.registerBroker("c", "b", 2, "127.0.0.1:20911") // the broker moved
+	r = f.dec.registerBroker(nil, "c", "b", 2, "127.0.0.1:20911") // the broker moved
 	require.Equal(t, "1", ext(r, "masterBrokerId"))
 	require.Equal(t, addr(1), ext(r, "masterAddress"))
 	require.Equal(t, "1", ext(r, "masterEpoch"))
@@ -148,7 +168,7 @@ func TestRegisterBroker(t *testing.T) {
 
 	// A dead master is not announced.
 	delete(f.live, 1)
-	r = f.dec.registerBroker("c", "b", 2, "127.0.0.1:20911")
+	r = f.dec.registerBroker(nil, "c", "b", 2, "127.0.0.1:20911")
 	require.Equal(t, "", ext(r, "masterBrokerId"))
 	require.Empty(t, r.events)
 }
@@ -194,7 +214,7 @@ func TestAlterSyncStateSet(t *testing.T) {
 				delete(f.live, tc.dead)
 				defer func() { f.live[tc.dead] = saved }()
 			}
-			r := f.dec.alterSyncStateSet(tc.broker, tc.master, tc.epoch, tc.set)
+			r := f.dec.alterSyncStateSet(nil, tc.broker, tc.master, tc.epoch, tc.set)
 			require.Equal(t, tc.code, r.code)
 			require.Equal(t, tc.remark, r.remark)
 			require.Empty(t, r.events)
@@ -202,7 +222,7 @@ func TestAlterSyncStateSet(t *testing.T) {
 	}
 	require.Equal(t, before, f.set(), "refused requests changed the state")
 
-	r := f.commit(f.dec.alterSyncStateSet("b", 1, 1, body.SyncStateSet{IDs: []int64{2, 1, 2}, Epoch: 1}))
+	r := f.commit(f.dec.alterSyncStateSet(nil, "b", 1, 1, body.SyncStateSet{IDs: []int64{2, 1, 2}, Epoch: 1}))
 	require.Equal(t, codec.RespSuccess, r.code)
 	require.Equal(t, "2", ext(r, "newSyncStateSetEpoch"))
 	require.Equal(t, `{"syncStateSet":[1,2],"syncStateSetEpoch":2}`, string(r.body))
@@ -210,7 +230,7 @@ func TestAlterSyncStateSet(t *testing.T) {
 	require.Equal(t, []int64{1, 2}, bs.SyncSet)
 	require.Equal(t, int32(2), bs.SyncEpoch)
 	// The same request again is now stale.
-	r = f.dec.alterSyncStateSet("b", 1, 1, body.SyncStateSet{IDs: []int64{1, 2, 3}, Epoch: 1})
+	r = f.dec.alterSyncStateSet(nil, "b", 1, 1, body.SyncStateSet{IDs: []int64{1, 2, 3}, Epoch: 1})
 	require.Equal(t, codec.RespControllerFencedSyncStateSetEpoch, r.code)
 }
 
@@ -237,7 +257,7 @@ func TestElectMaster(t *testing.T) {
 
 	// All three in sync; the master dies: best by epoch, then offset, then priority.
 	f.live[1], f.live[3] = LiveInfo{}, LiveInfo{}
-	f.commit(f.dec.alterSyncStateSet("b", 2, 1, body.SyncStateSet{IDs: []int64{1, 2, 3}, Epoch: 1}))
+	f.commit(f.dec.alterSyncStateSet(nil, "b", 2, 1, body.SyncStateSet{IDs: []int64{1, 2, 3}, Epoch: 1}))
 	delete(f.live, 2)
 	for _, tc := range []struct {
 		l1, l3 LiveInfo
@@ -262,14 +282,14 @@ func TestElectMaster(t *testing.T) {
 	r = f.dec.electMaster("b", 3, true)
 	require.Equal(t, codec.RespControllerElectMasterFailed, r.code)
 	require.Equal(t, "Failed to elect a new master", r.remark)
-	require.Equal(t, codec.RespSuccess, f.commit(f.dec.alterSyncStateSet("b", 1, 2, body.SyncStateSet{IDs: []int64{1, 3}, Epoch: 3})).code)
+	require.Equal(t, codec.RespSuccess, f.commit(f.dec.alterSyncStateSet(nil, "b", 1, 2, body.SyncStateSet{IDs: []int64{1, 3}, Epoch: 3})).code)
 	r = f.dec.electMaster("b", 3, true)
 	require.Equal(t, codec.RespSuccess, r.code)
 	require.Equal(t, "3", ext(r, "masterBrokerId"))
 	delete(f.live, 3)
 	r = f.dec.electMaster("b", 3, true)
 	require.Equal(t, codec.RespControllerElectMasterFailed, r.code)
-	f.commit(f.dec.alterSyncStateSet("b", 1, 2, body.SyncStateSet{IDs: []int64{1}, Epoch: 4}))
+	f.commit(f.dec.alterSyncStateSet(nil, "b", 1, 2, body.SyncStateSet{IDs: []int64{1}, Epoch: 4}))
 
 	// Master 1 dies; 3 is alive but not in sync: no clean candidate.
 	f.live[3] = LiveInfo{}
@@ -310,7 +330,7 @@ func TestCleanBrokerData(t *testing.T) {
 	f.register(3)
 	f.live[1], f.live[2] = LiveInfo{}, LiveInfo{}
 	f.commit(f.dec.electMaster("b", 1, false))
-	f.commit(f.dec.alterSyncStateSet("b", 1, 1, body.SyncStateSet{IDs: []int64{1, 2}, Epoch: 1}))
+	f.commit(f.dec.alterSyncStateSet(nil, "b", 1, 1, body.SyncStateSet{IDs: []int64{1, 2}, Epoch: 1}))
 
 	r = f.dec.cleanBrokerData("c", "b", "", false)
 	require.Equal(t, "Broker b is still alive, clean up failure", r.remark)
@@ -323,12 +343,120 @@ func TestCleanBrokerData(t *testing.T) {
 	r = f.commit(f.dec.cleanBrokerData("c", "b", "3", false))
 	require.Equal(t, codec.RespSuccess, r.code)
 	require.NotContains(t, f.set().Brokers, int64(3))
+
+	// isCleanLivingBroker alone never removes a live broker, whatever
+	// cluster the request names; nor a set with a live member.
+	for _, cluster := range []string{"c", "other"} {
+		for _, ids := range []string{"1", "2", "1;2", ""} {
+			r = f.dec.cleanBrokerData(cluster, "b", ids, true)
+			require.Equal(t, codec.RespControllerInvalidCleanBrokerMetadata, r.code, ids)
+			require.Contains(t, r.remark, "is still alive, clean up failure")
+			require.Empty(t, r.events)
+		}
+		r = f.dec.cleanBrokerData(cluster, "b", "2", false)
+		require.Equal(t, codec.RespControllerInvalidCleanBrokerMetadata, r.code)
+	}
+	// It does waive Java's "the set names a master" once nobody is alive.
+	saved := f.live[1]
+	delete(f.live, 1)
+	delete(f.live, 2)
+	r = f.dec.cleanBrokerData("c", "b", "", false)
+	require.Equal(t, "Broker b is still alive, clean up failure", r.remark, "Java's check without -l")
+	r = f.dec.cleanBrokerData("c", "b", "", true)
+	require.Equal(t, codec.RespSuccess, r.code)
+	f.live[1], f.live[2] = saved, saved
+
+	// The controller's local controllerAllowAdminOnLiveBrokers restores Java's -l.
+	f.adminLive = true
 	r = f.commit(f.dec.cleanBrokerData("c", "b", "2", true))
 	require.Equal(t, codec.RespSuccess, r.code)
 	require.Equal(t, []int64{1}, f.set().SyncSet)
+	r = f.dec.cleanBrokerData("c", "b", "1", false)
+	require.Equal(t, codec.RespControllerInvalidCleanBrokerMetadata, r.code, "without -l, still Java's refusal")
 	r = f.commit(f.dec.cleanBrokerData("c", "b", "", true))
 	require.Equal(t, codec.RespSuccess, r.code)
 	require.Nil(t, f.set())
+}
+
+// TestWhoMaySpeak: requests that name a broker only count on the
+// connection that holds its identity; admin requests follow doc.go's rule.
+func TestWhoMaySpeak(t *testing.T) {
+	f := newFixture(t)
+	f.register(3)
+	real1, real2, stranger := &transport.Conn{}, &transport.Conn{}, &transport.Conn{}
+	f.owners[1], f.owners[2], f.owners[3] = real1, real2, stranger
+	f.live[1], f.live[2], f.live[3] = LiveInfo{}, LiveInfo{}, LiveInfo{}
+
+	// Broker elect: only on the asker's own connection; never as the controller.
+	r := f.dec.brokerElect(stranger, "b", 1)
+	require.Equal(t, codec.RespControllerInvalidRequest, r.code)
+	require.Equal(t, "Broker [b, 1] is not registered on this connection", r.remark)
+	require.Empty(t, r.events)
+	r = f.dec.brokerElect(stranger, "b", -1)
+	require.Equal(t, codec.RespControllerInvalidRequest, r.code)
+	require.Equal(t, codec.RespControllerBrokerNeedToBeRegistered, f.dec.brokerElect(stranger, "nope", 1).code)
+	r = f.commit(f.dec.brokerElect(real1, "b", 1))
+	require.Equal(t, codec.RespSuccess, r.code)
+	require.Equal(t, int64(1), f.set().Master)
+
+	// ALTER_SYNC_STATE_SET: the master's id and epochs are not enough.
+	before := f.set()
+	set := body.SyncStateSet{IDs: []int64{1, 3}, Epoch: 1}
+	for _, from := range []*transport.Conn{stranger, real2, nil} {
+		r = f.dec.alterSyncStateSet(from, "b", 1, 1, set)
+		require.Equal(t, codec.RespControllerInvalidMaster, r.code)
+		require.Equal(t, "Rejecting alter syncStateSet request because it does not come on the connection of master {1}", r.remark)
+		require.Empty(t, r.events)
+	}
+	require.Equal(t, before, f.set())
+	r = f.commit(f.dec.alterSyncStateSet(real1, "b", 1, 1, body.SyncStateSet{IDs: []int64{1, 2}, Epoch: 1}))
+	require.Equal(t, codec.RespSuccess, r.code, r.remark)
+
+	// REGISTER_BROKER of a held identity from elsewhere: refused, the address stays.
+	r = f.dec.registerBroker(stranger, "c", "b", 2, "127.0.0.1:1")
+	require.Equal(t, codec.RespControllerInvalidRequest, r.code)
+	require.Equal(t, "Broker [b, 2] is registered on another live connection", r.remark)
+	require.Empty(t, r.events)
+	r = f.dec.registerBroker(real2, "c", "b", 2, "127.0.0.1:20912")
+	require.Equal(t, codec.RespSuccess, r.code)
+	require.Len(t, r.events, 1, "the broker itself may move")
+
+	// Admin elect: the designated broker must be a live in-sync member …
+	for _, tc := range []struct {
+		id     int64
+		remark string
+	}{
+		{3, "Failed to elect a new master: broker 3 is not in the SyncStateSet"},
+		{9, "Failed to elect a new master: broker 9 is not a member of broker set b"},
+	} {
+		r = f.dec.adminElect("b", tc.id)
+		require.Equal(t, codec.RespControllerElectMasterFailed, r.code)
+		require.Equal(t, tc.remark, r.remark)
+		require.Empty(t, r.events)
+	}
+	delete(f.live, 2)
+	r = f.dec.adminElect("b", 2)
+	require.Equal(t, "Failed to elect a new master: broker 2 is not alive", r.remark)
+	f.live[2] = LiveInfo{}
+	// … and a live master stays (Java's 2011 with the current master).
+	r = f.dec.adminElect("b", 2)
+	require.Equal(t, codec.RespControllerMasterStillExist, r.code)
+	require.Equal(t, "The old master 1 is still alive, not need to elect new master for broker b", r.remark)
+	require.Equal(t, "1", ext(r, "masterBrokerId"))
+	require.Empty(t, r.events)
+	require.Equal(t, codec.RespControllerMasterStillExist, f.dec.adminElect("b", 1).code)
+	require.Equal(t, codec.RespControllerBrokerNeedToBeRegistered, f.dec.adminElect("nope", 1).code)
+	// The master gone, the live in-sync slave is elected.
+	delete(f.live, 1)
+	r = f.dec.adminElect("b", 2)
+	require.Equal(t, codec.RespSuccess, r.code, r.remark)
+	require.Equal(t, "2", ext(r, "masterBrokerId"))
+	// With controllerAllowAdminOnLiveBrokers, Java's forced switch over a live master.
+	f.live[1] = LiveInfo{}
+	f.adminLive = true
+	r = f.dec.adminElect("b", 2)
+	require.Equal(t, codec.RespSuccess, r.code, r.remark)
+	require.Equal(t, codec.RespControllerElectMasterFailed, f.dec.adminElect("b", 3).code, "still only in-sync members")
 }
 
 func TestSyncStateDataAndReplicaInfo(t *testing.T) {
@@ -371,7 +499,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	f.register(3)
 	f.live[1], f.live[2] = LiveInfo{}, LiveInfo{}
 	f.commit(f.dec.electMaster("b", 1, false))
-	f.commit(f.dec.alterSyncStateSet("b", 1, 1, body.SyncStateSet{IDs: []int64{1, 2}, Epoch: 1}))
+	f.commit(f.dec.alterSyncStateSet(nil, "b", 1, 1, body.SyncStateSet{IDs: []int64{1, 2}, Epoch: 1}))
 	f.commit(f.dec.applyBrokerID("c2", "other", 1, "10.0.0.1:10911;5"))
 
 	m := &fsm{state: f.state}
