@@ -168,6 +168,7 @@ type Config struct {
 	MaxUnreadBytesTotal              int64 `conf:"maxUnreadBytesTotal"`
 	FrameReadTimeoutMillis           int64 `conf:"frameReadTimeoutMillis"` // ms; negative disables
 	MaxHeaderLength                  int   `conf:"maxHeaderLength"`
+	WriteStallTimeoutMillis          int64 `conf:"writeStallTimeoutMillis"` // ms; negative disables
 
 	// Held long-polling pulls (ours; Java holds any number, restart-only):
 	// a pull that would be held past either bound is answered SYSTEM_BUSY
@@ -261,6 +262,7 @@ func DefaultConfig() Config {
 		MaxUnreadBytesTotal:              transport.DefaultMaxUnreadTotal,
 		FrameReadTimeoutMillis:           transport.DefaultFrameReadTimeout.Milliseconds(),
 		MaxHeaderLength:                  transport.DefaultMaxHeaderLength,
+		WriteStallTimeoutMillis:          transport.DefaultWriteStallTimeout.Milliseconds(),
 
 		MaxHeldPullsPerConnection: DefaultMaxHeldPullsPerConnection,
 		MaxHeldPullBytes:          DefaultMaxHeldPullBytes,
@@ -302,6 +304,7 @@ func (c *Config) transportLimits() transport.Limits {
 		MaxUnreadBytesTotal:              c.MaxUnreadBytesTotal,
 		FrameReadTimeoutMillis:           c.FrameReadTimeoutMillis,
 		MaxHeaderLength:                  c.MaxHeaderLength,
+		WriteStallTimeoutMillis:          c.WriteStallTimeoutMillis,
 	}
 }
 

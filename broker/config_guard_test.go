@@ -4,10 +4,13 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/compat/blacklist"
 )
 
 // TestUpdateBrokerConfigRefusesDangerousKeys: keys that move the store,
@@ -78,4 +81,17 @@ func TestUpdateBrokerConfigRefusesDangerousKeys(t *testing.T) {
 	entries, err := os.ReadDir(evil)
 	require.NoError(t, err)
 	require.Empty(t, entries)
+}
+
+// writeStallTimeoutMillis reaches the transport from broker.conf, and is
+// one of the bounds a remote update may not change.
+func TestWriteStallTimeoutKey(t *testing.T) {
+	cfg := DefaultConfig()
+	require.Equal(t, transport.DefaultWriteStallTimeout.Milliseconds(), cfg.transportLimits().WriteStallTimeoutMillis)
+	ok, err := cfg.Set("writeStallTimeoutMillis", "2500")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, 2500*time.Millisecond, cfg.transportLimits().Apply(transport.ServerConfig{}).WriteStallTimeout)
+	_, refused := blacklist.Refused("writeStallTimeoutMillis", "")
+	require.True(t, refused)
 }

@@ -224,6 +224,7 @@ var props = javaprops.Fields[Config]{
 	javaprops.Int64("maxUnreadBytesTotal", func(c *Config) *int64 { return &c.Limits.MaxUnreadBytesTotal }),
 	javaprops.Int64("frameReadTimeoutMillis", func(c *Config) *int64 { return &c.Limits.FrameReadTimeoutMillis }),
 	javaprops.Int("maxHeaderLength", func(c *Config) *int { return &c.Limits.MaxHeaderLength }),
+	javaprops.Int64("writeStallTimeoutMillis", func(c *Config) *int64 { return &c.Limits.WriteStallTimeoutMillis }),
 	javaprops.Int("maxTopicsPerBrokerRegistration", func(c *Config) *int { return &c.MaxTopicsPerBrokerRegistration }),
 	javaprops.Int("maxTopicRouteEntries", func(c *Config) *int { return &c.MaxTopicRouteEntries }),
 	javaprops.Int("maxBrokers", func(c *Config) *int { return &c.MaxBrokers }),

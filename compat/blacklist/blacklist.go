@@ -34,6 +34,7 @@ var exact = map[string]string{
 	"maxUnreadBytesTotal":                  ReasonProtection,
 	"frameReadTimeoutMillis":               ReasonProtection,
 	"maxHeaderLength":                      ReasonProtection,
+	"writeStallTimeoutMillis":              ReasonProtection,
 	"maxHeldPullsPerConnection":            ReasonProtection,
 	"maxHeldPullBytes":                     ReasonProtection,
 	"maxMsgsNumBatch":                      ReasonProtection,
