@@ -20,10 +20,12 @@ import (
 )
 
 // startController starts one controller node on loopback (its Raft
-// transport on the next port) and waits until it leads.
+// transport on the next port) and waits until it leads. Its local config
+// allows admin operations on live brokers (controllerAllowAdminOnLiveBrokers),
+// so electMaster and cleanBrokerMetadata -l act as in Java.
 func startController(t *testing.T) *controller.Controller {
 	t.Helper()
-	return controllertest.StartSingle(t, nil)
+	return controllertest.StartSingle(t, nil, func(c *controller.Config) { c.AllowAdminOnLiveBrokers = true })
 }
 
 // ctrlCall sends one request to the controller as a broker would. The

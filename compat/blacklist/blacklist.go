@@ -35,6 +35,7 @@ var exact = map[string]string{
 	"frameReadTimeoutMillis":               ReasonProtection,
 	"maxHeaderLength":                      ReasonProtection,
 	"writeStallTimeoutMillis":              ReasonProtection,
+	"controllerAllowAdminOnLiveBrokers":    ReasonProtection,
 	"maxHeldPullsPerConnection":            ReasonProtection,
 	"maxHeldPullBytes":                     ReasonProtection,
 	"maxMsgsNumBatch":                      ReasonProtection,
