@@ -272,6 +272,9 @@ func (p *pullProcessor) process(pr *pullRequest, allowSuspend bool) {
 		maxPhy = p.store.MaxPhyOffset() // Java reads it before the scan
 	}
 	p.store.GetMessages(h.Topic, h.QueueID, h.QueueOffset, maxMsgs, maxBytes, sf, res)
+	if res.Status != store.Found {
+		p.stats.onGetMiss() // Java's getMessageTimesTotalMiss: every read that found nothing
+	}
 
 	code, remark := pullCode(res.Status, h.QueueOffset)
 	suggest := int64(0) // MixAll.MASTER_ID

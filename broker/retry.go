@@ -26,6 +26,7 @@ type retryProcessor struct {
 	delays    *delayTable
 	role      *roleState // a slave refuses (nil: always a master)
 	storeHost *hostBox
+	stats     *brokerStats // SNDBCK_PUT_NUMS (nil in tests)
 	log       *slog.Logger
 }
 
@@ -72,6 +73,10 @@ func (p *retryProcessor) sendBack(c *transport.Conn, req *codec.Frame) *codec.Fr
 		return errResp(req, codec.RespSystemError, "look message by offset failed, "+strconv.FormatInt(offset, 10))
 	}
 	props := e.Properties
+	backTopic := e.Topic // Java's incSendBackNums key: the original topic
+	if rt, ok := message.Property(props, message.PropertyRetryTopic); ok {
+		backTopic = strings.Clone(rt)
+	}
 	if _, ok := message.Property(props, message.PropertyRetryTopic); !ok {
 		props = message.SetProperty(props, message.PropertyRetryTopic, e.Topic)
 	}
@@ -109,6 +114,8 @@ func (p *retryProcessor) sendBack(c *transport.Conn, req *codec.Frame) *codec.Fr
 		resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
 		if !putStored(r.Status) {
 			resp = errResp(req, codec.RespSystemError, r.Status.String())
+		} else if p.stats != nil {
+			p.stats.onSendBack(group, backTopic)
 		}
 		if !req.IsOneway() {
 			if err := c.Write(resp); err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/message"
 )
 
 // startStatsBroker runs a broker whose sampler a fake clock drives.
@@ -128,4 +129,29 @@ func TestStatsBrokerReportsRates(t *testing.T) {
 	clock.advance(10 * time.Second)
 	m, _, _ = tb.viewStats(t, "TOPIC_PUT_NUMS", "ST")
 	require.Equal(t, brokerStatsItemJSON{}, m, "the minute window has moved past the sends")
+}
+
+// A pull that finds nothing is a miss (getMissTps), and a stored send-back
+// counts SNDBCK_PUT_NUMS under its original topic and group.
+func TestStatsMissAndSendBack(t *testing.T) {
+	clock := newFakeClock(statsT0)
+	tb := startStatsBroker(t, clock)
+	clock.sync()
+	clock.advance(time.Second)
+	tb.topics.createIfAbsent("SM", 1, 6, 0)
+	resp := tb.invoke(t, sendV1("SM", 0, "", []byte("m")))
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+	_, phy, err := message.DecodeOffsetMsgID(ext(t, resp, "msgId"))
+	require.NoError(t, err)
+	tb.waitDispatched(t, "SM", 0, 1)
+	resp = tb.invoke(t, pullReq("sg", "SM", 0, 1, pullFlagSubscription, 0, "*"))
+	require.Equal(t, int32(codec.RespPullNotFound), resp.Code, resp.Remark)
+	resp = tb.invoke(t, sendBackReq(phy, "sg", 0, 16))
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+
+	clock.advance(10 * time.Second)
+	kv := runtimeTable(t, tb)
+	require.Equal(t, javaDouble(1.0/10000*1000)+"  ", kv["getMissTps"])
+	m, _, _ := tb.viewStats(t, "SNDBCK_PUT_NUMS", "SM@sg")
+	require.Equal(t, int64(1), m.Sum)
 }
