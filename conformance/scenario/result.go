@@ -38,6 +38,16 @@ func (r Result) Line() string {
 	return s
 }
 
+// hasRow reports whether any client has a result for scenario name on srv.
+func hasRow(cell map[[3]string]Result, srv, name string) bool {
+	for _, c := range Clients {
+		if _, ok := cell[[3]string{srv, name, string(c)}]; ok {
+			return true
+		}
+	}
+	return false
+}
+
 // Markdown renders results as one table per server kind, scenarios as rows
 // and clients as columns.
 func Markdown(results []Result, servers []string) string {
@@ -57,6 +67,9 @@ func Markdown(results []Result, servers []string) string {
 		}
 		b.WriteString("\n")
 		for _, s := range Table {
+			if !hasRow(cell, srv, s.Name) {
+				continue // not run against srv (a partial matrix)
+			}
 			fmt.Fprintf(&b, "| %s |", s.Name)
 			for _, c := range Clients {
 				r, ok := cell[[3]string{srv, s.Name, string(c)}]
