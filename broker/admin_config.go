@@ -92,9 +92,10 @@ func (b *Broker) appendProperties(dst []byte) []byte {
 
 // UpdateConfig applies broker.conf settings at run time, as
 // UPDATE_BROKER_CONFIG does. Keys on the black list (configBlackList plus
-// compat/blacklist's fixed rules) and keys read only at start-up
-// (startupKeys) fail the whole update with ErrConfigBlackList, nothing
-// changed; unknown keys are ignored (as Java ignores them). A bad value,
+// compat/blacklist's fixed rules), keys read only at start-up
+// (startupKeys) and, while refuseSensitiveRemoteConfig is on, the
+// sensitive ones (sensitiveKeys plus sensitiveRemoteConfigKeys) fail the
+// whole update with ErrConfigBlackList, nothing changed; unknown keys are ignored (as Java ignores them). A bad value,
 // or a result that would not validate, fails it with nothing applied or
 // persisted: the running configuration with the update and the restart-only
 // values updated before it, and the config file as the next start would
@@ -116,6 +117,11 @@ func (b *Broker) UpdateConfig(props javaprops.Props) error {
 		if startupKeys[e.Key] {
 			return fmt.Errorf("%w: %s (read only at start-up)", ErrConfigBlackList, e.Key)
 		}
+	}
+	// Stricter than Java: keys that re-home the broker, and the operator's
+	// additions, unless refuseSensitiveRemoteConfig is off.
+	if key, refused := b.cfg.remotePolicy().Check(props, sensitiveKeys); refused {
+		return fmt.Errorf("%w: %s (%s)", ErrConfigBlackList, key, blacklist.ReasonSensitive)
 	}
 
 	// Check the whole result on a copy first: all or nothing.

@@ -142,10 +142,11 @@ func TestLoadFileRemembersPath(t *testing.T) {
 	require.Equal(t, other, cfg.BrokerConfigPath)
 }
 
-// namesrvAddr changes at run time: the broker registers with the new list.
+// namesrvAddr changes at run time when refuseSensitiveRemoteConfig is off:
+// the broker registers with the new list.
 func TestUpdateBrokerConfigNamesrvAddr(t *testing.T) {
 	nsA, nsB := startNamesrv(t), startNamesrv(t)
-	tb := startBroker(t, func(c *Config) { c.NamesrvAddr = nsA })
+	tb := startBroker(t, func(c *Config) { c.NamesrvAddr, c.RefuseSensitiveRemoteConfig = nsA, false })
 	require.Equal(t, int32(codec.RespSuccess), tb.route(t, nsA, "TBW102").Code)
 	require.Equal(t, int32(codec.RespTopicNotExist), tb.route(t, nsB, "TBW102").Code)
 	resp := updateConfig(t, tb, "namesrvAddr="+nsA+";"+nsB)

@@ -142,6 +142,13 @@ type Config struct {
 	// refuses (besides compat/blacklist's fixed rules: every path, store
 	// layout, retention, code-loading and access-control key, listenIP).
 	ConfigBlackList string `conf:"configBlackList"`
+	// RefuseSensitiveRemoteConfig (ours, default true; stricter than Java)
+	// makes UPDATE_BROKER_CONFIG refuse the keys that redirect or re-home
+	// the broker (sensitiveKeys) and those SensitiveRemoteConfigKeys lists
+	// (';'-separated, e.g. "brokerPermission"). Both are read from the
+	// file only: a remote update refuses them (compat/blacklist.Policy).
+	RefuseSensitiveRemoteConfig bool   `conf:"refuseSensitiveRemoteConfig"`
+	SensitiveRemoteConfigKeys   string `conf:"sensitiveRemoteConfigKeys"`
 
 	// MaxTopicQueueNums caps a topic's read and write queue numbers, on
 	// every path that sets them (Java has no cap; each queue can cost a
@@ -246,6 +253,7 @@ func DefaultConfig() Config {
 		ChannelExpiredTimeout:       120000,
 		RebalanceLockMaxLiveTime:    60000,
 		ConfigBlackList:             "configBlackList;brokerConfigPath",
+		RefuseSensitiveRemoteConfig: true,
 		MaxTopicQueueNums:           1024,
 		DiskMaxUsedSpaceRatio:       75,
 		DiskSpaceWarningLevelRatio:  90,

@@ -3,6 +3,8 @@ package broker
 import (
 	"sync/atomic"
 	"time"
+
+	"github.com/rocketgo/rocketgo/compat/blacklist"
 )
 
 // liveConfig holds the settings UPDATE_BROKER_CONFIG changes while the
@@ -52,6 +54,7 @@ var runtimeKeys = map[string]bool{
 	"minInSyncReplicas": true,
 	// Like Java's periodic updateNamesrvAddr: the next registration goes
 	// to the new list (we register at once rather than within 2 minutes).
+	// Only with refuseSensitiveRemoteConfig off (sensitiveKeys).
 	"namesrvAddr": true,
 }
 
@@ -76,6 +79,41 @@ var startupKeys = map[string]bool{
 	"controllerAddr":       true,
 	"enableControllerMode": true,
 	"timerPrecisionMs":     true, // the wheel file's slots are this wide
+}
+
+// sensitiveKeys are the keys refuseSensitiveRemoteConfig refuses besides
+// the operator's sensitiveRemoteConfigKeys: taken remotely they would
+// re-home the broker or change which role it may take, for whoever can
+// reach its port. (Who the broker is, its addresses, ports and start role
+// are startupKeys, refused whatever the policy says.) Keys we do not
+// implement are listed too, so the answer says refused rather than
+// ignored.
+var sensitiveKeys = map[string]bool{
+	// The broker registers with the new list at once: the caller's name
+	// servers get its routes, its own ones lose them within 2 minutes.
+	"namesrvAddr": true,
+	// Java's other sources of the name server list (not implemented).
+	"fetchNamesrvAddrByAddressServer": true,
+	"fetchNameSrvAddrByDnsLookup":     true,
+	// Java's other source of the controller list (controllerAddr is a
+	// start-up key; not implemented).
+	"fetchControllerAddrByDnsLookup": true,
+	// Which broker the controller elects master, and whether this one may
+	// ever be in the SyncStateSet (controller mode, read at start).
+	"brokerElectionPriority": true,
+	"asyncLearner":           true,
+	// A slave serving as master when its master is gone (not implemented).
+	"enableSlaveActingMaster": true,
+	// Where Java's metrics go, with their credentials (not implemented).
+	"metricsGrpcExporterTarget": true,
+	"metricsGrpcExporterHeader": true,
+	"metricsPromExporterHost":   true,
+	"metricsPromExporterPort":   true,
+}
+
+// remotePolicy is the sensitive-key policy of c.
+func (c *Config) remotePolicy() blacklist.Policy {
+	return blacklist.Policy{Refuse: c.RefuseSensitiveRemoteConfig, Extra: c.SensitiveRemoteConfigKeys}
 }
 
 func newLiveConfig(c *Config) *liveConfig {

@@ -60,6 +60,31 @@ type Config struct {
 	// from the local configuration only: UPDATE_CONTROLLER_CONFIG refuses
 	// it (see doc.go).
 	AllowAdminOnLiveBrokers bool
+	// RefuseSensitiveRemoteConfig (refuseSensitiveRemoteConfig, ours,
+	// default true; stricter than Java) makes UPDATE_CONTROLLER_CONFIG
+	// refuse the keys SensitiveRemoteConfigKeys lists
+	// (sensitiveRemoteConfigKeys, ';'-separated) besides sensitiveKeys.
+	// Read from the file only (compat/blacklist.Policy).
+	RefuseSensitiveRemoteConfig bool
+	SensitiveRemoteConfigKeys   string
+}
+
+// sensitiveKeys are the keys refuseSensitiveRemoteConfig refuses besides
+// the operator's list: Java's controller keys that name its jRaft group
+// and addresses, or where its metrics go (none implemented here; listed
+// so the answer is refused rather than ignored). The DLedger group's
+// membership and addresses (controllerDLegerGroup, controllerDLegerPeers,
+// controllerDLegerSelfId, controllerRaftPeers, controllerType) are
+// refused whatever the policy says, being read only at start.
+var sensitiveKeys = map[string]bool{
+	"jRaftGroupId":              true,
+	"jRaftServerId":             true,
+	"jRaftInitConf":             true,
+	"jRaftControllerRPCAddr":    true,
+	"metricsGrpcExporterTarget": true,
+	"metricsGrpcExporterHeader": true,
+	"metricsPromExporterHost":   true,
+	"metricsPromExporterPort":   true,
 }
 
 // Default returns Java's defaults.
@@ -82,6 +107,7 @@ func Default() Config {
 		MaxLiveBrokers:              10000,
 		MaxBrokerSets:               10000,
 		MaxBrokersPerSet:            64,
+		RefuseSensitiveRemoteConfig: true,
 	}
 }
 
@@ -216,6 +242,8 @@ var props = javaprops.Fields[Config]{
 	javaprops.Int("controllerMaxBrokerSets", func(c *Config) *int { return &c.MaxBrokerSets }),
 	javaprops.Int("controllerMaxBrokersPerSet", func(c *Config) *int { return &c.MaxBrokersPerSet }),
 	javaprops.Bool("controllerAllowAdminOnLiveBrokers", func(c *Config) *bool { return &c.AllowAdminOnLiveBrokers }),
+	javaprops.Bool("refuseSensitiveRemoteConfig", func(c *Config) *bool { return &c.RefuseSensitiveRemoteConfig }),
+	javaprops.String("sensitiveRemoteConfigKeys", func(c *Config) *string { return &c.SensitiveRemoteConfigKeys }),
 }
 
 // Apply sets the keys of p that Config knows and returns the others.

@@ -269,6 +269,12 @@ func (c *Controller) updateConfig(conn *transport.Conn, req *codec.Frame) *codec
 			return codec.NewResponse(req, int32(codec.RespNoPermission), remarkConfigBlackList)
 		}
 	}
+	// Stricter than Java: the policy's keys and the operator's additions.
+	policy := blacklist.Policy{Refuse: next.RefuseSensitiveRemoteConfig, Extra: next.SensitiveRemoteConfigKeys}
+	if key, refused := policy.Check(p, sensitiveKeys); refused {
+		c.log.Warn("controller: update config refused", "key", key, "why", blacklist.ReasonSensitive)
+		return codec.NewResponse(req, int32(codec.RespNoPermission), remarkConfigBlackList)
+	}
 	unknown, err := next.Apply(p)
 	if err == nil {
 		err = next.Validate()

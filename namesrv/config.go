@@ -39,6 +39,13 @@ type Config struct {
 	WaitSecondsForService             int
 	DeleteTopicWithBrokerRegistration bool
 	ConfigBlackList                   string
+	// RefuseSensitiveRemoteConfig (refuseSensitiveRemoteConfig, ours,
+	// default true; stricter than Java) makes UPDATE_NAMESRV_CONFIG refuse
+	// sensitiveKeys and the keys SensitiveRemoteConfigKeys lists
+	// (sensitiveRemoteConfigKeys, ';'-separated). Read from the file only
+	// (compat/blacklist.Policy).
+	RefuseSensitiveRemoteConfig bool
+	SensitiveRemoteConfigKeys   string
 	// EnableControllerInNamesrv (Java's key, false) runs a controller node
 	// in the name server process; cmd/mqnamesrv reads its keys from the
 	// same file. The name server itself does nothing with it.
@@ -83,6 +90,7 @@ func Default() Config {
 		EnableTopicList:                      true,
 		WaitSecondsForService:                45,
 		ConfigBlackList:                      "configBlackList;configStorePath;kvConfigPath",
+		RefuseSensitiveRemoteConfig:          true,
 		BindAddress:                          "0.0.0.0",
 		ListenPort:                           9876,
 		ServerChannelMaxIdleTimeSeconds:      120,
@@ -211,6 +219,8 @@ var props = javaprops.Fields[Config]{
 	javaprops.Int("waitSecondsForService", func(c *Config) *int { return &c.WaitSecondsForService }),
 	javaprops.Bool("deleteTopicWithBrokerRegistration", func(c *Config) *bool { return &c.DeleteTopicWithBrokerRegistration }),
 	javaprops.String("configBlackList", func(c *Config) *string { return &c.ConfigBlackList }),
+	javaprops.Bool("refuseSensitiveRemoteConfig", func(c *Config) *bool { return &c.RefuseSensitiveRemoteConfig }),
+	javaprops.String("sensitiveRemoteConfigKeys", func(c *Config) *string { return &c.SensitiveRemoteConfigKeys }),
 	javaprops.Bool("enableControllerInNamesrv", func(c *Config) *bool { return &c.EnableControllerInNamesrv }),
 	javaprops.String("bindAddress", func(c *Config) *string { return &c.BindAddress }),
 	javaprops.Int("listenPort", func(c *Config) *int { return &c.ListenPort }),
@@ -282,6 +292,16 @@ var startOnlyKeys = map[string]bool{
 	"scanInactiveMasterInterval": true,
 }
 
+// sensitiveKeys are the keys refuseSensitiveRemoteConfig refuses besides
+// the operator's sensitiveRemoteConfigKeys. supportActingMaster makes
+// routes present a slave as its set's master when the master is gone, a
+// role change for every client; the name server's addresses and the
+// embedded controller's peers are start-only keys, refused whatever the
+// policy says.
+var sensitiveKeys = map[string]bool{
+	"supportActingMaster": true,
+}
+
 // protectionKeys are our bounds that compat/blacklist does not list yet.
 var protectionKeys = map[string]bool{
 	"maxRouteTableBytes": true,
@@ -291,10 +311,16 @@ var protectionKeys = map[string]bool{
 // may not change: Java's fixed keys (configBlackList, configStorePath,
 // kvConfigPath, rocketmqHome) and configBlackList's, plus our fixed rules
 // (compat/blacklist: every path, and bindAddress), the keys read only at
-// start and the embedded controller's ("controller…").
+// start, the embedded controller's ("controller…") and, while
+// refuseSensitiveRemoteConfig is on, the sensitive ones.
 func (c *Config) refusedKey(update javaprops.Props) (key, why string, refused bool) {
 	if key, why, refused := blacklist.Check(update, c.ConfigBlackList); refused {
 		return key, why, true
+	}
+	// Stricter than Java: the policy's keys and the operator's additions.
+	policy := blacklist.Policy{Refuse: c.RefuseSensitiveRemoteConfig, Extra: c.SensitiveRemoteConfigKeys}
+	if key, refused := policy.Check(update, sensitiveKeys); refused {
+		return key, blacklist.ReasonSensitive, true
 	}
 	for _, e := range update {
 		switch {

@@ -15,6 +15,7 @@ const (
 	ReasonProtection = "turns a protection off (authentication, access control, listening address, a resource cap)"
 	ReasonRetention  = "controls when kept messages are deleted"
 	ReasonLayout     = "fixes the store's on-disk layout"
+	ReasonSensitive  = "redirects or re-homes the server (an address, a role, group membership, or an operator's sensitiveRemoteConfigKeys entry) while refuseSensitiveRemoteConfig is on"
 )
 
 var exact = map[string]string{
@@ -36,6 +37,8 @@ var exact = map[string]string{
 	"maxHeaderLength":                      ReasonProtection,
 	"writeStallTimeoutMillis":              ReasonProtection,
 	"controllerAllowAdminOnLiveBrokers":    ReasonProtection,
+	"refuseSensitiveRemoteConfig":          ReasonProtection, // the Policy itself
+	"sensitiveRemoteConfigKeys":            ReasonProtection,
 	"maxHeldPullsPerConnection":            ReasonProtection,
 	"maxHeldPullBytes":                     ReasonProtection,
 	"maxMsgsNumBatch":                      ReasonProtection,
@@ -91,14 +94,22 @@ func Refused(key, list string) (why string, refused bool) {
 	if why, ok := Fixed(key); ok {
 		return why, true
 	}
-	for rest := list; rest != ""; {
-		var k string
-		k, rest, _ = strings.Cut(rest, ";")
-		if strings.TrimSpace(k) == key && key != "" {
-			return ReasonList, true
-		}
+	if inList(key, list) {
+		return ReasonList, true
 	}
 	return "", false
+}
+
+// inList reports whether key is an entry of a ';'-separated list.
+func inList(key, list string) bool {
+	for rest := list; rest != "" && key != ""; {
+		var k string
+		k, rest, _ = strings.Cut(rest, ";")
+		if strings.TrimSpace(k) == key {
+			return true
+		}
+	}
+	return false
 }
 
 // Check returns the first key of an update that Refused refuses.
@@ -109,4 +120,31 @@ func Check(update javaprops.Props, list string) (key, why string, refused bool) 
 		}
 	}
 	return "", "", false
+}
+
+// Policy is a server's rule for keys that are not on the black list but
+// redirect or re-home it: its name servers, its replication or controller
+// addresses, the roles it may take. Java takes them from any caller; with
+// Refuse on (the default) a remote update refuses them like black-listed
+// keys, and refuses the operator's Extra keys too. The policy's own keys
+// are Fixed, so it changes only in the config file, at a restart.
+type Policy struct {
+	Refuse bool   // refuseSensitiveRemoteConfig (default true)
+	Extra  string // sensitiveRemoteConfigKeys: ';'-separated keys added to the server's own
+}
+
+// Refuses reports whether p refuses key, given the server's own sensitive
+// keys.
+func (p Policy) Refuses(key string, own map[string]bool) bool {
+	return p.Refuse && (own[key] || inList(key, p.Extra))
+}
+
+// Check returns the first key of an update that p refuses.
+func (p Policy) Check(update javaprops.Props, own map[string]bool) (key string, refused bool) {
+	for _, e := range update {
+		if p.Refuses(e.Key, own) {
+			return e.Key, true
+		}
+	}
+	return "", false
 }

@@ -77,3 +77,29 @@ func TestCheckFindsAnyKeyOfTheUpdate(t *testing.T) {
 	_, _, ok = Check(p, "configBlackList")
 	require.False(t, ok)
 }
+
+// The policy refuses the server's own keys and the operator's extras
+// while it is on, nothing when off; its own keys are fixed.
+func TestPolicy(t *testing.T) {
+	own := map[string]bool{"namesrvAddr": true}
+	on := Policy{Refuse: true, Extra: " brokerPermission ;;deleteWhen"}
+	for _, k := range []string{"namesrvAddr", "brokerPermission", "deleteWhen"} {
+		require.True(t, on.Refuses(k, own), k)
+		require.False(t, Policy{Extra: on.Extra}.Refuses(k, own), k)
+	}
+	for _, k := range []string{"shortPollingTimeMills", "", "brokerpermission"} {
+		require.False(t, on.Refuses(k, own), k)
+	}
+	p, err := javaprops.Parse([]byte("shortPollingTimeMills=5\nbrokerPermission=6\n"))
+	require.NoError(t, err)
+	key, ok := on.Check(p, own)
+	require.True(t, ok)
+	require.Equal(t, "brokerPermission", key)
+	_, ok = Policy{Refuse: true}.Check(p, own)
+	require.False(t, ok)
+	for _, k := range []string{"refuseSensitiveRemoteConfig", "sensitiveRemoteConfigKeys"} {
+		why, ok := Fixed(k)
+		require.True(t, ok, k)
+		require.Equal(t, ReasonProtection, why)
+	}
+}

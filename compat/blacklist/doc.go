@@ -29,8 +29,28 @@
 //	                            diskSpaceCleanForciblyRatio,
 //	                            diskSpaceWarningLevelRatio
 //	fixes the store's layout    prefix mappedFileSize mapperFileSize
-//	guards this list            configBlackList
+//	guards this list            configBlackList,
+//	                            refuseSensitiveRemoteConfig,
+//	                            sensitiveRemoteConfigKeys
 //
 // These settings are changed in the config file and take effect at a
 // restart, by someone who can already write that file.
+//
+// Policy goes further than Java, whose servers refuse only their
+// configBlackList: while refuseSensitiveRemoteConfig is on (the default,
+// in broker.conf, the name server's and the controller's config files) a
+// remote update also refuses the keys that redirect or re-home a server
+// (each server names its own: the broker's namesrvAddr, the address-server
+// and DNS-lookup switches, its election priority and learner flag; the
+// name server's supportActingMaster) and every key the operator lists in
+// sensitiveRemoteConfigKeys (brokerPermission, to keep mqadmin
+// updateBrokerConfig from draining a broker, for one). The answer is the
+// black list's: NO_PERMISSION, "Can not update config in black list.",
+// nothing applied or persisted. With the policy off those keys are taken
+// as Java takes them.
+//
+// Without authentication every caller is anonymous, so the policy holds
+// for all of them. The auth module, once it exists, hooks in at
+// Policy.Refuses: a super user's update passes the policy (never the
+// black list or the start-up keys), anyone else's is refused as now.
 package blacklist
