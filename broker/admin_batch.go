@@ -6,6 +6,7 @@ import (
 
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/transport"
 )
 
@@ -80,7 +81,11 @@ func (a *batchAdmin) updateGroupList(_ *transport.Conn, req *codec.Frame) *codec
 // subscriptionByConsumer serves QUERY_SUBSCRIPTION_BY_CONSUMER:
 // {"group":…,"subscriptionData":{…},"topic":…}.
 func (a *batchAdmin) subscriptionByConsumer(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	group, topic := req.Value("group"), req.Value("topic")
+	var h header.QuerySubscriptionByConsumerRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	group, topic := h.Group, h.Topic
 	sub, found, _ := a.clients.subscription(group, topic)
 	b := append([]byte(nil), `{"group":`...)
 	b = codec.AppendJSONString(b, group)
@@ -98,7 +103,11 @@ func (a *batchAdmin) subscriptionByConsumer(_ *transport.Conn, req *codec.Frame)
 // cloneGroupOffset serves CLONE_GROUP_OFFSET: copy srcGroup's offsets on
 // topic (or on every topic it has, when topic is empty) to destGroup.
 func (a *batchAdmin) cloneGroupOffset(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	src, dst, topic := req.Value("srcGroup"), req.Value("destGroup"), req.Value("topic")
+	var h header.CloneGroupOffsetRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	src, dst, topic := h.SrcGroup, h.DestGroup, h.Topic
 	topics := []string{topic}
 	if topic == "" {
 		topics = a.offsets.topicsOf(src)
