@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/rocketgo/rocketgo/codec"
@@ -60,7 +59,7 @@ func (a *clientAdmin) resetOffset(_ *transport.Conn, req *codec.Frame) *codec.Fr
 		return r
 	}
 	topic, group, ts := h.Topic, h.Group, h.Timestamp
-	force := strings.EqualFold(req.Value("isForce"), "true")
+	force := h.IsForce
 	tc, ok := a.topics.get(topic)
 	if !ok {
 		return codec.NewResponse(req, int32(codec.RespSystemError), "[reset-offset] reset offset failed, no topic in this broker. topic="+topic)
@@ -103,27 +102,35 @@ func (a *clientAdmin) resetOffset(_ *transport.Conn, req *codec.Frame) *codec.Fr
 }
 
 func (a *clientAdmin) consumerRunningInfo(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	return a.callConsumer(codec.ReqGetConsumerRunningInfo, req, req.Value("consumerGroup"), req.Value("clientId"), req.Body)
+	var h header.GetConsumerRunningInfoRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	return a.callConsumer(codec.ReqGetConsumerRunningInfo, req, h.ConsumerGroup, h.ClientID, req.Body)
 }
 
 // consumeMessageDirectly relays CONSUME_MESSAGE_DIRECTLY to the client with
 // the message (found by its offset id) as the body.
 func (a *clientAdmin) consumeMessageDirectly(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	var h header.ConsumeMessageDirectlyResultRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
 	req.Set("brokerName", a.brokerName)
-	if topic := req.Value("topic"); topic != "" {
+	if topic := h.Topic; topic != "" {
 		if tc, ok := a.topics.get(topic); ok {
 			req.Set("topicSysFlag", strconv.Itoa(int(tc.TopicSysFlag)))
 		}
 	}
-	group := req.Value("consumerGroup")
+	group := h.ConsumerGroup
 	if sg, ok := a.groups.get(group); ok {
 		req.Set("groupSysFlag", strconv.Itoa(int(sg.GroupSysFlag)))
 	}
 	var msg []byte
-	if _, phy, err := message.DecodeOffsetMsgID(req.Value("msgId")); err == nil {
+	if _, phy, err := message.DecodeOffsetMsgID(h.MsgID); err == nil {
 		msg, _ = a.store.ReadRecord(phy, 0)
 	}
-	return a.callConsumer(codec.ReqConsumeMessageDirectly, req, group, req.Value("clientId"), msg)
+	return a.callConsumer(codec.ReqConsumeMessageDirectly, req, group, h.ClientID, msg)
 }
 
 // callConsumer forwards a request to one client and relays its answer
