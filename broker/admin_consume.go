@@ -82,7 +82,11 @@ type mqOffset struct {
 // Members that fail or do not answer SUCCESS are left out. Unlike Java we
 // ask them in parallel.
 func (a *consumeAdmin) consumerStatus(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	topic, group, origin := req.Value("topic"), req.Value("group"), req.Value("clientAddr")
+	var h header.GetConsumerStatusRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	topic, group, origin := h.Topic, h.Group, h.ClientAddr
 	members := a.clients.consumerChannels(group)
 	if len(members) == 0 {
 		return codec.NewResponse(req, int32(codec.RespSystemError), fmt.Sprintf("No Any Consumer online in the consumer group: [%s]", group))
@@ -217,7 +221,11 @@ func (a *consumeAdmin) javaOffset(group, topic string, q int32) int64 {
 // store times of the first and last message, of the last consumed one, and
 // how long the next unconsumed one has waited.
 func (a *consumeAdmin) consumeTimeSpan(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	topic, group := req.Value("topic"), req.Value("group")
+	var h header.QueryConsumeTimeSpanRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	topic, group := h.Topic, h.Group
 	tc, ok := a.topics.get(topic)
 	if !ok {
 		return codec.NewResponse(req, int32(codec.RespTopicNotExist), "topic["+topic+"] not exist")
@@ -279,9 +287,13 @@ func javaDateString(ms int64) string {
 // offsets the store still holds count), or Long.MAX_VALUE where
 // compareGroup has consumed less than that minimum.
 func (a *consumeAdmin) correctionOffset(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	topic, compare := req.Value("topic"), req.Value("compareGroup")
+	var h header.QueryCorrectionOffset
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	topic, compare := h.Topic, h.CompareGroup
 	excluded := map[string]bool{}
-	if f := strings.TrimSpace(req.Value("filterGroups")); f != "" {
+	if f := strings.TrimSpace(h.FilterGroups); f != "" {
 		for _, g := range strings.Split(f, ",") {
 			excluded[g] = true
 		}
@@ -334,7 +346,11 @@ func (a *consumeAdmin) correctionOffset(_ *transport.Conn, req *codec.Frame) *co
 // brokerConsumeStats): for every subscription group, the ConsumeStats of
 // each topic it has offsets on (only ordered topics when isOrder).
 func (a *consumeAdmin) brokerConsumeStats(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	onlyOrder := strings.EqualFold(req.Value("isOrder"), "true")
+	var h header.GetConsumeStatsInBroker
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	onlyOrder := h.IsOrder
 	st := a.store
 	var totalDiff, totalInflight int64
 	w := fastjson.Writer{Buf: make([]byte, 0, 4096)}
@@ -401,12 +417,12 @@ const maxQueryConsumeQueue = 10000
 // raw units of one queue from index, with the group's subscription when
 // consumerGroup is given.
 func (a *consumeAdmin) queryConsumeQueue(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	topic, group := req.Value("topic"), req.Value("consumerGroup")
-	_, hasGroup := req.Get("consumerGroup")
 	var h header.QueryConsumeQueueRequest
 	if r := decodeHeader(&h, req); r != nil {
 		return r
 	}
+	topic, group := h.Topic, h.ConsumerGroup
+	hasGroup := group != ""
 	qid, index := h.QueueID, h.Index
 	count := int(min(max(h.Count, 0), maxQueryConsumeQueue))
 	st := a.store
