@@ -2,10 +2,10 @@ package broker
 
 import (
 	"sort"
-	"strings"
 
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/transport"
 )
 
@@ -51,7 +51,11 @@ func (a *groupAdmin) getAllGroups(_ *transport.Conn, req *codec.Frame) *codec.Fr
 }
 
 func (a *groupAdmin) getGroup(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	group := req.Value("group")
+	var h header.GetSubscriptionGroupConfigRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	group := h.Group
 	sg, ok := a.groups.get(group)
 	if !ok {
 		return codec.NewResponse(req, int32(codec.RespSubscriptionGroupNotExist), "No group in this broker. group: "+group)
@@ -62,18 +66,26 @@ func (a *groupAdmin) getGroup(_ *transport.Conn, req *codec.Frame) *codec.Frame 
 }
 
 func (a *groupAdmin) deleteGroup(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	group := req.Value("groupName")
+	var h header.DeleteSubscriptionGroupRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	group := h.GroupName
 	if _, err := a.groups.delete(group); err != nil {
 		return codec.NewResponse(req, int32(codec.RespSystemError), err.Error())
 	}
-	if strings.EqualFold(req.Value("cleanOffset"), "true") {
+	if h.CleanOffset {
 		a.offsets.removeGroup(group)
 	}
 	return codec.NewResponse(req, int32(codec.RespSuccess), "")
 }
 
 func (a *groupAdmin) consumerConnections(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	group := req.Value("consumerGroup")
+	var h header.GetConsumerConnectionListRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	group := h.ConsumerGroup
 	cc, ok := a.clients.consumerConnection(group)
 	if !ok || len(cc.Connections) == 0 {
 		return codec.NewResponse(req, int32(codec.RespConsumerNotOnline), "the consumer group["+group+"] not online")
@@ -84,7 +96,11 @@ func (a *groupAdmin) consumerConnections(_ *transport.Conn, req *codec.Frame) *c
 }
 
 func (a *groupAdmin) producerConnections(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	group := req.Value("producerGroup")
+	var h header.GetProducerConnectionListRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	group := h.ProducerGroup
 	cs := a.clients.producerConnection(group)
 	if len(cs) == 0 {
 		return codec.NewResponse(req, int32(codec.RespSystemError), "the producer group["+group+"] not exist")
@@ -97,7 +113,11 @@ func (a *groupAdmin) producerConnections(_ *transport.Conn, req *codec.Frame) *c
 // topicConsumedByWho lists groups online on topic plus groups with stored
 // offsets on it.
 func (a *groupAdmin) topicConsumedByWho(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	topic := req.Value("topic")
+	var h header.QueryTopicConsumeByWhoRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	topic := h.Topic
 	set := map[string]bool{}
 	for _, g := range a.clients.groupsSubscribedTo(topic) {
 		set[g] = true
@@ -117,7 +137,11 @@ func (a *groupAdmin) topicConsumedByWho(_ *transport.Conn, req *codec.Frame) *co
 
 // topicsByConsumer answers QUERY_TOPICS_BY_CONSUMER with a TopicList.
 func (a *groupAdmin) topicsByConsumer(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	topics := a.offsets.topicsOf(req.Value("group"))
+	var h header.QueryTopicsByConsumerRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	topics := a.offsets.topicsOf(h.Group)
 	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
 	b := append([]byte(nil), `{"brokerAddr":`...)
 	b = codec.AppendJSONString(b, a.brokerAddr())
