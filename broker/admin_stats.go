@@ -10,6 +10,7 @@ import (
 
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/transport"
 	"github.com/rocketgo/rocketgo/compat/fastjson"
 )
@@ -50,7 +51,11 @@ func (a *statsAdmin) register(r *transport.Router, pool *transport.Pool) {
 }
 
 func (a *statsAdmin) topicStats(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	topic := req.Value("topic")
+	var h header.GetTopicStatsInfoRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	topic := h.Topic
 	tc, ok := a.topics.get(topic)
 	if !ok {
 		return codec.NewResponse(req, int32(codec.RespTopicNotExist), "topic["+topic+"] not exist")
@@ -79,12 +84,16 @@ func (a *statsAdmin) topicStats(_ *transport.Conn, req *codec.Frame) *codec.Fram
 // consumeStats answers GET_CONSUME_STATS for one topic, a ';' list, or
 // every topic the group consumes.
 func (a *statsAdmin) consumeStats(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	group := req.Value("consumerGroup")
+	var h header.GetConsumeStatsRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	group := h.ConsumerGroup
 	var topics []string
-	if t, ok := req.Get("topic"); ok {
-		topics = []string{t}
-	} else if l, ok := req.Get("topicList"); ok {
-		topics = strings.Split(l, ";")
+	if h.Topic != "" {
+		topics = []string{h.Topic}
+	} else if h.TopicList != "" {
+		topics = strings.Split(h.TopicList, ";")
 	} else {
 		topics = a.offsets.topicsOf(group)
 	}
@@ -233,7 +242,11 @@ func appendKVTable(dst []byte, kv map[string]string) []byte {
 // viewStats answers VIEW_BROKER_STATS_DATA: the minute, hour and day
 // windows of one statistic (BrokerStatsData, fastjson's field order).
 func (a *statsAdmin) viewStats(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	name, key := req.Value("statsName"), req.Value("statsKey")
+	var h header.ViewBrokerStatsDataRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	name, key := h.StatsName, h.StatsKey
 	it := a.stats.item(name, key)
 	if it == nil {
 		return codec.NewResponse(req, int32(codec.RespSystemError), "The stats <"+name+"> <"+key+"> not exist")
