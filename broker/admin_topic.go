@@ -53,16 +53,19 @@ func (a *topicAdmin) updateAndCreateTopic(_ *transport.Conn, req *codec.Frame) *
 	tc := body.NewTopicConfig(topic)
 	tc.ReadQueueNums = h.ReadQueueNums
 	tc.WriteQueueNums = h.WriteQueueNums
-	if req.Value("perm") != "" {
+	// perm is required (Java fails on a missing one with a
+	// NullPointerException; every client sends it): an absent or zero perm
+	// keeps the default read-write.
+	if h.Perm != 0 {
 		tc.Perm = h.Perm
 	}
-	if v, ok := req.Get("topicFilterType"); ok {
-		tc.TopicFilterType = v
+	if h.TopicFilterType != "" {
+		tc.TopicFilterType = h.TopicFilterType
 	}
 	tc.TopicSysFlag = h.TopicSysFlag
 	tc.Order = h.Order
-	if attrs, ok := req.Get("attributes"); ok {
-		tc.Attributes = parseAttributes(attrs)
+	if h.Attributes != "" {
+		tc.Attributes = parseAttributes(h.Attributes)
 	}
 	if remark := a.topics.queueNumsRemark(&tc); remark != "" {
 		return codec.NewResponse(req, int32(codec.RespInvalidParameter), remark)
@@ -86,7 +89,11 @@ func parseAttributes(s string) map[string]string {
 }
 
 func (a *topicAdmin) deleteTopic(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	topic := req.Value("topic")
+	var h header.DeleteTopicRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	topic := h.Topic
 	if remark := validateTopic(topic); remark != "" {
 		return codec.NewResponse(req, int32(codec.RespInvalidParameter), remark)
 	}
@@ -114,7 +121,11 @@ func (a *topicAdmin) getAllTopicConfig(_ *transport.Conn, req *codec.Frame) *cod
 // getTopicConfig answers GET_TOPIC_CONFIG with TopicConfigAndQueueMapping
 // (no static-topic mapping).
 func (a *topicAdmin) getTopicConfig(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	topic := req.Value("topic")
+	var h header.GetTopicConfigRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	topic := h.Topic
 	tc, ok := a.topics.get(topic)
 	if !ok {
 		return codec.NewResponse(req, int32(codec.RespTopicNotExist), "No topic in this broker. topic: "+topic)
