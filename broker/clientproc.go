@@ -9,6 +9,7 @@ import (
 	"github.com/rocketgo/rocketgo/broker/filter"
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/transport"
 )
 
@@ -89,13 +90,21 @@ func (p *clientProcessor) heartbeat(c *transport.Conn, req *codec.Frame) *codec.
 }
 
 func (p *clientProcessor) unregisterClient(c *transport.Conn, req *codec.Frame) *codec.Frame {
-	changed := p.clients.unregister(c, req.Value("producerGroup"), req.Value("consumerGroup"))
+	var h header.UnregisterClientRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	changed := p.clients.unregister(c, h.ProducerGroup, h.ConsumerGroup)
 	p.clients.notifyChanged(changed...)
 	return codec.NewResponse(req, int32(codec.RespSuccess), "")
 }
 
 func (p *clientProcessor) consumerList(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-	group := req.Value("consumerGroup")
+	var h header.GetConsumerListByGroupRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	group := h.ConsumerGroup
 	ids := p.clients.consumerIDs(group)
 	if len(ids) == 0 {
 		return codec.NewResponse(req, int32(codec.RespSystemError), "no consumer for this group, "+group)
