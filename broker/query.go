@@ -36,7 +36,7 @@ func (p *queryProcessor) queryMessage(_ *transport.Conn, req *codec.Frame) *code
 	}
 	topic, key := h.Topic, h.Key
 	maxNum := int(h.MaxNum)
-	if req.Value("_UNIQUE_KEY_QUERY") == "true" || maxNum <= 0 {
+	if h.UniqueKeyQuery || maxNum <= 0 {
 		maxNum = defaultQueryMaxNum
 	}
 	limit := p.maxBatch
