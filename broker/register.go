@@ -11,6 +11,7 @@ import (
 
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/transport"
 )
 
@@ -206,7 +207,9 @@ func (r *registrar) registerAll() {
 			}
 			r.log.Debug("registered with name server", "namesrv", addr)
 			if r.onResult != nil {
-				r.onResult(resp.Value("masterAddr"), resp.Value("haServerAddr"))
+				var rh header.RegisterBrokerResponse
+				_ = rh.Decode(resp) // string fields only: nothing to refuse
+				r.onResult(rh.MasterAddr, rh.HaServerAddr)
 			}
 		}()
 	}
