@@ -105,7 +105,7 @@ func (p *offsetProcessor) queryConsumerOffset(_ *transport.Conn, req *codec.Fram
 	if off, ok := p.offsets.query(group, topic, q); ok && off >= 0 {
 		return okWith(req, "offset", off)
 	}
-	if v, ok := req.Get("setZeroIfNotFound"); ok && v == "false" {
+	if !h.SetZeroIfNotFound {
 		return codec.NewResponse(req, int32(codec.RespQueryNotFound), "Not found, do not set to zero, maybe this group boot first")
 	}
 	if p.store.MinOffset(topic, q) <= 0 && (p.neverWritten(topic, q) || p.firstInMemory(topic, q)) {

@@ -10,7 +10,7 @@ type QueryConsumerOffsetRequest struct {
 	ConsumerGroup     string // consumerGroup, required
 	Topic             string // topic, required
 	QueueID           int32  // queueId, required
-	SetZeroIfNotFound bool   // setZeroIfNotFound
+	SetZeroIfNotFound bool   // setZeroIfNotFound, default true: compat: Java's Boolean, null (absent) acts as true
 	Lo                bool   // lo: logical (static topic) queue request
 	Bname             string // bname: logical broker name the client targeted
 	Ns                string // ns: namespace (5.x)
@@ -20,7 +20,7 @@ type QueryConsumerOffsetRequest struct {
 
 // Decode fills h from f.Ext; strings alias the frame.
 func (h *QueryConsumerOffsetRequest) Decode(f *codec.Frame) error {
-	*h = QueryConsumerOffsetRequest{}
+	*h = QueryConsumerOffsetRequest{SetZeroIfNotFound: true}
 	var seen uint64
 	for i := range f.Ext {
 		kv := &f.Ext[i]
@@ -39,7 +39,7 @@ func (h *QueryConsumerOffsetRequest) Decode(f *codec.Frame) error {
 			h.QueueID = v
 			seen = mark(seen, uint64(1)<<2, kv.Value)
 		case "setZeroIfNotFound":
-			h.SetZeroIfNotFound = parseBool(kv.Value, false)
+			h.SetZeroIfNotFound = parseBool(kv.Value, true)
 		case "lo":
 			h.Lo = parseBool(kv.Value, false)
 		case "bname":
@@ -81,7 +81,7 @@ func (h *QueryConsumerOffsetRequest) AppendExt(f *codec.Frame, scratch []byte) [
 		f.Ext = append(f.Ext, codec.KV{Key: "topic", Value: h.Topic})
 	}
 	scratch = appendInt(f, "queueId", int64(h.QueueID), scratch)
-	if h.SetZeroIfNotFound {
+	if !h.SetZeroIfNotFound {
 		f.Ext = append(f.Ext, codec.KV{Key: "setZeroIfNotFound", Value: formatBool(h.SetZeroIfNotFound)})
 	}
 	if h.Lo {
