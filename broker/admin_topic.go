@@ -53,12 +53,10 @@ func (a *topicAdmin) updateAndCreateTopic(_ *transport.Conn, req *codec.Frame) *
 	tc := body.NewTopicConfig(topic)
 	tc.ReadQueueNums = h.ReadQueueNums
 	tc.WriteQueueNums = h.WriteQueueNums
-	// perm is required (Java fails on a missing one with a
-	// NullPointerException; every client sends it): an absent or zero perm
-	// keeps the default read-write.
-	if h.Perm != 0 {
-		tc.Perm = h.Perm
-	}
+	// perm is required: a missing one reads as 0, as every missing
+	// required field does (Java fails on it with a NullPointerException;
+	// every client sends it). The hand read kept the default 6 instead.
+	tc.Perm = h.Perm
 	if h.TopicFilterType != "" {
 		tc.TopicFilterType = h.TopicFilterType
 	}
