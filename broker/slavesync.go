@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/store/timer"
 )
 
@@ -191,9 +191,11 @@ func syncRequest(code codec.RequestCode) *codec.Frame {
 
 // fetchPaged runs BrokerOuterAPI's paged loop for GET_ALL_TOPIC_CONFIG and
 // GET_ALL_SUBSCRIPTIONGROUP_CONFIG: decode returns a page's data version and
-// entry count; reset drops what was gathered when the version moves.
-func (s *slaveSync) fetchPaged(ctx context.Context, addr string, code codec.RequestCode,
-	seqKey, maxKey, totalKey string, decode func([]byte) (body.TopicVersion, int, error), reset func()) (body.TopicVersion, error) {
+// entry count; total reads the table size from the answer's typed header
+// (header.ErrMissingField: a master that does not page); reset drops what
+// was gathered when the version moves.
+func (s *slaveSync) fetchPaged(ctx context.Context, addr string, code codec.RequestCode, seqKey, maxKey string,
+	decode func([]byte) (body.TopicVersion, int, error), total func(*codec.Frame) (int32, error), reset func()) (body.TopicVersion, error) {
 	ctx, cancel := context.WithTimeout(ctx, slaveSyncPagedTimeout)
 	defer cancel()
 	var version *body.TopicVersion
@@ -219,14 +221,14 @@ func (s *slaveSync) fetchPaged(ctx context.Context, addr string, code codec.Requ
 		if version == nil {
 			version = &v
 		}
-		totalStr, ok := resp.Get(totalKey)
-		if !ok { // a master that does not page sent everything
+		n32, err := total(resp)
+		if errors.Is(err, header.ErrMissingField) { // a master that does not page sent everything
 			return *version, nil
 		}
-		total, err := strconv.Atoi(totalStr)
 		if err != nil {
-			return body.TopicVersion{}, fmt.Errorf("%s %q: %w", totalKey, totalStr, err)
+			return body.TopicVersion{}, err
 		}
+		total := int(n32)
 		if *version != v {
 			version = &v
 			seq = 0
@@ -244,7 +246,7 @@ func (s *slaveSync) fetchPaged(ctx context.Context, addr string, code codec.Requ
 
 func (s *slaveSync) syncTopicConfig(ctx context.Context, addr string) error {
 	all := map[string]body.TopicConfig{}
-	version, err := s.fetchPaged(ctx, addr, codec.ReqGetAllTopicConfig, "topicSeq", "maxTopicNum", "totalTopicNum",
+	version, err := s.fetchPaged(ctx, addr, codec.ReqGetAllTopicConfig, "topicSeq", "maxTopicNum",
 		func(b []byte) (body.TopicVersion, int, error) {
 			f, err := body.DecodeTopicConfigFile(b)
 			if err != nil {
@@ -254,6 +256,10 @@ func (s *slaveSync) syncTopicConfig(ctx context.Context, addr string) error {
 				all[k] = tc
 			}
 			return f.DataVersion, len(f.TopicConfigTable), nil
+		}, func(r *codec.Frame) (int32, error) {
+			var h header.GetAllTopicConfigResponse
+			err := h.Decode(r)
+			return h.TotalTopicNum, err
 		}, func() { clear(all) })
 	if err != nil {
 		return err
@@ -327,7 +333,7 @@ func (s *slaveSync) syncDelayOffset(ctx context.Context, addr string) error {
 
 func (s *slaveSync) syncSubscriptionGroup(ctx context.Context, addr string) error {
 	all := map[string]body.SubscriptionGroupConfig{}
-	version, err := s.fetchPaged(ctx, addr, codec.ReqGetAllSubscriptiongroupConfig, "groupSeq", "maxGroupNum", "totalGroupNum",
+	version, err := s.fetchPaged(ctx, addr, codec.ReqGetAllSubscriptiongroupConfig, "groupSeq", "maxGroupNum",
 		func(b []byte) (body.TopicVersion, int, error) {
 			f, err := body.DecodeSubscriptionGroupFile(b)
 			if err != nil {
@@ -337,6 +343,10 @@ func (s *slaveSync) syncSubscriptionGroup(ctx context.Context, addr string) erro
 				all[k] = sg
 			}
 			return f.DataVersion, len(f.SubscriptionGroupTable), nil
+		}, func(r *codec.Frame) (int32, error) {
+			var h header.GetAllSubscriptionGroupResponse
+			err := h.Decode(r)
+			return h.TotalGroupNum, err
 		}, func() { clear(all) })
 	if err != nil {
 		return err
