@@ -290,16 +290,15 @@ func (rm *replicasManager) gateSend(next transport.LeasedHandler) transport.Leas
 // waitStoreMsgOK is Java's Message.isWaitStoreMsgOK for a send request:
 // the WAIT property, true when absent, else Boolean.parseBoolean of it. A
 // message with WAIT=false skips the in-sync check, as Java's
-// CommitLog.needHandleHA skips it.
+// CommitLog.needHandleHA skips it. A header that does not decode skips it
+// too: the send handler refuses it, as Java's decoder does before the
+// store is asked.
 func waitStoreMsgOK(req *codec.Frame) bool {
-	props, ok := req.Get("properties") // SEND_MESSAGE, SEND_BATCH_MESSAGE
-	if !ok {
-		props, ok = req.Get("i") // SEND_MESSAGE_V2 and batches in V2
+	var h sendHeader
+	if h.decode(req) != nil {
+		return false
 	}
-	if !ok {
-		return true
-	}
-	v, ok := message.Property(props, message.PropertyWaitStoreMsgOK)
+	v, ok := message.Property(h.Properties, message.PropertyWaitStoreMsgOK)
 	return !ok || strings.EqualFold(v, "true")
 }
 

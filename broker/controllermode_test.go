@@ -285,6 +285,15 @@ func TestControllerModeFencing(t *testing.T) {
 	// check, as Java's needHandleHA.
 	resp = tb.invoke(t, sendV1("CMF", 0, props("UNIQ_KEY", "w", "WAIT", "false"), []byte("w")))
 	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+	resp = tb.invoke(t, sendV2("CMF", "0", props("UNIQ_KEY", "w2", "WAIT", "false"), []byte("w")))
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+	resp = tb.invoke(t, sendV2("CMF", "0", props("UNIQ_KEY", "v2"), []byte("v")))
+	require.Equal(t, "in-sync replicas not enough", resp.Remark)
+	// A header that does not decode is refused as such, before the check
+	// (Java decodes the header before the store asks for replicas).
+	resp = tb.invoke(t, sendV2("CMF", "q", props("UNIQ_KEY", "q"), []byte("q")))
+	require.Equal(t, int32(codec.RespSystemError), resp.Code)
+	require.Equal(t, `java.lang.NumberFormatException: For input string: "q"`, resp.Remark)
 	up = updateConfig(t, tb, "minInSyncReplicas=1\n")
 	require.Equal(t, int32(codec.RespSuccess), up.Code, up.Remark)
 
