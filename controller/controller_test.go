@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -24,7 +25,12 @@ import (
 )
 
 // freePorts returns n distinct free TCP ports on 127.0.0.1, each with the
-// next port free too (Raft takes port + 1).
+// next port free too (Raft takes port + 1), below the ephemeral range.
+//
+// (controllertest.FreePortPairs does the same; it imports this package, so
+// this package's own tests cannot use it.) A node a test restarts listens
+// on its ports again, and an outgoing connection could take a port of the
+// ephemeral range in between.
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
 	var out []int
@@ -34,10 +40,15 @@ func freePorts(t *testing.T, n int) []int {
 			l.Close()
 		}
 	}()
-	for len(out) < n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		p := l.Addr().(*net.TCPAddr).Port
+	for range 2000 {
+		if len(out) == n {
+			return out
+		}
+		p := 10002 + rand.IntN(22000)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			continue
+		}
 		l2, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+1))
 		if err != nil {
 			l.Close()
@@ -46,7 +57,8 @@ func freePorts(t *testing.T, n int) []int {
 		hold = append(hold, l, l2)
 		out = append(out, p)
 	}
-	return out
+	t.Fatal("no free port pairs below the ephemeral range")
+	return nil
 }
 
 type group struct {

@@ -108,10 +108,13 @@ func TestKilledBrokerLeavesRoutes(t *testing.T) {
 		return code == int32(codec.RespSuccess) && strings.Contains(body, addr)
 	}, 20*time.Second, 50*time.Millisecond, "broker never registered")
 	// One start-up line names the bound addresses: the main one and the
-	// HA port.
-	logged, err := os.ReadFile(logf.Name())
-	require.NoError(t, err)
-	require.Contains(t, string(logged), `msg="mqbroker: listening" addrs=`+addr+fmt.Sprintf(",127.0.0.1:%d", haPort)+"\n")
+	// HA port. It is written after Start returns, and the registration
+	// may come first.
+	want := `msg="mqbroker: listening" addrs=` + addr + fmt.Sprintf(",127.0.0.1:%d", haPort) + "\n"
+	require.Eventually(t, func() bool {
+		logged, err := os.ReadFile(logf.Name())
+		return err == nil && strings.Contains(string(logged), want)
+	}, 10*time.Second, 20*time.Millisecond, "no start-up line %q", want)
 
 	killed := time.Now()
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))

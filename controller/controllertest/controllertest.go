@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"strconv"
 	"testing"
@@ -15,22 +16,47 @@ import (
 )
 
 // FreePortPair returns a loopback port p with p+1 free too (a
-// controller's Raft port, a broker's HA port).
+// controller's Raft port, a broker's HA port), below the kernel's
+// ephemeral range (32768 and up by default): a node closed and restarted
+// by a test listens on its ports again, and an outgoing connection from
+// anywhere on the machine could take a port of the ephemeral range in
+// between (CI saw "bind: address already in use" on a restart).
 func FreePortPair(t testing.TB) int {
 	t.Helper()
-	for range 100 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		p := l.Addr().(*net.TCPAddr).Port
-		l2, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+1))
-		l.Close()
-		if err == nil {
-			l2.Close()
-			return p
+	ps := FreePortPairs(t, 1)
+	return ps[0]
+}
+
+// FreePortPairs returns n distinct ports as FreePortPair does, held until
+// all are found so that none repeats.
+func FreePortPairs(t testing.TB, n int) []int {
+	t.Helper()
+	var out []int
+	var hold []net.Listener
+	defer func() {
+		for _, l := range hold {
+			l.Close()
 		}
+	}()
+	for range 2000 {
+		if len(out) == n {
+			return out
+		}
+		p := 10002 + rand.IntN(22000)
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		if err != nil {
+			continue
+		}
+		l2, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+1))
+		if err != nil {
+			l.Close()
+			continue
+		}
+		hold = append(hold, l, l2)
+		out = append(out, p)
 	}
-	t.Fatal("controllertest: no free port pair")
-	return 0
+	t.Fatal("controllertest: no free port pairs")
+	return nil
 }
 
 // StartSingle runs a one-node controller group "g1" on loopback with its
