@@ -173,3 +173,32 @@ func TestHeartbeatAfterCloseLeavesNoGhost(t *testing.T) {
 	require.Eventually(t, func() bool { return len(tb.clients.consumerIDs("ghosts")) == 0 },
 		5*time.Second, 10*time.Millisecond, "members left: %v", tb.clients.consumerIDs("ghosts"))
 }
+
+// Requests whose connection closes at once still run, as in Java: the Go
+// client's InvokeOneWay (offset commits at shutdown, SendOneWay) sets no
+// oneway flag and closes right after (conformance offset_resume lost its
+// commits when such requests were dropped).
+func TestRequestsOfClosedConnectionsStillRun(t *testing.T) {
+	tb := startBroker(t, nil)
+	tb.topics.createIfAbsent("CC", 1, 6, 0)
+	const conns = 50
+	for i := range conns {
+		nc, err := net.Dial("tcp", tb.addr)
+		require.NoError(t, err)
+		commit := request(codec.ReqUpdateConsumerOffset, "consumerGroup", fmt.Sprintf("cc%d", i), "topic", "CC", "queueId", "0", "commitOffset", "7")
+		commit.Opaque = 1
+		send := sendV1("CC", 0, "", []byte(fmt.Sprintf("m%d", i)))
+		send.Opaque = 2
+		_, err = nc.Write(append(commit.AppendTo(nil), send.AppendTo(nil)...))
+		require.NoError(t, err)
+		require.NoError(t, nc.Close())
+	}
+	require.Eventually(t, func() bool {
+		for i := range conns {
+			if off, ok := tb.offsets.query(fmt.Sprintf("cc%d", i), "CC", 0); !ok || off != 7 {
+				return false
+			}
+		}
+		return tb.store.MaxOffset("CC", 0) == conns
+	}, 10*time.Second, 20*time.Millisecond, "commits or sends of closed connections were dropped (max offset %d)", tb.store.MaxOffset("CC", 0))
+}

@@ -159,15 +159,10 @@ func (p *sendProcessor) work() {
 			return
 		case t := <-p.queue:
 			maxWait := p.live.waitInQueue()
-			if t.c.Closed() && !t.req.IsOneway() {
-				// Its sender is gone and cannot learn the outcome: a client
-				// that pipelines sends without reading, is cut and
-				// reconnects must not keep the store busy with the sends
-				// of its dead connections (a oneway send is still stored).
-				t.lease.Release()
-				t.c.EndTask()
-				continue
-			}
+			// A send whose connection has closed is still stored, as in
+			// Java: the Go client's SendOneWay sets no oneway flag and may
+			// close right after. A dead connection leaves at most its
+			// in-flight cap of sends here.
 			if waited := time.Since(t.enqueued); maxWait > 0 && waited > maxWait {
 				// compat: BrokerFastFailure's remark for a request that waited too long.
 				p.reply(t.c, t.req, codec.NewResponse(t.req, int32(codec.RespSystemBusy),

@@ -158,14 +158,14 @@ func (p *Pool) work() {
 		left := p.n
 		p.mu.Unlock()
 
+		// A request of a connection that has closed still runs, as in
+		// Java: clients send requests whose effect is all there is without
+		// the oneway flag (the Go client's InvokeOneWay — offset commits,
+		// oneway sends — sets none) and close at once. Its reply is
+		// dropped. What a dead connection can leave queued is bounded by
+		// MaxInflightPerConn.
 		var resp *codec.Frame
-		if t.c.Closed() && !t.req.IsOneway() {
-			// Nobody can read its reply: no work on behalf of a connection
-			// already cut (a non-reading client reconnecting in a loop would
-			// otherwise keep the pool busy with its dead connections'
-			// requests). Oneway requests still run: their effect is all
-			// there is (END_TRANSACTION, offset commits).
-		} else if limit := p.maxWait.Load(); limit > 0 && t.at > 0 && time.Now().UnixNano()-t.at >= limit {
+		if limit := p.maxWait.Load(); limit > 0 && t.at > 0 && time.Now().UnixNano()-t.at >= limit {
 			resp = p.expired(t, left)
 		} else {
 			resp = t.c.run(&t)
