@@ -50,8 +50,9 @@
 //     (readgate.go): its requests wait in the kernel and its peer's writes
 //     block, so a client pipelining without reading costs nothing more
 //     than its cap, not a copy of everything it sends. Queued requests of
-//     a connection that closed are dropped unrun (unless oneway): nobody
-//     can read their replies. Big-header decodes run one per half CPU,
+//     a connection that closed still run (clients send requests whose
+//     effect is all there is without the oneway flag); only their
+//     replies are dropped. Big-header decodes run one per half CPU,
 //     paced to 64 MiB/s each, in pooled extFields room.
 //   - A connection with output pending (here or unacknowledged in the
 //     kernel's send queue, SIOCOUTQ) of which its peer takes nothing for
