@@ -20,9 +20,9 @@ func TestAdminHeaderMalformedNumberIsRefused(t *testing.T) {
 		bad  string
 	}{
 		{"consume directly topicSysFlag", request(codec.ReqConsumeMessageDirectly,
-			"consumerGroup", "cg", "clientId", "10.0.0.1@1", "msgId", "x", "topic", "T", "topicSysFlag", "abc"), "abc"},
+			"consumerGroup", "cg", "clientId", "127.0.0.1@1", "msgId", "x", "topic", "T", "topicSysFlag", "abc"), "abc"},
 		{"consume directly groupSysFlag", request(codec.ReqConsumeMessageDirectly,
-			"consumerGroup", "cg", "clientId", "10.0.0.1@1", "groupSysFlag", "1.5"), "1.5"},
+			"consumerGroup", "cg", "clientId", "127.0.0.1@1", "groupSysFlag", "1.5"), "1.5"},
 		{"reset offset queueId", request(codec.ReqInvokeBrokerToResetOffset,
 			"topic", "T", "group", "cg", "timestamp", "0", "isForce", "true", "queueId", "q0"), "q0"},
 		{"query cq count", request(codec.ReqQueryConsumeQueue,
