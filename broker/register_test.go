@@ -120,7 +120,7 @@ func TestHeartbeatRetryTopicRoutedBeforeReply(t *testing.T) {
 	for i := range 20 {
 		group := "hbr" + strconv.Itoa(i)
 		hb := request(codec.ReqHeartBeat)
-		hb.Body = goHeartbeat("10.0.0.1@1", group, "HBR", "*")
+		hb.Body = goHeartbeat("127.0.0.1@1", group, "HBR", "*")
 		require.Equal(t, int32(codec.RespSuccess), tb.invoke(t, hb).Code)
 		resp := tb.route(t, ns, "%RETRY%"+group)
 		require.Equal(t, int32(codec.RespSuccess), resp.Code, "heartbeat %d: %s", i, resp.Remark)
