@@ -59,14 +59,14 @@ func TestRegisterTopicsPerRegistrationBounded(t *testing.T) {
 	s := startNamesrv(t, cfg)
 	nc := rawConn(t, s.Addr())
 
-	resp := rawInvoke(t, nc, broker("big", "10.0.0.1:10911", 101).registerFrame(t), 1)
+	resp := rawInvoke(t, nc, broker("big", "127.0.0.1:10911", 101).registerFrame(t), 1)
 	require.Equal(t, int32(codec.RespSystemError), resp.Code)
 	require.Contains(t, resp.Remark, "maxTopicsPerBrokerRegistration")
 	require.Zero(t, s.routeEntries())
 	require.Zero(t, s.brokerNames())
 	require.Equal(t, int32(codec.RespTopicNotExist), rawInvoke(t, nc, request(codec.ReqGetRouteinfoByTopic, "topic", "big-T0"), 2).Code)
 
-	resp = rawInvoke(t, nc, broker("big", "10.0.0.1:10911", 100).registerFrame(t), 3)
+	resp = rawInvoke(t, nc, broker("big", "127.0.0.1:10911", 100).registerFrame(t), 3)
 	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
 	require.Equal(t, 100, s.routeEntries())
 }
@@ -80,20 +80,20 @@ func TestRegisterBrokersBounded(t *testing.T) {
 	s := startNamesrv(t, cfg)
 	nc := rawConn(t, s.Addr())
 	for i := range 3 {
-		resp := rawInvoke(t, nc, broker(fmt.Sprintf("b%d", i), fmt.Sprintf("10.0.0.%d:10911", i), 2).registerFrame(t), int32(i+1))
+		resp := rawInvoke(t, nc, broker(fmt.Sprintf("b%d", i), fmt.Sprintf("127.0.0.%d:10911", i), 2).registerFrame(t), int32(i+1))
 		require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
 	}
-	extra := broker("b3", "10.0.0.3:10911", 2)
+	extra := broker("b3", "127.0.0.3:10911", 2)
 	resp := rawInvoke(t, nc, extra.registerFrame(t), 10)
 	require.Equal(t, int32(codec.RespSystemError), resp.Code)
 	require.Contains(t, resp.Remark, "maxBrokers")
 	require.Equal(t, 3, s.brokerNames())
 	require.Equal(t, int32(codec.RespTopicNotExist), rawInvoke(t, nc, request(codec.ReqGetRouteinfoByTopic, "topic", "b3-T0"), 11).Code)
 
-	resp = rawInvoke(t, nc, broker("b0", "10.0.0.0:10911", 2).registerFrame(t), 12)
+	resp = rawInvoke(t, nc, broker("b0", "127.0.0.0:10911", 2).registerFrame(t), 12)
 	require.Equal(t, int32(codec.RespSuccess), resp.Code, "a registered broker re-registers: %s", resp.Remark)
 
-	resp = rawInvoke(t, nc, request(codec.ReqUnregisterBroker, "brokerName", "b1", "brokerAddr", "10.0.0.1:10911", "clusterName", "c", "brokerId", "0"), 13)
+	resp = rawInvoke(t, nc, request(codec.ReqUnregisterBroker, "brokerName", "b1", "brokerAddr", "127.0.0.1:10911", "clusterName", "c", "brokerId", "0"), 13)
 	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
 	resp = rawInvoke(t, nc, extra.registerFrame(t), 14)
 	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
@@ -107,11 +107,11 @@ func TestRouteEntriesBounded(t *testing.T) {
 	cfg.MaxTopicRouteEntries = 250
 	s := startNamesrv(t, cfg)
 	nc := rawConn(t, s.Addr())
-	a := broker("a", "10.0.0.1:10911", 200)
+	a := broker("a", "127.0.0.1:10911", 200)
 	require.Equal(t, int32(codec.RespSuccess), rawInvoke(t, nc, a.registerFrame(t), 1).Code)
 	require.Equal(t, 200, s.routeEntries())
 
-	resp := rawInvoke(t, nc, broker("b", "10.0.0.2:10911", 100).registerFrame(t), 2)
+	resp := rawInvoke(t, nc, broker("b", "127.0.0.2:10911", 100).registerFrame(t), 2)
 	require.Equal(t, int32(codec.RespSystemError), resp.Code)
 	require.Contains(t, resp.Remark, "maxTopicRouteEntries")
 	require.Equal(t, 200, s.routeEntries())
@@ -120,7 +120,7 @@ func TestRouteEntriesBounded(t *testing.T) {
 	a.version.Counter++ // a changed data version rewrites every topic
 	require.Equal(t, int32(codec.RespSuccess), rawInvoke(t, nc, a.registerFrame(t), 3).Code)
 	require.Equal(t, 200, s.routeEntries())
-	require.Equal(t, int32(codec.RespSuccess), rawInvoke(t, nc, broker("b", "10.0.0.2:10911", 50).registerFrame(t), 4).Code)
+	require.Equal(t, int32(codec.RespSuccess), rawInvoke(t, nc, broker("b", "127.0.0.2:10911", 50).registerFrame(t), 4).Code)
 	require.Equal(t, 250, s.routeEntries())
 
 	// REGISTER_TOPIC_IN_NAMESRV is bounded too.
@@ -130,10 +130,10 @@ func TestRouteEntriesBounded(t *testing.T) {
 	require.Equal(t, int32(codec.RespSystemError), resp.Code)
 	require.Contains(t, resp.Remark, "maxTopicRouteEntries")
 
-	resp = rawInvoke(t, nc, request(codec.ReqUnregisterBroker, "brokerName", "a", "brokerAddr", "10.0.0.1:10911", "clusterName", "c", "brokerId", "0"), 6)
+	resp = rawInvoke(t, nc, request(codec.ReqUnregisterBroker, "brokerName", "a", "brokerAddr", "127.0.0.1:10911", "clusterName", "c", "brokerId", "0"), 6)
 	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
 	require.Equal(t, 50, s.routeEntries())
-	require.Equal(t, int32(codec.RespSuccess), rawInvoke(t, nc, broker("c", "10.0.0.3:10911", 200).registerFrame(t), 7).Code)
+	require.Equal(t, int32(codec.RespSuccess), rawInvoke(t, nc, broker("c", "127.0.0.3:10911", 200).registerFrame(t), 7).Code)
 	require.Equal(t, 250, s.routeEntries())
 }
 
@@ -409,7 +409,7 @@ func TestRouteTableBytesBounded(t *testing.T) {
 		require.Contains(t, resp.Remark, "maxRouteTableBytes")
 	}
 
-	a := broker("a", "10.0.0.1:10911", 500)
+	a := broker("a", "127.0.0.1:10911", 500)
 	require.Equal(t, int32(codec.RespSuccess), send(a.registerFrame(t)).Code)
 	held := s.tableBytes()
 	require.Greater(t, held, int64(50_000))
@@ -419,17 +419,17 @@ func TestRouteTableBytesBounded(t *testing.T) {
 		require.Equal(t, held, s.tableBytes(), "registering again replaces, not adds")
 	}
 
-	b := broker("b", "10.0.0.2:10911", 1200)
+	b := broker("b", "127.0.0.2:10911", 1200)
 	requireRefused(send(b.registerFrame(t)))
 	require.Equal(t, held, s.tableBytes())
 	require.Equal(t, 1, s.brokerNames())
 	require.Equal(t, int32(codec.RespTopicNotExist), send(request(codec.ReqGetRouteinfoByTopic, "topic", "b-T0")).Code)
 
 	// Bytes of any kind count: a filter server list, a long header.
-	f := broker("f", "10.0.0.3:10911", 1).registerFrame(t)
-	f.Body = body.AppendRegisterBrokerBody(nil, &body.RegisterBrokerBody{FilterServerList: distinctStrings(2000, 100, "10.0.0.")})
+	f := broker("f", "127.0.0.3:10911", 1).registerFrame(t)
+	f.Body = body.AppendRegisterBrokerBody(nil, &body.RegisterBrokerBody{FilterServerList: distinctStrings(2000, 100, "127.0.0.")})
 	requireRefused(send(f))
-	h := broker("h", "10.0.0.4:10911", 2).registerFrame(t)
+	h := broker("h", "127.0.0.4:10911", 2).registerFrame(t)
 	h.Set("__ZONE_NAME", strings.Repeat("z", 200_000))
 	requireRefused(send(h))
 	require.Equal(t, held, s.tableBytes())
@@ -437,13 +437,13 @@ func TestRouteTableBytesBounded(t *testing.T) {
 	// A known broker grown past the bound is refused but stays alive.
 	now := time.Now()
 	s.routes.mu.RLock()
-	s.routes.live[brokerKey{"c", "10.0.0.1:10911"}].lastUpdate.Store(now.Add(-time.Hour).UnixNano())
+	s.routes.live[brokerKey{"c", "127.0.0.1:10911"}].lastUpdate.Store(now.Add(-time.Hour).UnixNano())
 	s.routes.mu.RUnlock()
-	grown := broker("a", "10.0.0.1:10911", 2000)
+	grown := broker("a", "127.0.0.1:10911", 2000)
 	grown.version.Counter = 100
 	requireRefused(send(grown.registerFrame(t)))
 	s.routes.mu.RLock()
-	last := s.routes.live[brokerKey{"c", "10.0.0.1:10911"}].lastUpdate.Load()
+	last := s.routes.live[brokerKey{"c", "127.0.0.1:10911"}].lastUpdate.Load()
 	s.routes.mu.RUnlock()
 	require.GreaterOrEqual(t, last, now.UnixNano())
 	require.Equal(t, int32(codec.RespSuccess), send(request(codec.ReqGetRouteinfoByTopic, "topic", "a-T499")).Code)
@@ -461,7 +461,7 @@ func TestRouteTableBytesBounded(t *testing.T) {
 	}
 	require.LessOrEqual(t, s.tableBytes(), cfg.MaxRouteTableBytes)
 
-	resp := send(request(codec.ReqUnregisterBroker, "brokerName", "a", "brokerAddr", "10.0.0.1:10911", "clusterName", "c", "brokerId", "0"))
+	resp := send(request(codec.ReqUnregisterBroker, "brokerName", "a", "brokerAddr", "127.0.0.1:10911", "clusterName", "c", "brokerId", "0"))
 	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
 	require.Zero(t, s.tableBytes(), "an unregistered broker's bytes are free again")
 	require.Equal(t, int32(codec.RespSuccess), send(b.registerFrame(t)).Code)

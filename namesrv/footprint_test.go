@@ -66,19 +66,19 @@ var footprintCases = []footprintCase{
 	{"distinct 120-byte topics", func() []*registration {
 		var rs []*registration
 		for b := range 5 {
-			rs = append(rs, testRegistration("c", fmt.Sprintf("b%d", b), fmt.Sprintf("10.0.0.%d:10911", b), distinctStrings(20_000, 120, fmt.Sprintf("b%d-", b))))
+			rs = append(rs, testRegistration("c", fmt.Sprintf("b%d", b), fmt.Sprintf("127.0.0.%d:10911", b), distinctStrings(20_000, 120, fmt.Sprintf("b%d-", b))))
 		}
 		return rs
 	}},
 	{"shared short topics", func() []*registration {
 		var rs []*registration
 		for b := range 20 {
-			rs = append(rs, testRegistration("c", fmt.Sprintf("b%d", b), fmt.Sprintf("10.0.0.%d:10911", b), distinctStrings(5_000, 20, "shared-")))
+			rs = append(rs, testRegistration("c", fmt.Sprintf("b%d", b), fmt.Sprintf("127.0.0.%d:10911", b), distinctStrings(5_000, 20, "shared-")))
 		}
 		return rs
 	}},
 	{"static-topic mappings", func() []*registration {
-		r := testRegistration("c", "b0", "10.0.0.1:10911", nil)
+		r := testRegistration("c", "b0", "127.0.0.1:10911", nil)
 		for i, topic := range distinctStrings(5_000, 40, "mapped-") {
 			js := []byte(fmt.Sprintf(`{"topic":%q,"bname":"b0","epoch":%d,"totalQueues":8,%s}`, topic, i, strings.Repeat(`"x":1,`, 20)))
 			r.body.Mappings = append(r.body.Mappings, body.TopicMapping{Topic: topic, BrokerName: strings.Clone("b0"), JSON: js})
@@ -153,17 +153,17 @@ func TestFootprintCountStaysExact(t *testing.T) {
 		require.True(t, ok)
 	}
 
-	mustRegister(reg("c1", "a", "10.0.0.1:1", 0, 1, distinctStrings(300, 40, "a-")))
+	mustRegister(reg("c1", "a", "127.0.0.1:1", 0, 1, distinctStrings(300, 40, "a-")))
 	once := requireExact(t, rt, "first registration")
 	require.Positive(t, once)
-	mustRegister(reg("c1", "a", "10.0.0.1:1", 0, 1, distinctStrings(300, 40, "a-")))
+	mustRegister(reg("c1", "a", "127.0.0.1:1", 0, 1, distinctStrings(300, 40, "a-")))
 	require.Equal(t, once, requireExact(t, rt, "the same registration again"))
-	mustRegister(reg("c1", "a", "10.0.0.1:1", 0, 2, distinctStrings(300, 40, "a-")))
+	mustRegister(reg("c1", "a", "127.0.0.1:1", 0, 2, distinctStrings(300, 40, "a-")))
 	require.Equal(t, once, requireExact(t, rt, "a new data version, the same topics"))
 
-	mustRegister(reg("c1", "a", "10.0.0.2:1", 1, 2, distinctStrings(300, 40, "a-")))
+	mustRegister(reg("c1", "a", "127.0.0.2:1", 1, 2, distinctStrings(300, 40, "a-")))
 	requireExact(t, rt, "a slave")
-	shared := reg("c2", "b", "10.0.0.3:1", 0, 1, append(distinctStrings(100, 40, "a-"), distinctStrings(50, 20, "b-")...))
+	shared := reg("c2", "b", "127.0.0.3:1", 0, 1, append(distinctStrings(100, 40, "a-"), distinctStrings(50, 20, "b-")...))
 	shared.zone = "zone-1"
 	shared.body.FilterServerList = distinctStrings(10, 20, "10.9.9.")
 	shared.body.Mappings = []body.TopicMapping{{Topic: "b-0-", BrokerName: "b", JSON: []byte(`{"bname":"b","epoch":1}`)}}
@@ -175,7 +175,7 @@ func TestFootprintCountStaysExact(t *testing.T) {
 	mustRegister(shared)
 	requireExact(t, rt, "filters dropped, mapping replaced")
 
-	del := reg("c2", "b", "10.0.0.3:1", 0, 9, distinctStrings(20, 20, "b-"))
+	del := reg("c2", "b", "127.0.0.3:1", 0, 9, distinctStrings(20, 20, "b-"))
 	del.deleteMissingTopics = true
 	mustRegister(del)
 	requireExact(t, rt, "deleteTopicWithBrokerRegistration")
@@ -186,7 +186,7 @@ func TestFootprintCountStaysExact(t *testing.T) {
 	rt.deleteTopic("a-6-"+strings.Repeat("x", 36), "c2")
 	requireExact(t, rt, "delete topics")
 
-	rt.unregister("c1", "10.0.0.2:1", "a")
+	rt.unregister("c1", "127.0.0.2:1", "a")
 	requireExact(t, rt, "slave unregistered")
 	now = now.Add(2 * time.Minute)
 	rt.expire(time.Minute)
