@@ -23,6 +23,10 @@ var errTooManyBrokers = errors.New("controller: heartbeat table full")
 // identity another connection holds (see doc.go, "Who may speak for a broker").
 var errHeldElsewhere = errors.New("controller: broker identity held by another connection")
 
+// errConnClosed refuses a heartbeat or registration handled after its
+// connection closed.
+var errConnClosed = errors.New("controller: connection closed")
+
 type brokerKey struct {
 	cluster, broker string
 	id              int64
@@ -40,7 +44,7 @@ type liveEntry struct {
 
 // alive: heard, and the last heartbeat is within its timeout.
 func (e *liveEntry) alive(now time.Time) bool {
-	return !e.last.IsZero() && !now.After(e.last.Add(e.timeout))
+	return (e.conn == nil || !e.conn.Closed()) && !e.last.IsZero() && !now.After(e.last.Add(e.timeout))
 }
 
 // held: the identity still belongs to e.conn (open, and heard from or
@@ -86,6 +90,13 @@ func (h *heartbeats) poke() {
 // entryFor returns k's entry for connection c, making a fresh one when k
 // is unknown or its previous holder's claim lapsed. Called with mu held.
 func (h *heartbeats) entryFor(k brokerKey, c *transport.Conn, now time.Time) (*liveEntry, error) {
+	if c != nil && c.Closed() {
+		// A request still queued when its connection closed (they run,
+		// replies dropped) must not bind or refresh an identity: connClosed
+		// took mu after the close was marked, so it would never be undone
+		// and the dead broker would look alive.
+		return nil, errConnClosed
+	}
 	e := h.table[k]
 	if e != nil && e.conn == c {
 		return e, nil
