@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"net"
 	"sync"
 	"testing"
 	"time"
@@ -284,4 +285,33 @@ func TestIdentityTable(t *testing.T) {
 	require.Equal(t, []brokerKey{k1}, gone)
 	require.Equal(t, []*transport.Conn{b}, conns)
 	require.Zero(t, h.Len())
+}
+
+// A heartbeat handled after its connection closed (queued requests of a
+// closed connection still run) binds no identity and keeps no broker
+// alive: a killed master's last heartbeat made it look alive for its whole
+// timeout, and the failover suite found no master.
+func TestHeartbeatAfterCloseKeepsNoGhost(t *testing.T) {
+	g := startGroup(t, 1, nil)
+	c := g.nodes[g.leader()]
+	const conns = 100
+	for i := range conns {
+		nc, err := net.Dial("tcp", c.Addr())
+		require.NoError(t, err)
+		f := &codec.Frame{Code: int32(codec.ReqBrokerHeartbeat), Language: codec.LangJava, Version: codec.ServerVersion, Opaque: 1}
+		heartbeatReq(int64(i+1), "127.0.0.1:1")(f)
+		_, err = nc.Write(f.AppendTo(nil))
+		require.NoError(t, err)
+		require.NoError(t, nc.Close()) // usually before the heartbeat's turn
+	}
+	alive := func() (n int) {
+		for i := range conns {
+			if c.live.Alive("c", "b", int64(i+1)) {
+				n++
+			}
+		}
+		return n
+	}
+	// The heartbeats ask for a 600 s timeout: a ghost would stay.
+	require.Eventually(t, func() bool { return alive() == 0 }, 5*time.Second, 10*time.Millisecond, "alive: %d", alive())
 }
