@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,43 +20,18 @@ import (
 	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/transport"
 	"github.com/rocketgo/rocketgo/compat/javaprops"
+	"github.com/rocketgo/rocketgo/controller/internal/portpair"
 )
 
 // freePorts returns n distinct free TCP ports on 127.0.0.1, each with the
 // next port free too (Raft takes port + 1), below the ephemeral range.
-//
-// (controllertest.FreePortPairs does the same; it imports this package, so
-// this package's own tests cannot use it.) A node a test restarts listens
-// on its ports again, and an outgoing connection could take a port of the
-// ephemeral range in between.
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	var out []int
-	var hold []net.Listener
-	defer func() {
-		for _, l := range hold {
-			l.Close()
-		}
-	}()
-	for range 2000 {
-		if len(out) == n {
-			return out
-		}
-		p := 10002 + rand.IntN(22000)
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-		if err != nil {
-			continue
-		}
-		l2, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+1))
-		if err != nil {
-			l.Close()
-			continue
-		}
-		hold = append(hold, l, l2)
-		out = append(out, p)
+	ps := portpair.Find(n)
+	if ps == nil {
+		t.Fatal("no free port pairs below the ephemeral range")
 	}
-	t.Fatal("no free port pairs below the ephemeral range")
-	return nil
+	return ps
 }
 
 type group struct {

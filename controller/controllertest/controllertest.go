@@ -4,15 +4,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
-	"net"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocketgo/rocketgo/controller"
+	"github.com/rocketgo/rocketgo/controller/internal/portpair"
 )
 
 // FreePortPair returns a loopback port p with p+1 free too (a
@@ -27,36 +25,14 @@ func FreePortPair(t testing.TB) int {
 	return ps[0]
 }
 
-// FreePortPairs returns n distinct ports as FreePortPair does, held until
-// all are found so that none repeats.
+// FreePortPairs returns n distinct ports as FreePortPair does.
 func FreePortPairs(t testing.TB, n int) []int {
 	t.Helper()
-	var out []int
-	var hold []net.Listener
-	defer func() {
-		for _, l := range hold {
-			l.Close()
-		}
-	}()
-	for range 2000 {
-		if len(out) == n {
-			return out
-		}
-		p := 10002 + rand.IntN(22000)
-		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
-		if err != nil {
-			continue
-		}
-		l2, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+1))
-		if err != nil {
-			l.Close()
-			continue
-		}
-		hold = append(hold, l, l2)
-		out = append(out, p)
+	ps := portpair.Find(n)
+	if ps == nil {
+		t.Fatal("controllertest: no free port pairs")
 	}
-	t.Fatal("controllertest: no free port pairs")
-	return nil
+	return ps
 }
 
 // StartSingle runs a one-node controller group "g1" on loopback with its
