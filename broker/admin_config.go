@@ -188,6 +188,9 @@ func (b *Broker) UpdateConfig(props javaprops.Props) error {
 		b.log.Info("broker config updated", "key", e.Key, "value", e.Value)
 	}
 	b.live.load(&b.cfg)
+	if b.sendPool != nil {
+		b.sendPool.SetMaxQueueWait(b.live.waitInQueue())
+	}
 
 	if turnedOnAutoCreate {
 		// Java creates TBW102 only at start; we add it now so the switch

@@ -60,6 +60,7 @@ type Broker struct {
 	rm *replicasManager // controller mode (controllermode.go); nil otherwise
 
 	pools      []*transport.Pool
+	sendPool   *transport.Pool // the send requests' (waitTimeMillsInSendQueue is live)
 	main, fast *transport.Server
 
 	roleMu     sync.Mutex  // serializes role changes; guards rrt, roleClosed
@@ -252,7 +253,6 @@ func (b *Broker) Start() error {
 			b.fast = nil
 		}
 	}
-	b.send.start()
 	b.roleMu.Lock()
 	err = b.applyRoleLocked(b.role.Role())
 	b.roleMu.Unlock()
@@ -327,7 +327,6 @@ func (b *Broker) Close() error {
 				errs = append(errs, err)
 			}
 		}
-		b.send.stop()
 		b.closeRole()
 		b.timer.close()
 		b.pull.holds.stop()
@@ -412,17 +411,19 @@ func (b *Broker) routers() (mainR, fastR *transport.Router) {
 		registerNow: func() { b.reg.sync(registerNowTimeout) }}
 	lp := &lockProcessor{locks: b.locks}
 	qp := &queryProcessor{store: b.store, log: b.log, maxBatch: b.cfg.MaxMsgsNumBatch}
+	b.sendPool = b.pool("send", b.cfg.SendMessageThreadPoolNums, b.cfg.SendThreadPoolQueueCapacity)
+	b.sendPool.SetMaxQueueWait(b.live.waitInQueue())
 	admin := b.adminHandlers()
 
-	send := b.send.enqueue
+	send := b.send.handle
 	if b.rm != nil {
 		send = b.rm.gateSend(send) // fencing and minInSyncReplicas (controllermode_role.go)
 	}
 	build := func(withPull bool) *transport.Router {
 		r := transport.NewRouter()
-		r.HandleLeased(codec.ReqSendMessage, nil, send)
-		r.HandleLeased(codec.ReqSendMessageV2, nil, send)
-		r.HandleLeased(codec.ReqSendBatchMessage, nil, send)
+		r.HandleLeased(codec.ReqSendMessage, b.sendPool, send)
+		r.HandleLeased(codec.ReqSendMessageV2, b.sendPool, send)
+		r.HandleLeased(codec.ReqSendBatchMessage, b.sendPool, send)
 		r.Handle(codec.ReqSendReplyMessage, replyPool, rp.handle)
 		r.Handle(codec.ReqSendReplyMessageV2, replyPool, rp.handle)
 		if withPull {
@@ -462,6 +463,14 @@ func (b *Broker) pool(name string, workers, queue int) *transport.Pool {
 	return p
 }
 
+// sendQueueLen is the number of sends waiting for a worker.
+func (b *Broker) sendQueueLen() int {
+	if b.sendPool == nil {
+		return 0
+	}
+	return b.sendPool.Pending()
+}
+
 // adminHandlers builds the admin request groups (admin_*.go), each with
 // exactly what it uses.
 func (b *Broker) adminHandlers() []adminHandlers {
@@ -469,7 +478,7 @@ func (b *Broker) adminHandlers() []adminHandlers {
 		&topicAdmin{topics: b.topics, offsets: b.offsets, store: b.store, log: b.log},
 		&groupAdmin{groups: b.groups, offsets: b.offsets, clients: b.clients, brokerAddr: b.BrokerAddr},
 		&statsAdmin{brokerName: b.cfg.BrokerName, topics: b.topics, offsets: b.offsets, clients: b.clients, store: b.store, stats: b.stats, role: b.role,
-			sendQueueLen: func() int { return len(b.send.queue) }, timerBehind: b.timer.behind,
+			sendQueueLen: b.sendQueueLen, timerBehind: b.timer.behind,
 			sendQueueCapacity: b.cfg.SendThreadPoolQueueCapacity, pullQueueCapacity: b.cfg.PullThreadPoolQueueCapacity},
 		&clientAdmin{role: b.role, brokerName: b.cfg.BrokerName, topics: b.topics, groups: b.groups, offsets: b.offsets, clients: b.clients, store: b.store, log: b.log},
 		&syncAdmin{topics: b.topics, offsets: b.offsets, delay: b.delay},

@@ -48,7 +48,7 @@ func TestSendQueueWaitFastFailure(t *testing.T) {
 	go func() { first <- tb.invoke(t, sendV1("Busy", 0, "", []byte("1"))) }()
 	<-gs.entered // the only worker is now stuck in Put
 	go func() { second <- tb.invoke(t, sendV1("Busy", 0, "", []byte("2"))) }()
-	require.Eventually(t, func() bool { return len(b.send.queue) == 1 }, 2*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return b.sendPool.Pending() == 1 }, 2*time.Second, time.Millisecond)
 	time.Sleep(80 * time.Millisecond) // age the queued send past the 50 ms limit
 	close(gs.gate)
 	r1, r2 := <-first, <-second

@@ -229,7 +229,7 @@ func pullErr(req *codec.Frame, code codec.ResponseCode, remark string) *codec.Fr
 // may live in pr) and frees pr.
 func (p *pullProcessor) reply(pr *pullRequest, resp *codec.Frame) {
 	c := pr.c
-	if err := c.Write(resp); err != nil {
+	if err := c.Reply(pr.req, resp); err != nil {
 		p.log.Debug("pull: write response", "remote", c.RemoteAddr(), "err", err)
 	}
 	p.free(pr)
@@ -346,7 +346,7 @@ func (p *pullProcessor) process(pr *pullRequest, allowSuspend bool) {
 	// before WriteWithBody returns (on a failed write, always): from here
 	// on only c, copied before the hand-off, may be touched.
 	c := pr.c
-	if err := c.WriteWithBody(&pr.resp, res.Records, pr.written); err != nil {
+	if err := c.ReplyWithBody(pr.req, &pr.resp, res.Records, pr.written); err != nil {
 		p.log.Debug("pull: write response", "remote", c.RemoteAddr(), "err", err)
 	}
 }

@@ -117,10 +117,8 @@ func (p *retryProcessor) sendBack(c *transport.Conn, req *codec.Frame) *codec.Fr
 		} else if p.stats != nil {
 			p.stats.onSendBack(group, backTopic)
 		}
-		if !req.IsOneway() {
-			if err := c.Write(resp); err != nil {
-				p.log.Debug("send back: write response", "err", err)
-			}
+		if err := c.Reply(req, resp); err != nil {
+			p.log.Debug("send back: write response", "err", err)
 		}
 	})
 	return nil

@@ -69,15 +69,6 @@ func isV2Send(code int32) bool {
 	return false
 }
 
-// sendTask is one queued send request. It holds a reference on the
-// request's lease until the reply is written.
-type sendTask struct {
-	c        *transport.Conn
-	req      *codec.Frame
-	lease    *transport.Lease
-	enqueued time.Time
-}
-
 // sendProcessor stores messages: SEND_MESSAGE, SEND_MESSAGE_V2,
 // SEND_BATCH_MESSAGE (and the reply variants).
 type sendProcessor struct {
@@ -93,10 +84,6 @@ type sendProcessor struct {
 	log       *slog.Logger
 	storeHost *hostBox
 
-	queue chan sendTask
-	quit  chan struct{}
-	wg    sync.WaitGroup
-
 	uniqMu sync.Mutex
 	uniq   *message.UniqIDGen // guarded by uniqMu
 
@@ -110,84 +97,35 @@ func newSendProcessor(cfg *Config, live *liveConfig, st MessageStore, topics *to
 	return &sendProcessor{
 		cfg: cfg, live: live, store: st, topics: topics, groups: groups, locks: locks, stats: stats, log: log,
 		storeHost: storeHost,
-		queue:     make(chan sendTask, cfg.SendThreadPoolQueueCapacity),
-		quit:      make(chan struct{}),
 		uniq:      message.NewUniqIDGen(parseIP(cfg.BrokerIP1), pid(), int32(time.Now().UnixNano()), nil),
 	}
 }
 
-func (p *sendProcessor) start() {
-	for range p.cfg.SendMessageThreadPoolNums {
-		p.wg.Add(1)
-		go p.work()
-	}
-}
-
-func (p *sendProcessor) stop() {
-	close(p.quit)
-	p.wg.Wait()
-}
-
-// enqueue runs inline on the event loop: it only stamps and queues the
-// request, so the head-of-queue wait can be measured (Java's
-// waitTimeMillsInSendQueue fast failure). The request is leased: the task
-// holds it until the reply is written (sendCtx, the batch callback, or
-// work for an immediate answer).
-func (p *sendProcessor) enqueue(c *transport.Conn, req *codec.Frame, l *transport.Lease) *codec.Frame {
+// handle runs on the send pool (its queue is sendThreadPoolQueueCapacity
+// long, its wait limit waitTimeMillsInSendQueue: Java's fast failure). A
+// send whose connection has closed is still stored, as in Java: the Go
+// client's SendOneWay sets no oneway flag and may close right after. The
+// request is leased: a send the store answers later keeps a reference and
+// counts as the connection's task until its reply is written (sendCtx,
+// the batch callback), so a connection's unanswered sends stay capped by
+// maxInflightRequestsPerConnection.
+func (p *sendProcessor) handle(c *transport.Conn, req *codec.Frame, l *transport.Lease) *codec.Frame {
 	if p.role != nil && p.role.IsSlave() {
 		// compat: Java's SendMessageProcessor.rejectRequest on a slave.
 		return rejectSlave(req)
 	}
 	l.Hold()
-	c.BeginTask() // a connection's queued sends are capped: maxInflightRequestsPerConnection
-	select {
-	case p.queue <- sendTask{c: c, req: req, lease: l, enqueued: time.Now()}:
-		return nil
-	default:
-		c.EndTask()
+	c.BeginTask()
+	resp := p.process(c, req, l)
+	if resp != nil { // answered now: the store took nothing
 		l.Release()
-		// compat: Java's remark for a full executor queue.
-		return codec.NewResponse(req, int32(codec.RespSystemBusy), "[OVERLOAD]system busy, start flow control for a while")
+		c.EndTask()
 	}
-}
-
-func (p *sendProcessor) work() {
-	defer p.wg.Done()
-	for {
-		select {
-		case <-p.quit:
-			return
-		case t := <-p.queue:
-			maxWait := p.live.waitInQueue()
-			// A send whose connection has closed is still stored, as in
-			// Java: the Go client's SendOneWay sets no oneway flag and may
-			// close right after. A dead connection leaves at most its
-			// in-flight cap of sends here.
-			if waited := time.Since(t.enqueued); maxWait > 0 && waited > maxWait {
-				// compat: BrokerFastFailure's remark for a request that waited too long.
-				p.reply(t.c, t.req, codec.NewResponse(t.req, int32(codec.RespSystemBusy),
-					fmt.Sprintf("[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: %dms, size of queue: %d",
-						waited.Milliseconds(), len(p.queue))))
-				t.lease.Release()
-				t.c.EndTask()
-				continue
-			}
-			if resp := p.process(t.c, t.req, t.lease); resp != nil {
-				p.reply(t.c, t.req, resp)
-				t.lease.Release()
-				t.c.EndTask()
-			}
-		}
-	}
+	return resp
 }
 
 func (p *sendProcessor) reply(c *transport.Conn, req, resp *codec.Frame) {
-	if req.IsOneway() {
-		return
-	}
-	resp.Opaque = req.Opaque
-	resp.Flag |= codec.FlagResponse
-	if err := c.Write(resp); err != nil {
+	if err := c.Reply(req, resp); err != nil {
 		p.log.Debug("send: write response", "remote", c.RemoteAddr(), "err", err)
 	}
 }
@@ -361,12 +299,7 @@ func (sc *sendCtx) onPut(r store.PutResult) {
 	p := sc.p
 	p.stats.onPut(sc.topic, r)
 	if !sc.req.IsOneway() {
-		resp := p.putResponseInto(sc, r)
-		resp.Opaque = sc.req.Opaque
-		resp.Flag |= codec.FlagResponse
-		if err := sc.c.Write(resp); err != nil {
-			p.log.Debug("send: write response", "remote", sc.c.RemoteAddr(), "err", err)
-		}
+		p.reply(sc.c, sc.req, p.putResponseInto(sc, r))
 	}
 	p.putCtx(sc)
 }

@@ -48,7 +48,7 @@ func TestNonReadingSenderCappedInSendQueue(t *testing.T) {
 			case <-stop:
 				return
 			case <-tick.C:
-				depth = max(depth, len(tb.send.queue))
+				depth = max(depth, tb.sendPool.Pending())
 			}
 		}
 	}()
@@ -88,6 +88,6 @@ func TestNonReadingSenderCappedInSendQueue(t *testing.T) {
 
 	// Cut: its queued sends are not kept (nothing waits for them).
 	require.NoError(t, nc.Close())
-	require.Eventually(t, func() bool { return len(tb.send.queue) == 0 && tb.send.inflight.Load() == 0 },
+	require.Eventually(t, func() bool { return tb.sendPool.Pending() == 0 && tb.send.inflight.Load() == 0 },
 		5*time.Second, 10*time.Millisecond)
 }

@@ -172,10 +172,8 @@ func (s *txnService) end(c *transport.Conn, req *codec.Frame) *codec.Frame {
 		} else {
 			resp = codec.NewResponse(req, int32(codec.RespSystemError), r.Status.String())
 		}
-		if !req.IsOneway() {
-			if err := c.Write(resp); err != nil {
-				s.log.Debug("end transaction: write response", "err", err)
-			}
+		if err := c.Reply(req, resp); err != nil {
+			s.log.Debug("end transaction: write response", "err", err)
 		}
 	})
 	return nil

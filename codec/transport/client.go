@@ -152,6 +152,7 @@ func (cl *Client) dial(addr string, d *dialing) {
 	}
 	out := &clientOutlet{nc: nc, timeout: cl.cfg.WriteTimeout}
 	c := newConn(cl.ids.Add(1), nc.RemoteAddr().String(), nc.LocalAddr().String(), out, cl.log)
+	c.rt = cl.cfg.Router
 	out.c = c
 	cl.mu.Lock()
 	if cl.closed {

@@ -36,6 +36,7 @@ type Conn struct {
 	local  string
 	out    outlet
 	log    *slog.Logger
+	rt     *Router // the router the connection's requests pass (Conn.Reply's observer)
 
 	opaque     atomic.Int32 // last opaque of a request we sent
 	closed     atomic.Bool

@@ -21,6 +21,7 @@ type task struct {
 	h   Handler
 	lh  LeasedHandler // instead of h for a leased route
 	l   *Lease        // req's lease, or nil; the task owns one reference
+	r   *Router       // whose middleware and observer the request passes
 	at  int64         // unix nanos when queued; 0 when the pool had no wait limit
 }
 
@@ -218,7 +219,7 @@ func (p *Pool) expired(t task, left int) *codec.Frame {
 		t.c.log.Warn("transport: request expired in queue, answering SYSTEM_BUSY", "pool", p.name, "remote", t.c.remote, "code", t.req.Code, "waitedMs", waited)
 	}
 	// compat: the remark of Java's BrokerFastFailure.
-	return t.c.refuse(t.req, codec.RespSystemBusy, fmt.Sprintf(
+	return t.c.refuse(t.r, t.req, codec.RespSystemBusy, fmt.Sprintf(
 		"[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: %dms, size of queue: %d",
 		waited, left))
 }

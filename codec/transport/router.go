@@ -32,6 +32,8 @@ func (r *Router) leased(code int32) bool {
 type Router struct {
 	routes map[int32]route
 	def    route
+	mw     []Middleware
+	obs    Observer
 }
 
 // NewRouter returns an empty router: every code answers
@@ -74,9 +76,9 @@ func (c *Conn) dispatch(r *Router, req *codec.Frame, l *Lease) (resp *codec.Fram
 	rt := r.lookup(req.Code)
 	if rt.h == nil && rt.lh == nil {
 		c.log.Warn("transport: request code not supported", "remote", c.remote, "code", codec.RequestCode(req.Code).String())
-		return c.refuse(req, codec.RespRequestCodeNotSupported, notSupportedRemark(req.Code)), false
+		return c.refuse(r, req, codec.RespRequestCodeNotSupported, notSupportedRemark(req.Code)), false
 	}
-	t := task{c: c, req: req, h: rt.h, lh: rt.lh, l: l}
+	t := task{c: c, req: req, h: rt.h, lh: rt.lh, l: l, r: r}
 	if rt.pool == nil {
 		return c.run(&t), false
 	}
@@ -86,7 +88,7 @@ func (c *Conn) dispatch(r *Router, req *codec.Frame, l *Lease) (resp *codec.Fram
 		if rt.pool.shouldWarn() {
 			c.log.Warn("transport: pool full, answering SYSTEM_BUSY", "pool", rt.pool.name, "remote", c.remote, "code", req.Code)
 		}
-		return c.refuse(req, codec.RespSystemBusy, remarkOverload), false
+		return c.refuse(r, req, codec.RespSystemBusy, remarkOverload), false
 	}
 	return nil, true
 }
@@ -96,36 +98,51 @@ func notSupportedRemark(code int32) string {
 	return fmt.Sprintf(" request type %d not supported", code)
 }
 
-// refuse builds a transport error response, or nil for a oneway request.
-func (c *Conn) refuse(req *codec.Frame, code codec.ResponseCode, remark string) *codec.Frame {
-	if req.IsOneway() {
-		return nil
+// refuse builds a transport error response, or nil for a oneway request;
+// either way the router's observer hears of it.
+func (c *Conn) refuse(r *Router, req *codec.Frame, code codec.ResponseCode, remark string) *codec.Frame {
+	var resp *codec.Frame
+	if !req.IsOneway() {
+		resp = codec.NewResponse(req, int32(code), remark)
+		answer(req, resp)
 	}
-	return codec.NewResponse(req, int32(code), remark)
+	r.observe(c, req, resp)
+	return resp
 }
 
-// run calls t's handler and completes its response: opaque, response
-// flag, version. A panic becomes SYSTEM_ERROR; the connection stays up.
+// run takes t's request through the router's middleware and its handler,
+// and completes an immediate response (opaque, response flag, version).
+// A panic becomes SYSTEM_ERROR; the connection stays up. The observer
+// hears of an immediate response or a oneway request here, of a deferred
+// one when it leaves through Conn.Reply.
 func (c *Conn) run(t *task) (resp *codec.Frame) {
 	req := t.req
 	defer func() {
 		if v := recover(); v != nil {
 			c.log.Error("transport: handler panic", "remote", c.remote, "code", req.Code, "panic", v, "stack", string(debug.Stack()))
-			resp = c.refuse(req, codec.RespSystemError, fmt.Sprintf("process request panic: %v", v))
+			resp = c.refuse(t.r, req, codec.RespSystemError, fmt.Sprintf("process request panic: %v", v))
 		}
 	}()
+	if refused := t.r.check(c, req); refused != nil {
+		if !answer(req, refused) {
+			refused = nil
+		}
+		t.r.observe(c, req, refused)
+		return refused
+	}
 	if t.lh != nil {
 		resp = t.lh(c, req, t.l)
 	} else {
 		resp = t.h(c, req)
 	}
-	if resp == nil || req.IsOneway() {
+	if req.IsOneway() {
+		t.r.observe(c, req, nil)
 		return nil
 	}
-	resp.Opaque = req.Opaque
-	resp.Flag |= codec.FlagResponse
-	if resp.Version == 0 {
-		resp.Version = codec.ServerVersion
+	if resp == nil {
+		return nil
 	}
+	answer(req, resp)
+	t.r.observe(c, req, resp)
 	return resp
 }

@@ -228,6 +228,9 @@ func NewServer(cfg ServerConfig, r *Router) *Server {
 
 // Start listens on cfg.Addr and returns once the listener is bound.
 func (s *Server) Start() error {
+	if code, ok := s.router.inlineWithMiddleware(); ok {
+		return fmt.Errorf("transport: route %v has no pool but the router has middleware, which must not run on an event loop", code)
+	}
 	h := &events{s: s}
 	opts := []gnet.Option{
 		gnet.WithMulticore(s.cfg.Multicore),
@@ -412,6 +415,7 @@ func (e *events) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	out := newServerOutlet(gc, s, s.writers.pick(id))
 	c := newConn(id, addrString(gc.RemoteAddr()), addrString(gc.LocalAddr()), out, s.log)
 	out.conn = c
+	c.rt = s.router
 	c.maxInflight = int32(s.cfg.MaxInflightPerConn)
 	c.gateFD = gnetPollerFD(gc)
 	c.wakeFn = func() { _ = gc.Wake(nil) } // gnet ignores a wake of a closed conn
