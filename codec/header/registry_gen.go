@@ -312,6 +312,311 @@ func ForResponse(c codec.RequestCode) Header {
 	return nil
 }
 
+var authzSendMessageRequest = Authz{Actions: ActionPub, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "topic", Type: ResourceTopic}}}
+var authzSendMessageRequestV2 = Authz{Actions: ActionPub, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "b", Type: ResourceTopic}}}
+var authzReplyMessageRequest = Authz{Actions: ActionSub, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "producerGroup", Type: ResourceGroup}, {Key: "topic", Type: ResourceTopic}}}
+var authzRecallMessageRequest = Authz{Actions: ActionPub, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "topic", Type: ResourceTopic}}}
+var authzPullMessageRequest = Authz{Actions: ActionSub, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "consumerGroup", Type: ResourceGroup}, {Key: "topic", Type: ResourceTopic}}}
+var authzQueryMessageRequest = Authz{Actions: ActionSub | ActionGet, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "topic", Type: ResourceTopic}}}
+var authzViewMessageRequest = Authz{Actions: ActionGet, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "topic", Type: ResourceTopic}}}
+var authzQueryConsumerOffsetRequest = Authz{Actions: ActionGet, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "consumerGroup", Type: ResourceGroup}, {Key: "topic", Type: ResourceTopic}}}
+var authzUpdateConsumerOffsetRequest = Authz{Actions: ActionSub, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "consumerGroup", Type: ResourceGroup}, {Key: "topic", Type: ResourceTopic}}}
+var authzGetMaxOffsetRequest = Authz{Actions: ActionGet, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "topic", Type: ResourceTopic}}}
+var authzGetMinOffsetRequest = Authz{Actions: ActionGet, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "topic", Type: ResourceTopic}}}
+var authzSearchOffsetRequest = Authz{Actions: ActionGet, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "topic", Type: ResourceTopic}}}
+var authzGetEarliestMsgStoretimeRequest = Authz{Actions: ActionGet, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "topic", Type: ResourceTopic}}}
+var authzHeartbeatRequest = Authz{Actions: ActionPub | ActionSub, Resource: ResourceGroup}
+var authzUnregisterClientRequest = Authz{Actions: ActionPub | ActionSub, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "consumerGroup", Type: ResourceGroup}}}
+var authzGetConsumerListByGroupRequest = Authz{Actions: ActionSub, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "consumerGroup", Type: ResourceGroup}}}
+var authzNotifyConsumerIdsChangedRequest = Authz{Actions: ActionSub, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "consumerGroup", Type: ResourceGroup}}}
+var authzLockBatchMqRequest = Authz{Actions: ActionSub, Resource: ResourceUnknown}
+var authzUnlockBatchMqRequest = Authz{Actions: ActionSub, Resource: ResourceUnknown}
+var authzConsumerSendMsgBackRequest = Authz{Actions: ActionSub, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "group", Type: ResourceGroup}, {Key: "originTopic", Type: ResourceTopic}}}
+var authzResetOffsetRequest = Authz{Actions: ActionUpdate, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "group", Type: ResourceGroup}, {Key: "topic", Type: ResourceTopic}}}
+var authzGetConsumerStatusRequest = Authz{Actions: ActionGet, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "topic", Type: ResourceTopic}, {Key: "group", Type: ResourceGroup}}}
+var authzGetConsumerRunningInfoRequest = Authz{Actions: ActionGet, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "consumerGroup", Type: ResourceGroup}}}
+var authzConsumeMessageDirectlyResultRequest = Authz{Actions: ActionSub, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "consumerGroup", Type: ResourceGroup}, {Key: "topic", Type: ResourceTopic}}}
+var authzEndTransactionRequest = Authz{Actions: ActionPub, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "topic", Type: ResourceTopic}}}
+var authzCheckTransactionStateRequest = Authz{Actions: ActionPub, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "topic", Type: ResourceTopic}}}
+var authzResumeCheckHalfMessageRequest = Authz{Actions: ActionUpdate, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "topic", Type: ResourceTopic}}}
+var authzPopMessageRequest = Authz{Actions: ActionSub, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "consumerGroup", Type: ResourceGroup}, {Key: "topic", Type: ResourceTopic}}}
+var authzAckMessageRequest = Authz{Actions: ActionSub, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "consumerGroup", Type: ResourceGroup}, {Key: "topic", Type: ResourceTopic}}}
+var authzChangeInvisibleTimeRequest = Authz{Actions: ActionSub, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "consumerGroup", Type: ResourceGroup}, {Key: "topic", Type: ResourceTopic}}}
+var authzPeekMessageRequest = Authz{Actions: ActionSub, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "topic", Type: ResourceTopic}, {Key: "consumerGroup", Type: ResourceGroup}}}
+var authzNotificationRequest = Authz{Actions: ActionSub, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "consumerGroup", Type: ResourceGroup}, {Key: "topic", Type: ResourceTopic}}}
+var authzPollingInfoRequest = Authz{Actions: ActionGet, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "consumerGroup", Type: ResourceGroup}, {Key: "topic", Type: ResourceTopic}}}
+var authzRegisterBrokerRequest = Authz{Actions: ActionUpdate, Resource: ResourceCluster, Fields: []ResourceField{{Key: "clusterName", Type: ResourceCluster}}}
+var authzUnRegisterBrokerRequest = Authz{Actions: ActionUpdate, Resource: ResourceCluster, Fields: []ResourceField{{Key: "clusterName", Type: ResourceCluster}}}
+var authzQueryDataVersionRequest = Authz{Actions: ActionGet, Resource: ResourceCluster, Fields: []ResourceField{{Key: "clusterName", Type: ResourceCluster}}}
+var authzBrokerHeartbeatRequest = Authz{Actions: ActionUpdate, Resource: ResourceCluster, Fields: []ResourceField{{Key: "clusterName", Type: ResourceCluster}}}
+var authzGetRouteInfoRequest = Authz{Actions: ActionGet, Resource: ResourceCluster}
+var authzPutKVConfigRequest = Authz{Actions: ActionUpdate, Resource: ResourceCluster}
+var authzGetKVConfigRequest = Authz{Actions: ActionGet, Resource: ResourceCluster}
+var authzDeleteKVConfigRequest = Authz{Actions: ActionUpdate, Resource: ResourceCluster}
+var authzGetKVListByNamespaceRequest = Authz{Actions: ActionGet, Resource: ResourceCluster}
+var authzWipeWritePermOfBrokerRequest = Authz{Actions: ActionUpdate, Resource: ResourceCluster}
+var authzAddWritePermOfBrokerRequest = Authz{Actions: ActionUpdate, Resource: ResourceCluster}
+var authzDeleteTopicFromNamesrvRequest = Authz{Actions: ActionUpdate, Resource: ResourceCluster, Fields: []ResourceField{{Key: "clusterName", Type: ResourceCluster}}}
+var authzRegisterTopicRequest = Authz{Actions: ActionUpdate, Resource: ResourceCluster}
+var authzGetTopicsByClusterRequest = Authz{Actions: ActionList, Resource: ResourceTopic}
+var authzGetBrokerMemberGroupRequest = Authz{Actions: ActionGet, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "clusterName", Type: ResourceCluster}}}
+var authzAlterSyncStateSetRequest = Authz{Actions: ActionUpdate, Resource: ResourceCluster}
+var authzElectMasterRequest = Authz{Actions: ActionUpdate, Resource: ResourceCluster, Fields: []ResourceField{{Key: "clusterName", Type: ResourceCluster}}}
+var authzGetReplicaInfoRequest = Authz{Actions: ActionGet, Resource: ResourceCluster}
+var authzCleanControllerBrokerDataRequest = Authz{Actions: ActionUpdate, Resource: ResourceCluster, Fields: []ResourceField{{Key: "clusterName", Type: ResourceCluster}}}
+var authzApplyBrokerIdRequest = Authz{Actions: ActionUpdate, Resource: ResourceCluster, Fields: []ResourceField{{Key: "clusterName", Type: ResourceCluster}}}
+var authzGetNextBrokerIdRequest = Authz{Actions: ActionGet, Resource: ResourceCluster, Fields: []ResourceField{{Key: "clusterName", Type: ResourceCluster}}}
+var authzRegisterBrokerToControllerRequest = Authz{Actions: ActionUpdate, Resource: ResourceCluster, Fields: []ResourceField{{Key: "clusterName", Type: ResourceCluster}}}
+var authzExchangeHAInfoRequest = Authz{Actions: ActionUpdate, Resource: ResourceCluster}
+var authzResetMasterFlushOffset = Authz{Actions: ActionUpdate, Resource: ResourceCluster}
+var authzNotifyMinBrokerIdChangeRequest = Authz{Actions: ActionUpdate, Resource: ResourceCluster}
+var authzNotifyBrokerRoleChangedRequest = Authz{Actions: ActionUpdate, Resource: ResourceCluster}
+var authzAddBrokerRequest = Authz{Actions: ActionUpdate, Resource: ResourceCluster}
+var authzRemoveBrokerRequest = Authz{Actions: ActionUpdate, Resource: ResourceCluster, Fields: []ResourceField{{Key: "brokerClusterName", Type: ResourceCluster}}}
+var authzCreateAclRequest = Authz{Actions: ActionUpdate, Resource: ResourceCluster}
+var authzUpdateAclRequest = Authz{Actions: ActionUpdate, Resource: ResourceCluster}
+var authzDeleteAclRequest = Authz{Actions: ActionUpdate, Resource: ResourceCluster}
+var authzGetAclRequest = Authz{Actions: ActionGet, Resource: ResourceCluster}
+var authzListAclsRequest = Authz{Actions: ActionGet, Resource: ResourceCluster}
+var authzCreateUserRequest = Authz{Actions: ActionUpdate, Resource: ResourceCluster}
+var authzUpdateUserRequest = Authz{Actions: ActionUpdate, Resource: ResourceCluster}
+var authzDeleteUserRequest = Authz{Actions: ActionUpdate, Resource: ResourceCluster}
+var authzGetUserRequest = Authz{Actions: ActionGet, Resource: ResourceCluster}
+var authzListUsersRequest = Authz{Actions: ActionGet, Resource: ResourceCluster}
+var authzCheckRocksdbCqWriteProgressRequest = Authz{Actions: ActionGet, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "topic", Type: ResourceTopic}}}
+var authzCloneGroupOffsetRequest = Authz{Actions: ActionUpdate, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "destGroup", Type: ResourceGroup}, {Key: "topic", Type: ResourceTopic}}}
+var authzCreateTopicListRequest = Authz{Actions: ActionCreate, Resource: ResourceUnknown}
+var authzCreateTopicRequest = Authz{Actions: ActionCreate, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "topic", Type: ResourceTopic}}}
+var authzDeleteSubscriptionGroupRequest = Authz{Actions: ActionDelete, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "groupName", Type: ResourceGroup}}}
+var authzDeleteTopicRequest = Authz{Actions: ActionDelete, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "topic", Type: ResourceTopic}}}
+var authzExportRocksDBConfigToJsonRequest = Authz{Actions: ActionGet, Resource: ResourceCluster}
+var authzGetAllProducerInfoRequest = Authz{Actions: ActionGet, Resource: ResourceCluster}
+var authzGetAllTopicConfigResponse = Authz{Actions: ActionList, Resource: ResourceTopic}
+var authzGetConsumeStatsInBroker = Authz{Actions: ActionGet, Resource: ResourceCluster}
+var authzGetConsumeStatsRequest = Authz{Actions: ActionGet, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "consumerGroup", Type: ResourceGroup}, {Key: "topic", Type: ResourceTopic}, {Key: "topicList", Type: ResourceTopic}}}
+var authzGetConsumerConnectionListRequest = Authz{Actions: ActionGet, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "consumerGroup", Type: ResourceGroup}}}
+var authzGetProducerConnectionListRequest = Authz{Actions: ActionGet, Resource: ResourceCluster}
+var authzGetSubscriptionGroupConfigRequest = Authz{Actions: ActionGet, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "group", Type: ResourceGroup}}}
+var authzGetTopicConfigRequest = Authz{Actions: ActionGet, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "topic", Type: ResourceTopic}}}
+var authzGetTopicStatsInfoRequest = Authz{Actions: ActionGet, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "topic", Type: ResourceTopic}}}
+var authzQueryConsumeQueueRequest = Authz{Actions: ActionGet, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "topic", Type: ResourceTopic}, {Key: "consumerGroup", Type: ResourceGroup}}}
+var authzQueryConsumeTimeSpanRequest = Authz{Actions: ActionGet, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "topic", Type: ResourceTopic}, {Key: "group", Type: ResourceGroup}}}
+var authzQueryCorrectionOffset = Authz{Actions: ActionGet, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "filterGroups", Type: ResourceGroup, Split: ","}, {Key: "compareGroup", Type: ResourceGroup}, {Key: "topic", Type: ResourceTopic}}}
+var authzQuerySubscriptionByConsumerRequest = Authz{Actions: ActionGet, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "group", Type: ResourceGroup}, {Key: "topic", Type: ResourceTopic}}}
+var authzQueryTopicConsumeByWhoRequest = Authz{Actions: ActionGet, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "topic", Type: ResourceTopic}}}
+var authzQueryTopicsByConsumerRequest = Authz{Actions: ActionGet, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "group", Type: ResourceGroup}}}
+var authzUpdateGroupForbiddenRequest = Authz{Actions: ActionUpdate, Resource: ResourceUnknown, Fields: []ResourceField{{Key: "group", Type: ResourceGroup}, {Key: "topic", Type: ResourceTopic}}}
+var authzViewBrokerStatsDataRequest = Authz{Actions: ActionGet, Resource: ResourceCluster}
+
+// AuthzOf returns the authorization facts of the header the request with
+// code c carries (Java's @RocketMQAction and @RocketMQResource on its
+// class), or false when that header is not annotated or there is none.
+func AuthzOf(c codec.RequestCode) (*Authz, bool) {
+	switch c {
+	case codec.ReqAckMessage:
+		return &authzAckMessageRequest, true
+	case codec.ReqAddBroker:
+		return &authzAddBrokerRequest, true
+	case codec.ReqAddWritePermOfBroker:
+		return &authzAddWritePermOfBrokerRequest, true
+	case codec.ReqAuthCreateAcl:
+		return &authzCreateAclRequest, true
+	case codec.ReqAuthCreateUser:
+		return &authzCreateUserRequest, true
+	case codec.ReqAuthDeleteAcl:
+		return &authzDeleteAclRequest, true
+	case codec.ReqAuthDeleteUser:
+		return &authzDeleteUserRequest, true
+	case codec.ReqAuthGetAcl:
+		return &authzGetAclRequest, true
+	case codec.ReqAuthGetUser:
+		return &authzGetUserRequest, true
+	case codec.ReqAuthListAcl:
+		return &authzListAclsRequest, true
+	case codec.ReqAuthListUser:
+		return &authzListUsersRequest, true
+	case codec.ReqAuthUpdateAcl:
+		return &authzUpdateAclRequest, true
+	case codec.ReqAuthUpdateUser:
+		return &authzUpdateUserRequest, true
+	case codec.ReqBrokerHeartbeat:
+		return &authzBrokerHeartbeatRequest, true
+	case codec.ReqChangeMessageInvisibletime:
+		return &authzChangeInvisibleTimeRequest, true
+	case codec.ReqCheckRocksdbCqWriteProgress:
+		return &authzCheckRocksdbCqWriteProgressRequest, true
+	case codec.ReqCheckTransactionState:
+		return &authzCheckTransactionStateRequest, true
+	case codec.ReqCleanBrokerData:
+		return &authzCleanControllerBrokerDataRequest, true
+	case codec.ReqCloneGroupOffset:
+		return &authzCloneGroupOffsetRequest, true
+	case codec.ReqConsumerSendMsgBack:
+		return &authzConsumerSendMsgBackRequest, true
+	case codec.ReqConsumeMessageDirectly:
+		return &authzConsumeMessageDirectlyResultRequest, true
+	case codec.ReqControllerAlterSyncStateSet:
+		return &authzAlterSyncStateSetRequest, true
+	case codec.ReqControllerApplyBrokerId:
+		return &authzApplyBrokerIdRequest, true
+	case codec.ReqControllerElectMaster:
+		return &authzElectMasterRequest, true
+	case codec.ReqControllerGetNextBrokerId:
+		return &authzGetNextBrokerIdRequest, true
+	case codec.ReqControllerGetReplicaInfo:
+		return &authzGetReplicaInfoRequest, true
+	case codec.ReqControllerRegisterBroker:
+		return &authzRegisterBrokerToControllerRequest, true
+	case codec.ReqDeleteKvConfig:
+		return &authzDeleteKVConfigRequest, true
+	case codec.ReqDeleteSubscriptiongroup:
+		return &authzDeleteSubscriptionGroupRequest, true
+	case codec.ReqDeleteTopicInBroker:
+		return &authzDeleteTopicRequest, true
+	case codec.ReqDeleteTopicInNamesrv:
+		return &authzDeleteTopicFromNamesrvRequest, true
+	case codec.ReqEndTransaction:
+		return &authzEndTransactionRequest, true
+	case codec.ReqExchangeBrokerHaInfo:
+		return &authzExchangeHAInfoRequest, true
+	case codec.ReqExportRocksdbConfigToJson:
+		return &authzExportRocksDBConfigToJsonRequest, true
+	case codec.ReqGetAllProducerInfo:
+		return &authzGetAllProducerInfoRequest, true
+	case codec.ReqGetBrokerConsumeStats:
+		return &authzGetConsumeStatsInBroker, true
+	case codec.ReqGetBrokerMemberGroup:
+		return &authzGetBrokerMemberGroupRequest, true
+	case codec.ReqGetConsumerConnectionList:
+		return &authzGetConsumerConnectionListRequest, true
+	case codec.ReqGetConsumerListByGroup:
+		return &authzGetConsumerListByGroupRequest, true
+	case codec.ReqGetConsumerRunningInfo:
+		return &authzGetConsumerRunningInfoRequest, true
+	case codec.ReqGetConsumerStatusFromClient:
+		return &authzGetConsumerStatusRequest, true
+	case codec.ReqGetConsumeStats:
+		return &authzGetConsumeStatsRequest, true
+	case codec.ReqGetEarliestMsgStoretime:
+		return &authzGetEarliestMsgStoretimeRequest, true
+	case codec.ReqGetKvlistByNamespace:
+		return &authzGetKVListByNamespaceRequest, true
+	case codec.ReqGetKvConfig:
+		return &authzGetKVConfigRequest, true
+	case codec.ReqGetMaxOffset:
+		return &authzGetMaxOffsetRequest, true
+	case codec.ReqGetMinOffset:
+		return &authzGetMinOffsetRequest, true
+	case codec.ReqGetProducerConnectionList:
+		return &authzGetProducerConnectionListRequest, true
+	case codec.ReqGetRouteinfoByTopic:
+		return &authzGetRouteInfoRequest, true
+	case codec.ReqGetSubscriptiongroupConfig:
+		return &authzGetSubscriptionGroupConfigRequest, true
+	case codec.ReqGetTopicsByCluster:
+		return &authzGetTopicsByClusterRequest, true
+	case codec.ReqGetTopicConfig:
+		return &authzGetTopicConfigRequest, true
+	case codec.ReqGetTopicStatsInfo:
+		return &authzGetTopicStatsInfoRequest, true
+	case codec.ReqHeartBeat:
+		return &authzHeartbeatRequest, true
+	case codec.ReqInvokeBrokerToGetConsumerStatus:
+		return &authzGetConsumerStatusRequest, true
+	case codec.ReqInvokeBrokerToResetOffset:
+		return &authzResetOffsetRequest, true
+	case codec.ReqLitePullMessage:
+		return &authzPullMessageRequest, true
+	case codec.ReqLockBatchMq:
+		return &authzLockBatchMqRequest, true
+	case codec.ReqNotification:
+		return &authzNotificationRequest, true
+	case codec.ReqNotifyBrokerRoleChanged:
+		return &authzNotifyBrokerRoleChangedRequest, true
+	case codec.ReqNotifyConsumerIdsChanged:
+		return &authzNotifyConsumerIdsChangedRequest, true
+	case codec.ReqNotifyMinBrokerIdChange:
+		return &authzNotifyMinBrokerIdChangeRequest, true
+	case codec.ReqPeekMessage:
+		return &authzPeekMessageRequest, true
+	case codec.ReqPollingInfo:
+		return &authzPollingInfoRequest, true
+	case codec.ReqPopMessage:
+		return &authzPopMessageRequest, true
+	case codec.ReqPullMessage:
+		return &authzPullMessageRequest, true
+	case codec.ReqPushReplyMessageToClient:
+		return &authzReplyMessageRequest, true
+	case codec.ReqPutKvConfig:
+		return &authzPutKVConfigRequest, true
+	case codec.ReqQueryConsumerOffset:
+		return &authzQueryConsumerOffsetRequest, true
+	case codec.ReqQueryConsumeQueue:
+		return &authzQueryConsumeQueueRequest, true
+	case codec.ReqQueryConsumeTimeSpan:
+		return &authzQueryConsumeTimeSpanRequest, true
+	case codec.ReqQueryCorrectionOffset:
+		return &authzQueryCorrectionOffset, true
+	case codec.ReqQueryDataVersion:
+		return &authzQueryDataVersionRequest, true
+	case codec.ReqQueryMessage:
+		return &authzQueryMessageRequest, true
+	case codec.ReqQuerySubscriptionByConsumer:
+		return &authzQuerySubscriptionByConsumerRequest, true
+	case codec.ReqQueryTopicsByConsumer:
+		return &authzQueryTopicsByConsumerRequest, true
+	case codec.ReqQueryTopicConsumeByWho:
+		return &authzQueryTopicConsumeByWhoRequest, true
+	case codec.ReqRecallMessage:
+		return &authzRecallMessageRequest, true
+	case codec.ReqRegisterBroker:
+		return &authzRegisterBrokerRequest, true
+	case codec.ReqRegisterTopicInNamesrv:
+		return &authzRegisterTopicRequest, true
+	case codec.ReqRemoveBroker:
+		return &authzRemoveBrokerRequest, true
+	case codec.ReqResetConsumerClientOffset:
+		return &authzResetOffsetRequest, true
+	case codec.ReqResetMasterFlushOffset:
+		return &authzResetMasterFlushOffset, true
+	case codec.ReqResumeCheckHalfMessage:
+		return &authzResumeCheckHalfMessageRequest, true
+	case codec.ReqSearchOffsetByTimestamp:
+		return &authzSearchOffsetRequest, true
+	case codec.ReqSendBatchMessage:
+		return &authzSendMessageRequestV2, true
+	case codec.ReqSendMessage:
+		return &authzSendMessageRequest, true
+	case codec.ReqSendMessageV2:
+		return &authzSendMessageRequestV2, true
+	case codec.ReqSendReplyMessage:
+		return &authzSendMessageRequest, true
+	case codec.ReqSendReplyMessageV2:
+		return &authzSendMessageRequestV2, true
+	case codec.ReqUnlockBatchMq:
+		return &authzUnlockBatchMqRequest, true
+	case codec.ReqUnregisterBroker:
+		return &authzUnRegisterBrokerRequest, true
+	case codec.ReqUnregisterClient:
+		return &authzUnregisterClientRequest, true
+	case codec.ReqUpdateAndCreateTopic:
+		return &authzCreateTopicRequest, true
+	case codec.ReqUpdateAndCreateTopicList:
+		return &authzCreateTopicListRequest, true
+	case codec.ReqUpdateAndGetGroupForbidden:
+		return &authzUpdateGroupForbiddenRequest, true
+	case codec.ReqUpdateConsumerOffset:
+		return &authzUpdateConsumerOffsetRequest, true
+	case codec.ReqViewBrokerStatsData:
+		return &authzViewBrokerStatsDataRequest, true
+	case codec.ReqViewMessageById:
+		return &authzViewMessageRequest, true
+	case codec.ReqWipeWritePermOfBroker:
+		return &authzWipeWritePermOfBrokerRequest, true
+	}
+	return nil, false
+}
+
 // All returns a new value of every generated header type, keyed by Go name.
 func All() map[string]Header {
 	return map[string]Header{

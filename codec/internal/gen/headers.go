@@ -16,6 +16,8 @@ type field struct {
 	def    string // default, Go literal form; "" = zero
 	v1     string // explicit Go name of the V1 counterpart
 	doc    string
+	res    string // @RocketMQResource type: Topic Group Cluster …; "" = none
+	split  string // its splitter, "" = one value
 }
 
 type header struct {
@@ -25,6 +27,8 @@ type header struct {
 	fields   []field
 	v1       string   // Go name of the V1 header, if conversions are wanted
 	requests []string // Java request codes whose request carries this header
+	actions  []string // @RocketMQAction actions (Pub Sub …); nil = not annotated
+	resource string   // @RocketMQAction resource type, "" = Java's default (UNKNOWN)
 	replies  []string // Java request codes whose response carries this header
 	line     int
 }
@@ -42,6 +46,13 @@ type spec struct {
 }
 
 var goTypes = map[string]bool{"string": true, "int32": true, "int64": true, "bool": true}
+
+// authActions and resourceTypes are the names of Java's auth Action and
+// ResourceType constants, as headers.def spells them.
+var (
+	authActions   = map[string]bool{"All": true, "Any": true, "Pub": true, "Sub": true, "Create": true, "Update": true, "Delete": true, "Get": true, "List": true}
+	resourceTypes = map[string]bool{"Any": true, "Cluster": true, "Namespace": true, "Topic": true, "Group": true}
+)
 
 // parseHeaders reads headers.def (format documented at its top).
 func parseHeaders(src string) ([]*headerFile, error) {
@@ -136,6 +147,18 @@ func parseHeaders(src string) ([]*headerFile, error) {
 						h.requests = append(h.requests, strings.Split(v, ",")...)
 					case "resp":
 						h.replies = append(h.replies, strings.Split(v, ",")...)
+					case "action":
+						for _, a := range strings.Split(v, "|") {
+							if !authActions[a] {
+								return nil, fmt.Errorf("line %d: unknown action %q", ln, a)
+							}
+							h.actions = append(h.actions, a)
+						}
+					case "resource":
+						if !resourceTypes[v] {
+							return nil, fmt.Errorf("line %d: unknown resource type %q", ln, v)
+						}
+						h.resource = v
 					default:
 						return nil, fmt.Errorf("line %d: unknown attribute %q", ln, k)
 					}
@@ -223,6 +246,13 @@ func parseField(fields []string, doc string) (field, error) {
 			f.def = lit
 		case "v1":
 			f.v1 = v
+		case "res":
+			if !resourceTypes[v] {
+				return field{}, fmt.Errorf("field %s: unknown resource type %q", f.key, v)
+			}
+			f.res = v
+		case "split":
+			f.split = v
 		default:
 			return field{}, fmt.Errorf("field %s: unknown attribute %q", f.key, attr)
 		}
@@ -544,6 +574,7 @@ func renderRegistry(files []*headerFile, codes []code) ([]byte, error) {
 	}
 	writeLookup("ForRequest", "// ForRequest returns a new header of the type the request with code c\n// carries, or nil when the spec assigns none.\n", reqOf)
 	writeLookup("ForResponse", "// ForResponse returns a new header of the type the response to the\n// request with code c carries, or nil when the spec assigns none.\n", respOf)
+	renderAuthz(&b, all)
 	b.WriteString("// All returns a new value of every generated header type, keyed by Go name.\nfunc All() map[string]Header {\n\treturn map[string]Header{\n")
 	names := make([]string, 0, len(all))
 	for _, h := range all {
@@ -555,4 +586,67 @@ func renderRegistry(files []*headerFile, codes []code) ([]byte, error) {
 	}
 	b.WriteString("\t}\n}\n")
 	return b.Bytes(), nil
+}
+
+// renderAuthz writes AuthzOf: each annotated request header's action,
+// resource type and resource fields, per request code.
+func renderAuthz(b *bytes.Buffer, all []*header) {
+	type entry struct {
+		code string
+		h    *header
+	}
+	var es []entry
+	for _, h := range all {
+		if h.actions == nil {
+			continue
+		}
+		for _, c := range h.requests {
+			es = append(es, entry{c, h})
+		}
+	}
+	sort.Slice(es, func(i, j int) bool { return es[i].code < es[j].code })
+	for _, h := range all {
+		if h.actions == nil {
+			continue
+		}
+		var fs []field
+		for _, f := range h.fields {
+			if f.res != "" {
+				fs = append(fs, f)
+			}
+		}
+		fmt.Fprintf(b, "var authz%s = Authz{Actions: ", h.goName)
+		for i, a := range h.actions {
+			if i > 0 {
+				b.WriteString(" | ")
+			}
+			b.WriteString("Action" + a)
+		}
+		res := h.resource
+		if res == "" {
+			res = "Unknown"
+		}
+		fmt.Fprintf(b, ", Resource: Resource%s", res)
+		if len(fs) > 0 {
+			b.WriteString(", Fields: []ResourceField{")
+			for i, f := range fs {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(b, "{Key: %q, Type: Resource%s", f.key, f.res)
+				if f.split != "" {
+					fmt.Fprintf(b, ", Split: %q", f.split)
+				}
+				b.WriteString("}")
+			}
+			b.WriteString("}")
+		}
+		b.WriteString("}\n")
+	}
+	b.WriteString("\n// AuthzOf returns the authorization facts of the header the request with\n// code c carries (Java's @RocketMQAction and @RocketMQResource on its\n// class), or false when that header is not annotated or there is none.\n")
+	b.WriteString("func AuthzOf(c codec.RequestCode) (*Authz, bool) {\n\tswitch c {\n")
+	for _, e := range es {
+		fmt.Fprintf(b, "\tcase codec.Req%s:\n\t\treturn &authz%s, true\n", camel(e.code), e.h.goName)
+	}
+	b.WriteString("\t}\n\treturn nil, false\n}\n\n")
 }
