@@ -36,6 +36,12 @@ type ClientConfig struct {
 	// WriteTimeout bounds one blocked socket write when the caller's
 	// context has no deadline; 0 means DefaultDialTimeout.
 	WriteTimeout time.Duration
+	// BeforeRequest, if set, runs on every request sent on a dialed
+	// connection (Invoke, InvokeOneway) after its header is final and
+	// before it is encoded: Java's client RPCHook doBeforeRequest, e.g.
+	// signing it with the broker's inner credentials. It may add or
+	// replace ext fields; it must be safe for concurrent use.
+	BeforeRequest func(req *codec.Frame)
 }
 
 // Client sends requests to servers, one TCP connection per address shared
@@ -153,6 +159,7 @@ func (cl *Client) dial(addr string, d *dialing) {
 	out := &clientOutlet{nc: nc, timeout: cl.cfg.WriteTimeout}
 	c := newConn(cl.ids.Add(1), nc.RemoteAddr().String(), nc.LocalAddr().String(), out, cl.log)
 	c.rt = cl.cfg.Router
+	c.before = cl.cfg.BeforeRequest
 	out.c = c
 	cl.mu.Lock()
 	if cl.closed {

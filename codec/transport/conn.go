@@ -37,6 +37,7 @@ type Conn struct {
 	out    outlet
 	log    *slog.Logger
 	rt     *Router // the router the connection's requests pass (Conn.Reply's observer)
+	before func(*codec.Frame) // a Client's BeforeRequest hook; nil on a server
 
 	opaque     atomic.Int32 // last opaque of a request we sent
 	closed     atomic.Bool
@@ -200,6 +201,9 @@ var callPool = sync.Pool{New: func() any { return &call{ch: make(chan *codec.Fra
 func (c *Conn) Invoke(ctx context.Context, req *codec.Frame) (*codec.Frame, error) {
 	req.Flag &^= codec.FlagResponse | codec.FlagOneway
 	req.Opaque = c.opaque.Add(1)
+	if c.before != nil {
+		c.before(req)
+	}
 	cl := callPool.Get().(*call)
 
 	c.mu.Lock()
@@ -249,6 +253,9 @@ func (c *Conn) forget(opaque int32, cl *call) {
 func (c *Conn) InvokeOneway(req *codec.Frame) error {
 	req.Flag = req.Flag&^codec.FlagResponse | codec.FlagOneway
 	req.Opaque = c.opaque.Add(1)
+	if c.before != nil {
+		c.before(req)
+	}
 	if err := c.Write(req); err != nil {
 		return fmt.Errorf("transport: oneway code %d on %s: %w", req.Code, c.remote, err)
 	}

@@ -156,3 +156,34 @@ func TestPipelineRefusesInlineRoutesWithMiddleware(t *testing.T) {
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "event loop")
 }
+
+// A client's BeforeRequest hook runs on every request it sends, invokes
+// and oneways alike, before the request is encoded.
+func TestClientBeforeRequestHook(t *testing.T) {
+	pool := newPool(t, "p", 1, 8)
+	got := make(chan string, 4)
+	r := NewRouter()
+	r.Handle(codec.ReqGetBrokerConfig, pool, func(_ *Conn, req *codec.Frame) *codec.Frame {
+		got <- req.Value("Signed")
+		return codec.NewResponse(req, int32(codec.RespSuccess), "")
+	})
+	s := startServer(t, ServerConfig{}, r)
+	var n sync.Mutex
+	count := 0
+	cl := NewClient(ClientConfig{Logger: testLogger(), DialTimeout: time.Second, BeforeRequest: func(req *codec.Frame) {
+		n.Lock()
+		count++
+		n.Unlock()
+		req.Set("Signed", "yes")
+	}})
+	t.Cleanup(func() { require.NoError(t, cl.Close()) })
+	resp, err := cl.Invoke(t.Context(), s.Addr(), request(codec.ReqGetBrokerConfig, 0))
+	require.NoError(t, err)
+	require.Equal(t, int32(codec.RespSuccess), resp.Code)
+	require.NoError(t, cl.InvokeOneway(t.Context(), s.Addr(), request(codec.ReqGetBrokerConfig, 0)))
+	require.Equal(t, "yes", <-got)
+	require.Equal(t, "yes", <-got)
+	n.Lock()
+	require.Equal(t, 2, count)
+	n.Unlock()
+}
