@@ -75,7 +75,8 @@ func (e Env) HaveJavaServer() bool {
 // Options tunes a cluster.
 type Options struct {
 	Dir string // scratch directory (a test's TempDir)
-	// BrokerExtraConf lines are appended to the Java broker.conf.
+	// BrokerExtraConf lines are appended to the broker's config file (the
+	// Java broker.conf, or ours).
 	BrokerExtraConf []string
 	// BrokerNamesrv overrides the name-server address the broker registers
 	// with (a capture proxy), and BrokerListenAddr is where the broker binds
@@ -206,7 +207,7 @@ func Start(ctx context.Context, env Env, kind Kind, opt Options) (*Cluster, erro
 			"storePathRootDir=" + filepath.Join(dir, "store"), "namesrvAddr=" + brokerNS,
 			"autoCreateTopicEnable=true", "enablePropertyFilter=true",
 			"transactionTimeOut=2000", "transactionCheckInterval=3000",
-		}, "\n") + "\n"
+		}, "\n") + "\n" + extraConf(opt.BrokerExtraConf)
 		return conf, os.WriteFile(conf, []byte(text), 0o644)
 	}
 
@@ -217,7 +218,7 @@ func Start(ctx context.Context, env Env, kind Kind, opt Options) (*Cluster, erro
 		dir := filepath.Join(opt.Dir, "rocketgo")
 		conf := filepath.Join(dir, "broker.conf")
 		if startErr = os.MkdirAll(dir, 0o755); startErr == nil {
-			startErr = os.WriteFile(conf, []byte("enablePropertyFilter=true\ntransactionTimeOut=2000\ntransactionCheckInterval=3000\n"), 0o644)
+			startErr = os.WriteFile(conf, []byte("enablePropertyFilter=true\ntransactionTimeOut=2000\ntransactionCheckInterval=3000\n"+extraConf(opt.BrokerExtraConf)), 0o644)
 		}
 		if startErr == nil {
 			startErr = startOurs(true, "rocketgo", "-dataDir", filepath.Join(dir, "data"),
@@ -255,6 +256,14 @@ func Start(ctx context.Context, env Env, kind Kind, opt Options) (*Cluster, erro
 		return nil, startErr
 	}
 	return c, nil
+}
+
+// extraConf is BrokerExtraConf as config-file lines.
+func extraConf(lines []string) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	return strings.Join(lines, "\n") + "\n"
 }
 
 // waitReady polls the name server's cluster info until it lists the broker.
