@@ -13,6 +13,7 @@ import (
 	"github.com/rocketgo/rocketgo/compat/blacklist"
 	"github.com/rocketgo/rocketgo/compat/configfile"
 	"github.com/rocketgo/rocketgo/compat/javaprops"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 )
 
 // Remarks of Java's controller, word for word.
@@ -187,15 +188,15 @@ func (c *Controller) brokerHeartbeat(conn *transport.Conn, req *codec.Frame) *co
 		info.Priority = math.MaxInt32
 	}
 	if len(h.ClusterName) > maxNameLength || len(h.BrokerName) > maxNameLength || len(h.BrokerAddr) > maxAddrLength {
-		return codec.NewResponse(req, int32(codec.RespControllerInvalidRequest), "Heart beat with too long a name or address")
+		return codec.NewResponse(req, int32(codec.RespControllerInvalidRequest), remarks.HeartbeatNameTooLong)
 	}
 	k := brokerKey{cluster: h.ClusterName, broker: h.BrokerName, id: h.BrokerID}
 	if err := c.live.beat(k, info, time.Duration(h.HeartbeatTimeoutMills)*time.Millisecond, conn); err != nil {
 		if errors.Is(err, errHeldElsewhere) {
 			c.log.Debug("controller: heartbeat refused", "cluster", k.cluster, "broker", k.broker, "id", k.id, "client", conn.RemoteAddr(), "err", err)
-			return codec.NewResponse(req, int32(codec.RespControllerInvalidRequest), "Heart beat refused: the broker beats on another connection")
+			return codec.NewResponse(req, int32(codec.RespControllerInvalidRequest), remarks.HeartbeatOtherConnection)
 		}
-		return codec.NewResponse(req, int32(codec.RespControllerInvalidRequest), "Heart beat refused: too many brokers")
+		return codec.NewResponse(req, int32(codec.RespControllerInvalidRequest), remarks.HeartbeatTooManyBrokers)
 	}
 	return codec.NewResponse(req, int32(codec.RespSuccess), remarkHeartbeatOK)
 }

@@ -42,12 +42,13 @@ func NoConfigNamespace(namespace string) string {
 
 // Broker send/pull validation remarks.
 const (
-	MsgBodyTooLarge               = "msg body must be less 64KB"
-	PutMessageResultNull          = "putMessageResult is null"
-	StorePutMessageNull           = "store putMessage return null"
-	InSyncReplicasNotEnough       = "in-sync replicas not enough"
-	CreateMappedFileFailed        = "create mapped file failed, server is busy or broken."
-	PageCacheBusy                 = "[PC_SYNCHRONIZED]broker busy, start flow control for a while"
+	MsgBodyTooLarge         = "msg body must be less 64KB"
+	PutMessageResultNull    = "putMessageResult is null"
+	StorePutMessageNull     = "store putMessage return null"
+	InSyncReplicasNotEnough = "in-sync replicas not enough"
+	CreateMappedFileFailed  = "create mapped file failed, server is busy or broken."
+	PageCacheBusy           = "[PC_SYNCHRONIZED]broker busy, start flow control for a while"
+	// compat: Java's NettyRemotingAbstract answers a rejected execution with this remark.
 	SystemBusyOverload            = "[OVERLOAD]system busy, start flow control for a while"
 	UnknownError                  = "UNKNOWN_ERROR"
 	TopicBlank                    = "The specified topic is blank."

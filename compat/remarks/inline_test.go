@@ -1,0 +1,302 @@
+package remarks
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// inlineDirs are the packages (with their subpackages) that build
+// responses, relative to this directory.
+var inlineDirs = []string{"../../broker", "../../namesrv", "../../controller", "../../codec/transport"}
+
+// remarkSinks maps a function (by name: codec.NewResponse, the broker's
+// helpers, the transport's refuse, the controller's result.fail) to the
+// index of its remark argument.
+var remarkSinks = map[string]int{
+	"NewResponse": 2, // codec.NewResponse(req, code, remark)
+	"errResp":     2, // broker: errResp(req, code, remark)
+	"pullErr":     2, // broker: pullErr(req, code, remark)
+	"refuse":      3, // transport: c.refuse(r, req, code, remark)
+	"rejectWith":  2,
+}
+
+// TestNoInlineRemarks fails listing every place in inlineDirs (non-test,
+// non-generated files) where a response remark is built from a string
+// literal instead of coming from this package. It looks at:
+//
+//   - the remark argument of the calls in remarkSinks, any Remark: field of
+//     a composite literal and any x.Remark = … assignment;
+//   - a local variable passed there: every assignment to that name in the
+//     same function (x := …, x = …, var x = …);
+//   - a function of the same package called directly as the remark (or as
+//     the value of such a local): its return statements, one level deep
+//     (validateTopic, illegalRemark …); for a function returning
+//     (ResponseCode, string) this is the string result.
+//
+// A string literal anywhere in one of those expressions (inside
+// fmt.Sprintf, a concatenation, a format constant's use …) counts, except
+// inside a call into package remarks; "" is fine. Remarks built by a
+// package-level const or var of the response's package are not followed
+// (a named constant is not a literal here): keep them in this package too.
+func TestNoInlineRemarks(t *testing.T) {
+	var found []string
+	fset := token.NewFileSet()
+	for _, root := range inlineDirs {
+		pkgs := map[string][]*ast.File{}
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if d.Name() == "testdata" {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			name := d.Name()
+			if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") || strings.HasSuffix(name, "_gen.go") {
+				return nil
+			}
+			f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
+			if err != nil {
+				return err
+			}
+			if isGenerated(f) {
+				return nil
+			}
+			dir := filepath.Dir(path)
+			pkgs[dir] = append(pkgs[dir], f)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, files := range pkgs {
+			found = append(found, scanPackage(fset, files)...)
+		}
+	}
+	sort.Strings(found)
+	if len(found) > 0 {
+		t.Errorf("%d response remarks built from string literals; move them to compat/remarks:\n%s", len(found), strings.Join(found, "\n"))
+	}
+}
+
+func isGenerated(f *ast.File) bool {
+	for _, cg := range f.Comments {
+		for _, c := range cg.List {
+			if strings.HasPrefix(c.Text, "// Code generated ") && strings.HasSuffix(c.Text, " DO NOT EDIT.") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// scanPackage reports the inline remarks of one package's files.
+func scanPackage(fset *token.FileSet, files []*ast.File) []string {
+	funcs := map[string][]*ast.FuncDecl{} // by name: functions and methods
+	for _, f := range files {
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
+				funcs[fd.Name.Name] = append(funcs[fd.Name.Name], fd)
+			}
+		}
+	}
+	var out []string
+	seen := map[token.Pos]bool{}
+	report := func(at ast.Node, what string) {
+		if seen[at.Pos()] {
+			return
+		}
+		seen[at.Pos()] = true
+		out = append(out, fset.Position(at.Pos()).String()+": "+what)
+	}
+	// helper reports the literal returns of a same-package function called
+	// directly as a remark.
+	helper := func(e ast.Expr, why string) {
+		call, ok := ast.Unparen(e).(*ast.CallExpr)
+		if !ok {
+			return
+		}
+		var name string
+		switch fn := call.Fun.(type) {
+		case *ast.Ident:
+			name = fn.Name
+		case *ast.SelectorExpr:
+			if id, ok := fn.X.(*ast.Ident); ok && id.Name == "remarks" {
+				return
+			}
+			name = fn.Sel.Name
+		}
+		for _, fd := range funcs[name] {
+			idx, ok := remarkResult(fd)
+			if !ok {
+				continue
+			}
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				if _, ok := n.(*ast.FuncLit); ok {
+					return false
+				}
+				ret, ok := n.(*ast.ReturnStmt)
+				if !ok || len(ret.Results) <= idx {
+					return true
+				}
+				if hasLiteral(ret.Results[idx]) {
+					report(ret, name+" returns a literal remark ("+why+")")
+				}
+				return true
+			})
+		}
+	}
+	for _, f := range files {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			// values assigned to each local name in this function
+			assigned := map[string][]ast.Expr{}
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				switch x := n.(type) {
+				case *ast.AssignStmt:
+					for i, l := range x.Lhs {
+						id, ok := l.(*ast.Ident)
+						if !ok {
+							continue
+						}
+						if len(x.Rhs) == len(x.Lhs) {
+							assigned[id.Name] = append(assigned[id.Name], x.Rhs[i])
+						} else if len(x.Rhs) == 1 {
+							// code, remark := f(): the whole call
+							assigned[id.Name] = append(assigned[id.Name], x.Rhs[0])
+						}
+					}
+				case *ast.ValueSpec:
+					for i, id := range x.Names {
+						if i < len(x.Values) {
+							assigned[id.Name] = append(assigned[id.Name], x.Values[i])
+						} else if len(x.Values) == 1 {
+							assigned[id.Name] = append(assigned[id.Name], x.Values[0])
+						}
+					}
+				}
+				return true
+			})
+			check := func(at ast.Node, e ast.Expr, what string) {
+				if hasLiteral(e) {
+					report(at, what)
+				}
+				helper(e, what)
+				// locals flowing into the remark
+				ast.Inspect(e, func(n ast.Node) bool {
+					if isRemarksCall(n) {
+						return false
+					}
+					id, ok := n.(*ast.Ident)
+					if !ok || id.Obj == nil || id.Obj.Kind != ast.Var {
+						return true
+					}
+					for _, v := range assigned[id.Name] {
+						if hasLiteral(v) {
+							report(v, "local "+id.Name+" passed to "+what)
+						}
+						helper(v, "local "+id.Name+" passed to "+what)
+					}
+					return true
+				})
+			}
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				switch x := n.(type) {
+				case *ast.CallExpr:
+					var name string
+					switch fn := x.Fun.(type) {
+					case *ast.Ident:
+						name = fn.Name
+					case *ast.SelectorExpr:
+						name = fn.Sel.Name
+					}
+					if i, ok := remarkSinks[name]; ok && len(x.Args) > i {
+						check(x, x.Args[i], name)
+					}
+				case *ast.KeyValueExpr:
+					if id, ok := x.Key.(*ast.Ident); ok && id.Name == "Remark" {
+						check(x, x.Value, "Remark:")
+					}
+				case *ast.AssignStmt:
+					for i, l := range x.Lhs {
+						if sel, ok := l.(*ast.SelectorExpr); ok && sel.Sel.Name == "Remark" && i < len(x.Rhs) {
+							check(x, x.Rhs[i], ".Remark =")
+						}
+					}
+				}
+				return true
+			})
+		}
+	}
+	return out
+}
+
+// remarkResult is the index of the remark among fd's results: the string
+// after a ResponseCode, else the first result if it is a string; false
+// when fd returns no such string (an error, a frame …).
+func remarkResult(fd *ast.FuncDecl) (int, bool) {
+	if fd.Type.Results == nil {
+		return 0, false
+	}
+	var types []ast.Expr
+	for _, fl := range fd.Type.Results.List {
+		for range max(len(fl.Names), 1) {
+			types = append(types, fl.Type)
+		}
+	}
+	isString := func(e ast.Expr) bool {
+		id, ok := e.(*ast.Ident)
+		return ok && id.Name == "string"
+	}
+	for i := 1; i < len(types); i++ {
+		if isResponseCode(types[i-1]) && isString(types[i]) {
+			return i, true
+		}
+	}
+	return 0, isString(types[0])
+}
+
+func isResponseCode(e ast.Expr) bool {
+	sel, ok := e.(*ast.SelectorExpr)
+	return ok && sel.Sel.Name == "ResponseCode"
+}
+
+func isRemarksCall(n ast.Node) bool {
+	call, ok := n.(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	id, ok := sel.X.(*ast.Ident)
+	return ok && id.Name == "remarks"
+}
+
+// hasLiteral reports a non-empty string literal in e outside calls into
+// package remarks.
+func hasLiteral(e ast.Expr) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if found || isRemarksCall(n) {
+			return false
+		}
+		if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING && lit.Value != `""` && lit.Value != "``" {
+			found = true
+		}
+		return true
+	})
+	return found
+}
