@@ -53,7 +53,7 @@ func (p *retryProcessor) sendBack(c *transport.Conn, req *codec.Frame) *codec.Fr
 		return codec.NewResponse(req, int32(codec.RespSuccess), "")
 	}
 	var sysFlag int32
-	if strings.EqualFold(req.Value("unitMode"), "true") {
+	if h.UnitMode {
 		sysFlag = 2
 	}
 	topic := RetryGroupPrefix + group

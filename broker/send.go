@@ -35,31 +35,25 @@ type sendHeader struct {
 // empty queueId reads as -1 (the broker picks a queue).
 func (h *sendHeader) decode(req *codec.Frame) *codec.Frame {
 	var err error
-	key := "queueId"
 	if isV2Send(req.Code) {
 		var v2 header.SendMessageRequestV2
 		err = v2.Decode(req)
 		v2.ToV1(&h.SendMessageRequest)
-		key = "e"
 	} else {
 		err = h.SendMessageRequest.Decode(req)
 	}
 	if r := headerFailure(req, err); r != nil {
 		return r
 	}
-	if h.QueueID == 0 && req.Value(key) == "" {
+	if !h.HasQueueID() {
 		h.QueueID = -1
 	}
 	return nil
 }
 
 // maxReconsume is the header's maxReconsumeTimes, if the request has one.
-func (h *sendHeader) maxReconsume(req *codec.Frame) (int32, bool) {
-	key := "maxReconsumeTimes"
-	if isV2Send(req.Code) {
-		key = "l"
-	}
-	return h.MaxReconsumeTimes, req.Value(key) != ""
+func (h *sendHeader) maxReconsume() (int32, bool) {
+	return h.MaxReconsumeTimes, h.HasMaxReconsumeTimes()
 }
 
 func isV2Send(code int32) bool {
@@ -412,7 +406,7 @@ func (p *sendProcessor) retryTarget(req *codec.Frame, h *sendHeader, queueID int
 		return "", 0, false, errResp(req, codec.RespSubscriptionGroupNotExist, remarks.SubscriptionGroupNotExistSend(group))
 	}
 	maxTimes := sg.RetryMaxTimes
-	if n, ok := h.maxReconsume(req); ok && req.Version >= versionV3_4_9 {
+	if n, ok := h.maxReconsume(); ok && req.Version >= versionV3_4_9 {
 		maxTimes = n
 	}
 	if h.ReconsumeTimes > maxTimes || (p.locks != nil && p.locks.groupHasLock(group)) {
