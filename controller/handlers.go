@@ -16,16 +16,6 @@ import (
 	"github.com/rocketgo/rocketgo/compat/remarks"
 )
 
-// Remarks of Java's controller, word for word.
-const (
-	remarkNotLeader        = "The controller is not in leader state"
-	remarkHeartbeatOK      = "Heart beat success"
-	remarkHeartbeatNoID    = "Heart beat with empty brokerId"
-	remarkNoResponseCode   = "not set any response code" // Java's createResponseCommand(null)
-	remarkConfigBlackList  = "Can not update config in black list."
-	remarkString2PropsFail = "string2Properties error"
-)
-
 func (c *Controller) router() *transport.Router {
 	r := transport.NewRouter()
 	p := c.pool
@@ -49,7 +39,7 @@ func (c *Controller) router() *transport.Router {
 func (c *Controller) respond(req *codec.Frame, write bool, decide func() *result) *codec.Frame {
 	r, err := c.run(write, decide)
 	if errors.Is(err, errNotLeader) {
-		return codec.NewResponse(req, int32(codec.RespControllerNotLeader), remarkNotLeader)
+		return codec.NewResponse(req, int32(codec.RespControllerNotLeader), remarks.ControllerNotLeader)
 	}
 	if err != nil {
 		// Java: the cancelled consensus future surfaces as an exception,
@@ -69,7 +59,7 @@ func badHeader(req *codec.Frame, err error) *codec.Frame {
 
 // notSet is Java's answer when a handler had nothing to say.
 func notSet(req *codec.Frame) *codec.Frame {
-	return codec.NewResponse(req, int32(codec.RespSystemError), remarkNoResponseCode)
+	return codec.NewResponse(req, int32(codec.RespSystemError), remarks.NoResponseCode)
 }
 
 func (c *Controller) alterSyncStateSet(conn *transport.Conn, req *codec.Frame) *codec.Frame {
@@ -171,7 +161,7 @@ func (c *Controller) brokerHeartbeat(conn *transport.Conn, req *codec.Frame) *co
 		return badHeader(req, err)
 	}
 	if _, ok := req.Get("brokerId"); !ok {
-		return codec.NewResponse(req, int32(codec.RespControllerInvalidRequest), remarkHeartbeatNoID)
+		return codec.NewResponse(req, int32(codec.RespControllerInvalidRequest), remarks.HeartbeatNoBrokerID)
 	}
 	// Like Java: absent numbers take -1, absent priority the lowest.
 	info := LiveInfo{Addr: h.BrokerAddr, Epoch: h.Epoch, MaxOffset: h.MaxOffset, ConfirmOffset: h.ConfirmOffset, Priority: h.ElectionPriority}
@@ -198,7 +188,7 @@ func (c *Controller) brokerHeartbeat(conn *transport.Conn, req *codec.Frame) *co
 		}
 		return codec.NewResponse(req, int32(codec.RespControllerInvalidRequest), remarks.HeartbeatTooManyBrokers)
 	}
-	return codec.NewResponse(req, int32(codec.RespSuccess), remarkHeartbeatOK)
+	return codec.NewResponse(req, int32(codec.RespSuccess), remarks.HeartbeatOK)
 }
 
 // cleanBrokerData is mqadmin's cleanBrokerMetadata (an admin operation;
@@ -251,14 +241,14 @@ func (c *Controller) updateConfig(conn *transport.Conn, req *codec.Frame) *codec
 	}
 	p, err := javaprops.Parse(req.Body)
 	if err != nil {
-		return codec.NewResponse(req, int32(codec.RespSystemError), remarkString2PropsFail)
+		return codec.NewResponse(req, int32(codec.RespSystemError), remarks.String2PropertiesFail)
 	}
 	c.cfgMu.Lock()
 	defer c.cfgMu.Unlock()
 	next := c.Config()
 	if key, why, refused := blacklist.Check(p, next.ConfigBlackList); refused {
 		c.log.Warn("controller: update config refused", "key", key, "why", why)
-		return codec.NewResponse(req, int32(codec.RespNoPermission), remarkConfigBlackList)
+		return codec.NewResponse(req, int32(codec.RespNoPermission), remarks.ConfigInBlackList)
 	}
 	// The group's shape is fixed at start: these keys would change nothing
 	// until a restart, and a half-changed view would lie to clients.
@@ -267,14 +257,14 @@ func (c *Controller) updateConfig(conn *transport.Conn, req *codec.Frame) *codec
 		case "controllerDLegerGroup", "controllerDLegerPeers", "controllerDLegerSelfId", "controllerRaftPeers", "controllerType",
 			// Who may act on live brokers is the operator's local decision, never a remote one.
 			"controllerAllowAdminOnLiveBrokers":
-			return codec.NewResponse(req, int32(codec.RespNoPermission), remarkConfigBlackList)
+			return codec.NewResponse(req, int32(codec.RespNoPermission), remarks.ConfigInBlackList)
 		}
 	}
 	// Stricter than Java: the policy's keys and the operator's additions.
 	policy := blacklist.Policy{Refuse: next.RefuseSensitiveRemoteConfig, Extra: next.SensitiveRemoteConfigKeys}
 	if key, refused := policy.Check(p, sensitiveKeys); refused {
 		c.log.Warn("controller: update config refused", "key", key, "why", blacklist.ReasonSensitive)
-		return codec.NewResponse(req, int32(codec.RespNoPermission), remarkConfigBlackList)
+		return codec.NewResponse(req, int32(codec.RespNoPermission), remarks.ConfigInBlackList)
 	}
 	unknown, err := next.Apply(p)
 	if err == nil {

@@ -107,3 +107,18 @@ func TopicQueueNumsIllegal(topic string, read, write, max int32) string {
 		strconv.Itoa(int(write)) + "] is illegal, the broker allows at most " + strconv.Itoa(int(max)) +
 		" queues per topic (maxTopicQueueNums)"
 }
+
+// RejectRequest answers a request the broker's role refuses outright
+// (Java's processor rejectRequest, answered by NettyRemotingAbstract).
+const RejectRequest = "[REJECTREQUEST]system busy, start flow control for a while"
+
+// TimerNotEnabled is SYSTEM_ERROR for a timer message when the timer
+// wheel is off (Java formats timerWheelEnable, always false here).
+const TimerNotEnabled = "accurate timer message is not enabled, timerWheelEnable is false"
+
+// TimerIllegal is MESSAGE_ILLEGAL for a timer message delayed past the
+// maximum, or a deletion already due.
+func TimerIllegal(maxDelayMs int64) string {
+	return "timer message illegal, the delay time should not be bigger than the max delay " + strconv.FormatInt(maxDelayMs, 10) +
+		"ms; or if set del msg, the delay time should be bigger than the current time"
+}

@@ -15,35 +15,40 @@ import (
 // responses, relative to this directory.
 var inlineDirs = []string{"../../broker", "../../namesrv", "../../controller", "../../codec/transport"}
 
-// remarkSinks maps a function (by name: codec.NewResponse, the broker's
-// helpers, the transport's refuse, the controller's result.fail) to the
-// index of its remark argument.
+// remarkSinks maps a function called by name to the index of its remark
+// argument. Besides these, any function or method of the scanned package
+// with a string parameter named remark is a sink (the broker's errResp and
+// pullErr, the transport's refuse, the name server's fail, the
+// controller's result.fail …).
 var remarkSinks = map[string]int{
 	"NewResponse": 2, // codec.NewResponse(req, code, remark)
-	"errResp":     2, // broker: errResp(req, code, remark)
-	"pullErr":     2, // broker: pullErr(req, code, remark)
-	"refuse":      3, // transport: c.refuse(r, req, code, remark)
-	"rejectWith":  2,
 }
 
 // TestNoInlineRemarks fails listing every place in inlineDirs (non-test,
 // non-generated files) where a response remark is built from a string
 // literal instead of coming from this package. It looks at:
 //
-//   - the remark argument of the calls in remarkSinks, any Remark: field of
-//     a composite literal and any x.Remark = … assignment;
+//   - the remark argument of codec.NewResponse and of every function of
+//     the package with a string parameter named remark (errResp, pullErr,
+//     refuse, fail …), any Remark: field of a composite literal and any
+//     x.Remark = … assignment;
+//
 //   - a local variable passed there: every assignment to that name in the
 //     same function (x := …, x = …, var x = …);
+//
 //   - a function of the same package called directly as the remark (or as
 //     the value of such a local): its return statements, one level deep
 //     (validateTopic, illegalRemark …); for a function returning
 //     (ResponseCode, string) this is the string result.
 //
+//   - a package-level const or var of the same package named there
+//     (remarkNotLeader, a format string …): its value.
+//
 // A string literal anywhere in one of those expressions (inside
-// fmt.Sprintf, a concatenation, a format constant's use …) counts, except
-// inside a call into package remarks; "" is fine. Remarks built by a
-// package-level const or var of the response's package are not followed
-// (a named constant is not a literal here): keep them in this package too.
+// fmt.Sprintf, a concatenation …) counts, except inside a call into
+// package remarks; "" is fine. Not followed: locals across functions
+// (a remark passed up through a parameter not named remark, a field), and
+// helpers more than one call deep.
 func TestNoInlineRemarks(t *testing.T) {
 	var found []string
 	fset := token.NewFileSet()
@@ -101,12 +106,64 @@ func isGenerated(f *ast.File) bool {
 // scanPackage reports the inline remarks of one package's files.
 func scanPackage(fset *token.FileSet, files []*ast.File) []string {
 	funcs := map[string][]*ast.FuncDecl{} // by name: functions and methods
+	sinks := map[string]int{}             // by name: remark argument
+	globals := map[string]ast.Expr{}      // package-level const and var values
+	for k, v := range remarkSinks {
+		sinks[k] = v
+	}
 	for _, f := range files {
 		for _, d := range f.Decls {
-			if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
-				funcs[fd.Name.Name] = append(funcs[fd.Name.Name], fd)
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Body == nil {
+					continue
+				}
+				funcs[d.Name.Name] = append(funcs[d.Name.Name], d)
+				i := 0
+				for _, p := range d.Type.Params.List {
+					for _, n := range p.Names {
+						if id, ok := p.Type.(*ast.Ident); ok && id.Name == "string" && n.Name == "remark" {
+							sinks[d.Name.Name] = i
+						}
+						i++
+					}
+					if len(p.Names) == 0 {
+						i++
+					}
+				}
+			case *ast.GenDecl:
+				for _, sp := range d.Specs {
+					vs, ok := sp.(*ast.ValueSpec)
+					if !ok {
+						continue
+					}
+					for i, n := range vs.Names {
+						if i < len(vs.Values) {
+							globals[n.Name] = vs.Values[i]
+						}
+					}
+				}
 			}
 		}
+	}
+	// literal reports a literal in e or in a package-level value it names.
+	literal := func(e ast.Expr) bool {
+		if hasLiteral(e) {
+			return true
+		}
+		found := false
+		ast.Inspect(e, func(n ast.Node) bool {
+			if found || isRemarksCall(n) {
+				return false
+			}
+			if id, ok := n.(*ast.Ident); ok && (id.Obj == nil || id.Obj.Kind == ast.Con) {
+				if v, ok := globals[id.Name]; ok && hasLiteral(v) {
+					found = true
+				}
+			}
+			return true
+		})
+		return found
 	}
 	var out []string
 	seen := map[token.Pos]bool{}
@@ -147,7 +204,7 @@ func scanPackage(fset *token.FileSet, files []*ast.File) []string {
 				if !ok || len(ret.Results) <= idx {
 					return true
 				}
-				if hasLiteral(ret.Results[idx]) {
+				if literal(ret.Results[idx]) {
 					report(ret, name+" returns a literal remark ("+why+")")
 				}
 				return true
@@ -189,7 +246,7 @@ func scanPackage(fset *token.FileSet, files []*ast.File) []string {
 				return true
 			})
 			check := func(at ast.Node, e ast.Expr, what string) {
-				if hasLiteral(e) {
+				if literal(e) {
 					report(at, what)
 				}
 				helper(e, what)
@@ -203,7 +260,7 @@ func scanPackage(fset *token.FileSet, files []*ast.File) []string {
 						return true
 					}
 					for _, v := range assigned[id.Name] {
-						if hasLiteral(v) {
+						if literal(v) {
 							report(v, "local "+id.Name+" passed to "+what)
 						}
 						helper(v, "local "+id.Name+" passed to "+what)
@@ -221,7 +278,7 @@ func scanPackage(fset *token.FileSet, files []*ast.File) []string {
 					case *ast.SelectorExpr:
 						name = fn.Sel.Name
 					}
-					if i, ok := remarkSinks[name]; ok && len(x.Args) > i {
+					if i, ok := sinks[name]; ok && len(x.Args) > i {
 						check(x, x.Args[i], name)
 					}
 				case *ast.KeyValueExpr:

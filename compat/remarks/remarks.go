@@ -128,3 +128,30 @@ func ConsumerSubscriptionNotExist() string {
 func ConsumerGroupInfoNotExist() string {
 	return "the consumer's group info not exist" + SuggestTodo(FAQURL)
 }
+
+// Our name server's own refusals (bounds Java does not have).
+const DecodeRegisterBrokerBodyFailed = "Failed to decode RegisterBrokerBody"
+
+// RegisterBrokerTooManyTopics refuses a registration past maxTopicsPerBrokerRegistration.
+func RegisterBrokerTooManyTopics(n, max int) string {
+	return "register broker refused: " + strconv.Itoa(n) + " topics and mappings, more than maxTopicsPerBrokerRegistration " + strconv.Itoa(max)
+}
+
+// KVValueTooLong refuses a KV config value past maxKVConfigValueLength.
+func KVValueTooLong(n, max int) string {
+	return "put kv config refused: value of " + strconv.Itoa(n) + " bytes, more than maxKVConfigValueLength " + strconv.Itoa(max)
+}
+
+// KVConfigRefused refuses a KV config put for why (the KV table is full).
+func KVConfigRefused(why string) string { return "put kv config refused: " + why }
+
+// RouteEntriesFull refuses a topic past maxTopicRouteEntries.
+func RouteEntriesFull(max int) string {
+	return "register topic refused: the route table holds maxTopicRouteEntries " + strconv.Itoa(max) + " entries"
+}
+
+// RouteBytesFull refuses a topic past maxRouteTableBytes.
+func RouteBytesFull(add, held, max int64) string {
+	return "register topic refused: " + strconv.FormatInt(add, 10) + " more bytes on top of the " + strconv.FormatInt(held, 10) +
+		" the route table holds pass maxRouteTableBytes " + strconv.FormatInt(max, 10)
+}

@@ -12,10 +12,3 @@ func TimeoutCleanQueue(waitedMs int64, queueSize int) string {
 // ProcessRequestPanic is the SYSTEM_ERROR of a handler that panicked;
 // desc is the panic value as text.
 func ProcessRequestPanic(desc string) string { return "process request panic: " + desc }
-
-// Our controller's own heartbeat refusals (see controller/doc.go).
-const (
-	HeartbeatNameTooLong     = "Heart beat with too long a name or address"
-	HeartbeatOtherConnection = "Heart beat refused: the broker beats on another connection"
-	HeartbeatTooManyBrokers  = "Heart beat refused: too many brokers"
-)
