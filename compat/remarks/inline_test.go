@@ -357,3 +357,52 @@ func hasLiteral(e ast.Expr) bool {
 	})
 	return found
 }
+
+// TestNoInlineRemarksFinds runs the scan on a package with one inline
+// remark of each kind it covers, and with the forms it must accept.
+func TestNoInlineRemarksFinds(t *testing.T) {
+	const src = `package p
+
+const remarkOwn = "own"
+
+func errResp(req *codec.Frame, code codec.ResponseCode, remark string) *codec.Frame { return nil }
+
+func check(s string) string {
+	if s == "" {
+		return "blank"
+	}
+	return ""
+}
+
+func status() (codec.ResponseCode, string) { return 1, "status" }
+
+func h(req *codec.Frame, n int) *codec.Frame {
+	_ = codec.NewResponse(req, 1, "literal")                     // 1
+	_ = errResp(req, 1, fmt.Sprintf("n=%d", n))                  // 2
+	_ = &codec.Frame{Remark: "x" + req.Remark}                   // 3
+	req.Remark = "set"                                           // 4
+	remark := "local"                                            // 5
+	if n > 1 {
+		remark = fmt.Sprintf("again %d", n)                      // 6
+	}
+	_ = errResp(req, 1, remark)
+	_ = errResp(req, 1, check(req.Remark))                       // 7 (in check)
+	_, r := status()                                             // 8 (in status)
+	_ = errResp(req, 1, r)
+	_ = errResp(req, 1, remarkOwn)                               // 9
+	_ = errResp(req, 1, remarks.TopicNotExist("T"))
+	_ = codec.NewResponse(req, 0, "")
+	_ = errResp(req, 1, err.Error())
+	return nil
+}
+`
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "p.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := scanPackage(fset, []*ast.File{f})
+	if len(found) != 9 {
+		t.Fatalf("found %d, want 9:\n%s", len(found), strings.Join(found, "\n"))
+	}
+}
