@@ -3,7 +3,6 @@ package broker
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"strconv"
@@ -139,8 +138,8 @@ func newPullProcessor(cfg *Config, live *liveConfig, st MessageStore, topics *to
 	if cfg.MaxHeldPullBytes > 0 {
 		p.holds.maxBytes = cfg.MaxHeldPullBytes
 	}
-	p.connFullRemark = fmt.Sprintf("[OVERLOAD]this connection already holds %d long-polling pulls (maxHeldPullsPerConnection), pull again later", p.holds.maxPerConn)
-	p.tableFullRemark = fmt.Sprintf("[OVERLOAD]held long-polling pulls pin %d bytes (maxHeldPullBytes), pull again later", p.holds.maxBytes)
+	p.connFullRemark = remarks.HeldPullsPerConnectionFull(p.holds.maxPerConn)
+	p.tableFullRemark = remarks.HeldPullBytesFull(p.holds.maxBytes)
 	return p
 }
 

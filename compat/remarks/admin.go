@@ -102,7 +102,12 @@ func StatsNotExist(name, key string) string {
 // no consumer.
 func NoConsumerForGroup(group string) string { return "no consumer for this group, " + group }
 
-// Our own remarks for request bodies that do not decode.
-func BodyTopicList(err string) string         { return "body: topic list: " + err }
-func BodyGroupList(err string) string         { return "body: group list: " + err }
+// BodyTopicList is our SYSTEM_ERROR for a topic list body that does not decode.
+func BodyTopicList(err string) string { return "body: topic list: " + err }
+
+// BodyGroupList is our SYSTEM_ERROR for a group list body that does not decode.
+func BodyGroupList(err string) string { return "body: group list: " + err }
+
+// BodyCheckClientConfig is our SYSTEM_ERROR for a CHECK_CLIENT_CONFIG body
+// that does not decode.
 func BodyCheckClientConfig(err string) string { return "body: check client config: " + err }

@@ -122,3 +122,17 @@ func TimerIllegal(maxDelayMs int64) string {
 	return "timer message illegal, the delay time should not be bigger than the max delay " + strconv.FormatInt(maxDelayMs, 10) +
 		"ms; or if set del msg, the delay time should be bigger than the current time"
 }
+
+// HeldPullsPerConnectionFull is our SYSTEM_BUSY for a pull that would park
+// past maxHeldPullsPerConnection (Java holds without a bound).
+func HeldPullsPerConnectionFull(max int) string {
+	return "[OVERLOAD]this connection already holds " + strconv.Itoa(max) +
+		" long-polling pulls (maxHeldPullsPerConnection), pull again later"
+}
+
+// HeldPullBytesFull is our SYSTEM_BUSY for a pull that would park past
+// maxHeldPullBytes.
+func HeldPullBytesFull(max int64) string {
+	return "[OVERLOAD]held long-polling pulls pin " + strconv.FormatInt(max, 10) +
+		" bytes (maxHeldPullBytes), pull again later"
+}

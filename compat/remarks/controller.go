@@ -15,9 +15,9 @@ const (
 	BrokerNotRegistered      = "Broker hasn't been registered"
 	OldMasterDownElectFailed = "Old master has down and failed to elect a new broker master"
 	ElectMasterFailed        = "Failed to elect a new master"
-	CleanIDsTooMany          = "Please set the option <brokerControllerIdsToClean> according to the format, exception: too many ids"
 
-	// Our own.
+	// Our own (CleanIDsTooMany: Java has no bound on the ids to clean).
+	CleanIDsTooMany          = "Please set the option <brokerControllerIdsToClean> according to the format, exception: too many ids"
 	ElectNeedsBrokerID       = "ELECT_MASTER from a broker needs the asking brokerId"
 	HeartbeatNameTooLong     = "Heart beat with too long a name or address"
 	HeartbeatOtherConnection = "Heart beat refused: the broker beats on another connection"
@@ -80,8 +80,8 @@ func BrokerOnOtherLiveConnection(brokerName string, id int64) string {
 	return "Broker [" + brokerName + ", " + i64(id) + "] is registered on another live connection"
 }
 
-// ElectBrokerNotMember .. ElectBrokerNotInSyncSet are our own refusals of
-// a designated election.
+// ElectBrokerNotMember is our own refusal of a designated election: the
+// broker is not in the set.
 func ElectBrokerNotMember(id int64, brokerSet string) string {
 	return "Failed to elect a new master: broker " + i64(id) + " is not a member of broker set " + brokerSet
 }

@@ -31,7 +31,8 @@ var remarkSinks = map[string]int{
 //   - the remark argument of codec.NewResponse and of every function of
 //     the package with a string parameter named remark (errResp, pullErr,
 //     refuse, fail …), any Remark: field of a composite literal and any
-//     x.Remark = … assignment;
+//     x.Remark = … assignment (also of fields named …Remark / …remark
+//     that keep one for later, like the pull processor's connFullRemark);
 //
 //   - a local variable passed there: every assignment to that name in the
 //     same function (x := …, x = …, var x = …);
@@ -282,13 +283,13 @@ func scanPackage(fset *token.FileSet, files []*ast.File) []string {
 						check(x, x.Args[i], name)
 					}
 				case *ast.KeyValueExpr:
-					if id, ok := x.Key.(*ast.Ident); ok && id.Name == "Remark" {
-						check(x, x.Value, "Remark:")
+					if id, ok := x.Key.(*ast.Ident); ok && isRemarkField(id.Name) {
+						check(x, x.Value, id.Name+":")
 					}
 				case *ast.AssignStmt:
 					for i, l := range x.Lhs {
-						if sel, ok := l.(*ast.SelectorExpr); ok && sel.Sel.Name == "Remark" && i < len(x.Rhs) {
-							check(x, x.Rhs[i], ".Remark =")
+						if sel, ok := l.(*ast.SelectorExpr); ok && isRemarkField(sel.Sel.Name) && i < len(x.Rhs) {
+							check(x, x.Rhs[i], "."+sel.Sel.Name+" =")
 						}
 					}
 				}
@@ -323,6 +324,10 @@ func remarkResult(fd *ast.FuncDecl) (int, bool) {
 	}
 	return 0, isString(types[0])
 }
+
+// isRemarkField: Remark, and the fields that keep a remark for later
+// (connFullRemark, remark …).
+func isRemarkField(name string) bool { return strings.HasSuffix(strings.ToLower(name), "remark") }
 
 func isResponseCode(e ast.Expr) bool {
 	sel, ok := e.(*ast.SelectorExpr)
