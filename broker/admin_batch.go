@@ -8,6 +8,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 )
 
 // batchAdmin serves the list forms of topic and group updates, the
@@ -33,14 +34,14 @@ func (a *batchAdmin) updateTopicList(_ *transport.Conn, req *codec.Frame) *codec
 		TopicConfigList []body.TopicConfig `json:"topicConfigList"`
 	}
 	if err := json.Unmarshal(req.Body, &b); err != nil {
-		return codec.NewResponse(req, int32(codec.RespSystemError), "body: topic list: "+err.Error())
+		return codec.NewResponse(req, int32(codec.RespSystemError), remarks.BodyTopicList(err.Error()))
 	}
 	for _, tc := range b.TopicConfigList {
 		if remark := validateTopic(tc.TopicName); remark != "" {
 			return codec.NewResponse(req, int32(codec.RespInvalidParameter), remark)
 		}
 		if notAllowedSend[tc.TopicName] || tc.TopicName == TopicAutoCreate {
-			return codec.NewResponse(req, int32(codec.RespInvalidParameter), "The topic["+tc.TopicName+"] is conflict with system topic.")
+			return codec.NewResponse(req, int32(codec.RespInvalidParameter), remarks.TopicConflictsWithSystem(tc.TopicName))
 		}
 		if remark := a.topics.queueNumsRemark(&tc); remark != "" {
 			return codec.NewResponse(req, int32(codec.RespInvalidParameter), remark)
@@ -64,7 +65,7 @@ func (a *batchAdmin) updateGroupList(_ *transport.Conn, req *codec.Frame) *codec
 		GroupConfigList []json.RawMessage `json:"groupConfigList"`
 	}
 	if err := json.Unmarshal(req.Body, &b); err != nil {
-		return codec.NewResponse(req, int32(codec.RespSystemError), "body: group list: "+err.Error())
+		return codec.NewResponse(req, int32(codec.RespSystemError), remarks.BodyGroupList(err.Error()))
 	}
 	for _, raw := range b.GroupConfigList {
 		sg, err := body.DecodeSubscriptionGroupConfig(raw)

@@ -3,7 +3,6 @@ package broker
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strconv"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/message"
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 )
 
 // callClientTimeout is Broker2Client.callClient's timeout.
@@ -52,7 +52,7 @@ func (a *clientAdmin) resetOffset(_ *transport.Conn, req *codec.Frame) *codec.Fr
 	if a.role.IsSlave() {
 		// compat: Java 5.x resets offsets on the server side
 		// (useServerSideResetOffset=true), which a slave refuses.
-		return codec.NewResponse(req, int32(codec.RespSystemError), "Can not reset offset in slave broker")
+		return codec.NewResponse(req, int32(codec.RespSystemError), remarks.ResetOffsetInSlave)
 	}
 	var h header.ResetOffsetRequest
 	if r := decodeHeader(&h, req); r != nil {
@@ -62,14 +62,14 @@ func (a *clientAdmin) resetOffset(_ *transport.Conn, req *codec.Frame) *codec.Fr
 	force := h.IsForce
 	tc, ok := a.topics.get(topic)
 	if !ok {
-		return codec.NewResponse(req, int32(codec.RespSystemError), "[reset-offset] reset offset failed, no topic in this broker. topic="+topic)
+		return codec.NewResponse(req, int32(codec.RespSystemError), remarks.ResetOffsetNoTopic(topic))
 	}
 	st := a.store
 	offsets := make([]body.QueueOffset, 0, tc.WriteQueueNums)
 	for q := int32(0); q < tc.WriteQueueNums; q++ {
 		cur, ok := a.offsets.query(group, topic, q)
 		if !ok {
-			return codec.NewResponse(req, int32(codec.RespSystemError), fmt.Sprintf("THe consumer group <%s> not exist", group))
+			return codec.NewResponse(req, int32(codec.RespSystemError), remarks.ResetOffsetGroupNotExist(group))
 		}
 		target := st.MaxOffset(topic, q)
 		if ts != -1 {
@@ -84,7 +84,7 @@ func (a *clientAdmin) resetOffset(_ *transport.Conn, req *codec.Frame) *codec.Fr
 	conns := a.clients.consumerConns(group)
 	if len(conns) == 0 {
 		return codec.NewResponse(req, int32(codec.RespConsumerNotOnline),
-			fmt.Sprintf("Consumer not online, so can not reset offset, Group: %s Topic: %s Timestamp: %d", group, topic, ts))
+			remarks.ResetOffsetConsumerNotOnline(group, topic, ts))
 	}
 	for _, o := range offsets {
 		a.offsets.commit(group, topic, o.MQ.QueueID, o.Offset)
@@ -138,7 +138,7 @@ func (a *clientAdmin) consumeMessageDirectly(_ *transport.Conn, req *codec.Frame
 func (a *clientAdmin) callConsumer(code codec.RequestCode, req *codec.Frame, group, clientID string, payload []byte) *codec.Frame {
 	conn := a.clients.findConsumer(group, clientID)
 	if conn == nil {
-		return codec.NewResponse(req, int32(codec.RespSystemError), fmt.Sprintf("The Consumer <%s> <%s> not online", group, clientID))
+		return codec.NewResponse(req, int32(codec.RespSystemError), remarks.ConsumerNotOnline(group, clientID))
 	}
 	fwd := &codec.Frame{Code: int32(code), Language: codec.LangJava, Version: codec.ServerVersion, Ext: append([]codec.KV(nil), req.Ext...), Body: payload}
 	ctx, cancel := context.WithTimeout(context.Background(), callClientTimeout)
@@ -146,9 +146,9 @@ func (a *clientAdmin) callConsumer(code codec.RequestCode, req *codec.Frame, gro
 	resp, err := conn.Invoke(ctx, fwd)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
-			return codec.NewResponse(req, int32(codec.RespConsumeMsgTimeout), fmt.Sprintf("consumer <%s> <%s> Timeout: %v", group, clientID, err))
+			return codec.NewResponse(req, int32(codec.RespConsumeMsgTimeout), remarks.ConsumerTimeout(group, clientID, err.Error()))
 		}
-		return codec.NewResponse(req, int32(codec.RespSystemError), fmt.Sprintf("invoke consumer <%s> <%s> Exception: %v", group, clientID, err))
+		return codec.NewResponse(req, int32(codec.RespSystemError), remarks.InvokeConsumerException(group, clientID, err.Error()))
 	}
 	out := codec.NewResponse(req, resp.Code, resp.Remark)
 	out.Ext = resp.Ext

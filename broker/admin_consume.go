@@ -16,6 +16,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/transport"
 	"github.com/rocketgo/rocketgo/compat/fastjson"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 	"github.com/rocketgo/rocketgo/store"
 )
 
@@ -89,12 +90,12 @@ func (a *consumeAdmin) consumerStatus(_ *transport.Conn, req *codec.Frame) *code
 	topic, group, origin := h.Topic, h.Group, h.ClientAddr
 	members := a.clients.consumerChannels(group)
 	if len(members) == 0 {
-		return codec.NewResponse(req, int32(codec.RespSystemError), fmt.Sprintf("No Any Consumer online in the consumer group: [%s]", group))
+		return codec.NewResponse(req, int32(codec.RespSystemError), remarks.NoConsumerOnline(group))
 	}
 	var ask []consumerChannel
 	for _, m := range members {
 		if m.version < versionV3_0_7 {
-			return codec.NewResponse(req, int32(codec.RespSystemError), "the client does not support this feature. version="+javaVersionNames[max(m.version, 0)])
+			return codec.NewResponse(req, int32(codec.RespSystemError), remarks.ClientNotSupportFeature(javaVersionNames[max(m.version, 0)]))
 		}
 		if origin == "" || origin == m.clientID {
 			ask = append(ask, m)
@@ -228,7 +229,7 @@ func (a *consumeAdmin) consumeTimeSpan(_ *transport.Conn, req *codec.Frame) *cod
 	topic, group := h.Topic, h.Group
 	tc, ok := a.topics.get(topic)
 	if !ok {
-		return codec.NewResponse(req, int32(codec.RespTopicNotExist), "topic["+topic+"] not exist")
+		return codec.NewResponse(req, int32(codec.RespTopicNotExist), remarks.TopicNotExist(topic))
 	}
 	st := a.store
 	now := time.Now().UnixMilli()
@@ -428,11 +429,11 @@ func (a *consumeAdmin) queryConsumeQueue(_ *transport.Conn, req *codec.Frame) *c
 	st := a.store
 	units, ok := st.ConsumeQueueUnits(topic, qid, index, count, nil)
 	if !ok {
-		return codec.NewResponse(req, int32(codec.RespSystemError), fmt.Sprintf("%d@%s is not exist!", qid, topic))
+		return codec.NewResponse(req, int32(codec.RespSystemError), remarks.QueueNotExist(qid, topic))
 	}
 	if index < st.MinOffset(topic, qid) || index >= st.MaxOffset(topic, qid) {
 		// compat: Java answers SUCCESS with no body here.
-		return codec.NewResponse(req, int32(codec.RespSuccess), fmt.Sprintf("Index %d of %d@%s is not exist!", index, qid, topic))
+		return codec.NewResponse(req, int32(codec.RespSuccess), remarks.QueueIndexNotExist(index, qid, topic))
 	}
 
 	w := fastjson.Writer{Buf: make([]byte, 0, 256+80*len(units))}

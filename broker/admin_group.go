@@ -7,6 +7,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 )
 
 // groupAdmin serves subscription groups, connection lists and who
@@ -35,7 +36,7 @@ func (a *groupAdmin) updateGroup(_ *transport.Conn, req *codec.Frame) *codec.Fra
 		return codec.NewResponse(req, int32(codec.RespSystemError), err.Error())
 	}
 	if remark := validateTopic(sg.GroupName); remark != "" {
-		return codec.NewResponse(req, int32(codec.RespInvalidParameter), "the group name is illegal: "+sg.GroupName)
+		return codec.NewResponse(req, int32(codec.RespInvalidParameter), remarks.GroupNameIllegal(sg.GroupName))
 	}
 	if err := a.groups.put(sg); err != nil {
 		return codec.NewResponse(req, int32(codec.RespSystemError), err.Error())
@@ -58,7 +59,7 @@ func (a *groupAdmin) getGroup(_ *transport.Conn, req *codec.Frame) *codec.Frame 
 	group := h.Group
 	sg, ok := a.groups.get(group)
 	if !ok {
-		return codec.NewResponse(req, int32(codec.RespSubscriptionGroupNotExist), "No group in this broker. group: "+group)
+		return codec.NewResponse(req, int32(codec.RespSubscriptionGroupNotExist), remarks.NoGroupInBroker(group))
 	}
 	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
 	resp.Body = body.AppendSubscriptionGroupConfig(nil, &sg)
@@ -88,7 +89,7 @@ func (a *groupAdmin) consumerConnections(_ *transport.Conn, req *codec.Frame) *c
 	group := h.ConsumerGroup
 	cc, ok := a.clients.consumerConnection(group)
 	if !ok || len(cc.Connections) == 0 {
-		return codec.NewResponse(req, int32(codec.RespConsumerNotOnline), "the consumer group["+group+"] not online")
+		return codec.NewResponse(req, int32(codec.RespConsumerNotOnline), remarks.ConsumerGroupNotOnline(group))
 	}
 	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
 	resp.Body = body.AppendConsumerConnection(nil, &cc)
@@ -103,7 +104,7 @@ func (a *groupAdmin) producerConnections(_ *transport.Conn, req *codec.Frame) *c
 	group := h.ProducerGroup
 	cs := a.clients.producerConnection(group)
 	if len(cs) == 0 {
-		return codec.NewResponse(req, int32(codec.RespSystemError), "the producer group["+group+"] not exist")
+		return codec.NewResponse(req, int32(codec.RespSystemError), remarks.ProducerGroupNotExist(group))
 	}
 	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
 	resp.Body = body.AppendProducerConnection(nil, cs)

@@ -13,6 +13,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/transport"
 	"github.com/rocketgo/rocketgo/compat/fastjson"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 )
 
 // statsStore is what the stats admin needs from the store.
@@ -58,7 +59,7 @@ func (a *statsAdmin) topicStats(_ *transport.Conn, req *codec.Frame) *codec.Fram
 	topic := h.Topic
 	tc, ok := a.topics.get(topic)
 	if !ok {
-		return codec.NewResponse(req, int32(codec.RespTopicNotExist), "topic["+topic+"] not exist")
+		return codec.NewResponse(req, int32(codec.RespTopicNotExist), remarks.TopicNotExist(topic))
 	}
 	st := a.store
 	st.AwaitDispatched(dispatchWait)
@@ -249,7 +250,7 @@ func (a *statsAdmin) viewStats(_ *transport.Conn, req *codec.Frame) *codec.Frame
 	name, key := h.StatsName, h.StatsKey
 	it := a.stats.item(name, key)
 	if it == nil {
-		return codec.NewResponse(req, int32(codec.RespSystemError), "The stats <"+name+"> <"+key+"> not exist")
+		return codec.NewResponse(req, int32(codec.RespSystemError), remarks.StatsNotExist(name, key))
 	}
 	w := fastjson.Writer{Buf: make([]byte, 0, 192)}
 	w.ObjectStart()

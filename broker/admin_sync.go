@@ -7,6 +7,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 	"github.com/rocketgo/rocketgo/store/timer"
 )
 
@@ -76,7 +77,7 @@ func registerMasterSync(r *transport.Router, pool *transport.Pool, timerEnabled 
 	ckPath := timer.CheckpointPath(storeRoot)
 	r.Handle(codec.ReqGetTimerCheckPoint, pool, func(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 		if !timerEnabled {
-			return codec.NewResponse(req, int32(codec.RespSystemError), "The checkpoint is null")
+			return codec.NewResponse(req, int32(codec.RespSystemError), remarks.CheckpointNull)
 		}
 		ck, found, err := timer.ReadCheckpoint(ckPath)
 		if err != nil {
@@ -96,7 +97,7 @@ func registerMasterSync(r *transport.Router, pool *transport.Pool, timerEnabled 
 	metricsVersion := body.TopicVersion{Timestamp: time.Now().UnixMilli()}
 	r.Handle(codec.ReqGetTimerMetrics, pool, func(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 		if !timerEnabled {
-			return codec.NewResponse(req, int32(codec.RespSystemError), "The timer message store is null")
+			return codec.NewResponse(req, int32(codec.RespSystemError), remarks.TimerMessageStoreNull)
 		}
 		resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
 		b := append([]byte(nil), `{"dataVersion":`...)

@@ -8,6 +8,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 )
 
 // adminHandlers is one group of admin requests (admin_*.go). Each group
@@ -48,7 +49,7 @@ func (a *topicAdmin) updateAndCreateTopic(_ *transport.Conn, req *codec.Frame) *
 		return codec.NewResponse(req, int32(codec.RespInvalidParameter), remark)
 	}
 	if notAllowedSend[topic] || topic == TopicAutoCreate {
-		return codec.NewResponse(req, int32(codec.RespInvalidParameter), "The topic["+topic+"] is conflict with system topic.")
+		return codec.NewResponse(req, int32(codec.RespInvalidParameter), remarks.TopicConflictsWithSystem(topic))
 	}
 	tc := body.NewTopicConfig(topic)
 	tc.ReadQueueNums = h.ReadQueueNums
@@ -96,7 +97,7 @@ func (a *topicAdmin) deleteTopic(_ *transport.Conn, req *codec.Frame) *codec.Fra
 		return codec.NewResponse(req, int32(codec.RespInvalidParameter), remark)
 	}
 	if a.topics.isSystem(topic) {
-		return codec.NewResponse(req, int32(codec.RespInvalidParameter), "The topic["+topic+"] is conflict with system topic.")
+		return codec.NewResponse(req, int32(codec.RespInvalidParameter), remarks.TopicConflictsWithSystem(topic))
 	}
 	if _, err := a.topics.delete(topic); err != nil {
 		return codec.NewResponse(req, int32(codec.RespSystemError), err.Error())
@@ -126,7 +127,7 @@ func (a *topicAdmin) getTopicConfig(_ *transport.Conn, req *codec.Frame) *codec.
 	topic := h.Topic
 	tc, ok := a.topics.get(topic)
 	if !ok {
-		return codec.NewResponse(req, int32(codec.RespTopicNotExist), "No topic in this broker. topic: "+topic)
+		return codec.NewResponse(req, int32(codec.RespTopicNotExist), remarks.NoTopicInBroker(topic))
 	}
 	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
 	resp.Body = body.AppendTopicConfig(nil, &tc)

@@ -11,6 +11,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 )
 
 // clientProcessor serves HEART_BEAT, UNREGISTER_CLIENT,
@@ -107,7 +108,7 @@ func (p *clientProcessor) consumerList(_ *transport.Conn, req *codec.Frame) *cod
 	group := h.ConsumerGroup
 	ids := p.clients.consumerIDs(group)
 	if len(ids) == 0 {
-		return codec.NewResponse(req, int32(codec.RespSystemError), "no consumer for this group, "+group)
+		return codec.NewResponse(req, int32(codec.RespSystemError), remarks.NoConsumerForGroup(group))
 	}
 	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
 	resp.Body = body.AppendConsumerIDList(nil, ids)
@@ -121,7 +122,7 @@ func (p *clientProcessor) checkClientConfig(_ *transport.Conn, req *codec.Frame)
 		SubscriptionData body.SubscriptionData `json:"subscriptionData"`
 	}
 	if err := json.Unmarshal(req.Body, &r); err != nil {
-		return codec.NewResponse(req, int32(codec.RespSystemError), "body: check client config: "+err.Error())
+		return codec.NewResponse(req, int32(codec.RespSystemError), remarks.BodyCheckClientConfig(err.Error()))
 	}
 	t := r.SubscriptionData.ExpressionType
 	if filter.IsTagType(t) {
@@ -129,7 +130,7 @@ func (p *clientProcessor) checkClientConfig(_ *transport.Conn, req *codec.Frame)
 	}
 	if !p.live.propertyFilter.Load() {
 		// compat: Java's remark when the broker cannot filter by this type.
-		return codec.NewResponse(req, int32(codec.RespSystemError), "The broker does not support consumer to filter message by "+t)
+		return codec.NewResponse(req, int32(codec.RespSystemError), remarks.FilterTypeNotSupported(t))
 	}
 	// The shared cache: the pulls that follow find the expression compiled.
 	if _, err := p.filters.Subscription(t, r.SubscriptionData.SubString); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec/message"
 	"github.com/rocketgo/rocketgo/codec/transport"
 	"github.com/rocketgo/rocketgo/compat/fastjson"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 	"github.com/rocketgo/rocketgo/store"
 	"github.com/rocketgo/rocketgo/store/ha"
 	"github.com/rocketgo/rocketgo/store/ha/autoswitch"
@@ -277,10 +278,10 @@ func (rm *replicasManager) gateSend(next transport.LeasedHandler) transport.Leas
 	return func(c *transport.Conn, req *codec.Frame, l *transport.Lease) *codec.Frame {
 		if !rm.b.role.IsSlave() {
 			if rm.fenced.Load() {
-				return errResp(req, codec.RespServiceNotAvailable, "service not available now. It may be caused by one of the following reasons: the broker's disk is full ["+rm.b.send.diskUtil()+"], messages are put to the slave, message store has been shut down, etc.")
+				return errResp(req, codec.RespServiceNotAvailable, remarks.ServiceNotAvailable(rm.b.send.diskUtil()))
 			}
 			if srv := rm.srv.Load(); srv != nil && srv.InSyncReplicasNums() < int(rm.minInSync.Load()) && waitStoreMsgOK(req) {
-				return errResp(req, codec.RespSystemError, "in-sync replicas not enough")
+				return errResp(req, codec.RespSystemError, remarks.InSyncReplicasNotEnough)
 			}
 		}
 		return next(c, req, l)
@@ -308,7 +309,7 @@ func registerControllerMode(r *transport.Router, pool *transport.Pool, b *Broker
 	r.Handle(codec.ReqGetBrokerEpochCache, pool, func(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 		if b.rm == nil {
 			// compat: Java's remark, trailing space included.
-			return codec.NewResponse(req, int32(codec.RespSystemError), "this request only for controllerMode ")
+			return codec.NewResponse(req, int32(codec.RespSystemError), remarks.OnlyForControllerMode)
 		}
 		resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
 		resp.Body = b.rm.epochEntryCache(nil)

@@ -14,6 +14,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/header"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 	"github.com/rocketgo/rocketgo/controller"
 	"github.com/rocketgo/rocketgo/controller/controllertest"
 	"github.com/rocketgo/rocketgo/store"
@@ -326,7 +327,7 @@ func TestControllerModeFencing(t *testing.T) {
 	require.Equal(t, e+5, tb.rm.MasterEpoch())
 	resp = tb.invoke(t, sendV1("CMF", 0, props("UNIQ_KEY", "z"), []byte("z")))
 	require.Equal(t, int32(codec.RespSystemBusy), resp.Code)
-	require.Equal(t, rejectRemark, resp.Remark)
+	require.Equal(t, remarks.RejectRequest, resp.Remark)
 	// The controller's own (older) view does not bring it back.
 	tb.rm.syncReplicaInfo()
 	require.True(t, tb.IsSlave())

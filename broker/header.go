@@ -6,6 +6,7 @@ import (
 
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/header"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 )
 
 // Request headers are read with the typed decoders of codec/header, never
@@ -38,17 +39,9 @@ func headerFailure(req *codec.Frame, err error) *codec.Frame {
 	remark := err.Error()
 	var fe *header.FieldError
 	if errors.As(err, &fe) && errors.Is(fe.Err, header.ErrInvalidField) {
-		remark = numberFormatRemark(fe.Value)
+		remark = remarks.NumberFormat(fe.Value)
 	}
 	return codec.NewResponse(req, int32(codec.RespSystemError), remark)
-}
-
-// numberFormatRemark is the text of the NumberFormatException Java's
-// Integer.parseInt / Long.parseLong throw for v (what
-// UtilAll.exceptionSimpleDesc puts first in the remark; the stack frame it
-// appends names JDK internals and is left out).
-func numberFormatRemark(v string) string {
-	return `java.lang.NumberFormatException: For input string: "` + v + `"`
 }
 
 // atoi32 reads a number the broker itself wrote into a stored message's

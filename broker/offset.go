@@ -9,6 +9,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/message"
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 	"github.com/rocketgo/rocketgo/store"
 )
 
@@ -106,12 +107,12 @@ func (p *offsetProcessor) queryConsumerOffset(_ *transport.Conn, req *codec.Fram
 		return okWith(req, "offset", off)
 	}
 	if !h.SetZeroIfNotFound {
-		return codec.NewResponse(req, int32(codec.RespQueryNotFound), "Not found, do not set to zero, maybe this group boot first")
+		return codec.NewResponse(req, int32(codec.RespQueryNotFound), remarks.OffsetNotFoundGroupBootFirst)
 	}
 	if p.store.MinOffset(topic, q) <= 0 && (p.neverWritten(topic, q) || p.firstInMemory(topic, q)) {
 		return okWith(req, "offset", 0)
 	}
-	return codec.NewResponse(req, int32(codec.RespQueryNotFound), "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first")
+	return codec.NewResponse(req, int32(codec.RespQueryNotFound), remarks.OffsetNotFoundV306)
 }
 
 func (p *offsetProcessor) updateConsumerOffset(_ *transport.Conn, req *codec.Frame) *codec.Frame {

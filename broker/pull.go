@@ -3,7 +3,6 @@ package broker
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/message"
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 	"github.com/rocketgo/rocketgo/store"
 )
 
@@ -138,8 +138,8 @@ func newPullProcessor(cfg *Config, live *liveConfig, st MessageStore, topics *to
 	if cfg.MaxHeldPullBytes > 0 {
 		p.holds.maxBytes = cfg.MaxHeldPullBytes
 	}
-	p.connFullRemark = fmt.Sprintf("[OVERLOAD]this connection already holds %d long-polling pulls (maxHeldPullsPerConnection), pull again later", p.holds.maxPerConn)
-	p.tableFullRemark = fmt.Sprintf("[OVERLOAD]held long-polling pulls pin %d bytes (maxHeldPullBytes), pull again later", p.holds.maxBytes)
+	p.connFullRemark = remarks.HeldPullsPerConnectionFull(p.holds.maxPerConn)
+	p.tableFullRemark = remarks.HeldPullBytesFull(p.holds.maxBytes)
 	return p
 }
 
@@ -240,7 +240,7 @@ func (p *pullProcessor) reply(pr *pullRequest, resp *codec.Frame) {
 func (p *pullProcessor) process(pr *pullRequest, allowSuspend bool) {
 	req, h := pr.req, &pr.h
 	if p.live.perm.Load()&body.PermRead == 0 {
-		p.reply(pr, pullErr(req, codec.RespNoPermission, "the broker["+p.cfg.BrokerIP1+"] pulling message is forbidden"))
+		p.reply(pr, pullErr(req, codec.RespNoPermission, remarks.BrokerPullForbidden(p.cfg.BrokerIP1)))
 		return
 	}
 	if allowSuspend {
@@ -357,22 +357,21 @@ func (p *pullProcessor) check(pr *pullRequest) *codec.Frame {
 	req, h := pr.req, &pr.h
 	sg, ok := p.groups.find(h.ConsumerGroup)
 	if !ok {
-		return pullErr(req, codec.RespSubscriptionGroupNotExist, fmt.Sprintf("subscription group [%s] does not exist, %s", h.ConsumerGroup, faqSuffix))
+		return pullErr(req, codec.RespSubscriptionGroupNotExist, remarks.SubscriptionGroupNotExistPull(h.ConsumerGroup))
 	}
 	if !sg.ConsumeEnable {
-		return pullErr(req, codec.RespNoPermission, "subscription group no permission, "+h.ConsumerGroup)
+		return pullErr(req, codec.RespNoPermission, remarks.SubscriptionGroupNoPermission(h.ConsumerGroup))
 	}
 	pr.groupBrokerID, pr.groupSlowBrokerID = sg.BrokerID, sg.WhichBrokerWhenConsumeSlowly
 	tc, ok := p.topics.get(h.Topic)
 	if !ok {
-		return pullErr(req, codec.RespTopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please! %s", h.Topic, faqSuffix))
+		return pullErr(req, codec.RespTopicNotExist, remarks.PullTopicNotExist(h.Topic))
 	}
 	if tc.Perm&body.PermRead == 0 {
-		return pullErr(req, codec.RespNoPermission, "the topic["+h.Topic+"] pulling message is forbidden")
+		return pullErr(req, codec.RespNoPermission, remarks.TopicPullForbidden(h.Topic))
 	}
 	if h.QueueID < 0 || h.QueueID >= tc.ReadQueueNums {
-		return pullErr(req, codec.RespInvalidParameter, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]",
-			h.QueueID, h.Topic, tc.ReadQueueNums, pr.c.RemoteAddr()))
+		return pullErr(req, codec.RespInvalidParameter, remarks.PullQueueIDIllegal(h.QueueID, h.Topic, tc.ReadQueueNums, pr.c.RemoteAddr()))
 	}
 	return p.subscribe(pr)
 }
@@ -390,7 +389,7 @@ func (p *pullProcessor) subscribe(pr *pullRequest) *codec.Frame {
 			// SQL92 text; for SQL92 that fails to compile it asserts
 			// (disabled in production) and then filters with nothing. We
 			// refuse it with the remark Java uses for the parse failure.
-			return pullErr(req, codec.RespSubscriptionParseFailed, "parse the consumer's subscription failed")
+			return pullErr(req, codec.RespSubscriptionParseFailed, remarks.ParseSubscriptionFailed)
 		}
 		if err != nil || (!filter.IsTagType(typ) && !p.live.propertyFilter.Load()) {
 			return p.nonTag(req, typ)
@@ -400,19 +399,19 @@ func (p *pullProcessor) subscribe(pr *pullRequest) *codec.Frame {
 	}
 	hs, found, known := p.clients.pullSubscription(h.ConsumerGroup, h.Topic)
 	if !known {
-		return pullErr(req, codec.RespSubscriptionNotExist, "the consumer's group info not exist"+faqSuffix)
+		return pullErr(req, codec.RespSubscriptionNotExist, remarks.ConsumerGroupInfoNotExist())
 	}
 	if !found {
-		return pullErr(req, codec.RespSubscriptionNotExist, "the consumer's subscription not exist"+faqSuffix)
+		return pullErr(req, codec.RespSubscriptionNotExist, remarks.ConsumerSubscriptionNotExist())
 	}
 	if hs.version < h.SubVersion {
-		return pullErr(req, codec.RespSubscriptionNotLatest, "the consumer's subscription not latest")
+		return pullErr(req, codec.RespSubscriptionNotLatest, remarks.ConsumerSubscriptionNotLatest)
 	}
 	// The Go client pulls SQL92 subscriptions saying TAG: the heartbeat's
 	// expression type decides.
 	if !filter.IsTagType(hs.typ) {
 		if hs.err != nil {
-			return pullErr(req, codec.RespFilterDataNotExist, "The broker's consumer filter data is not exist!Your expression may be wrong!")
+			return pullErr(req, codec.RespFilterDataNotExist, remarks.FilterDataNotExist)
 		}
 		if !p.live.propertyFilter.Load() {
 			return p.nonTag(req, hs.typ)
@@ -465,7 +464,7 @@ func (p *pullProcessor) behindMemory(pr *pullRequest, maxPhy int64) bool {
 // nonTag answers a subscription type the broker does not evaluate.
 func (p *pullProcessor) nonTag(req *codec.Frame, typ string) *codec.Frame {
 	// compat: Java's remark when property filtering is off.
-	return pullErr(req, codec.RespSystemError, "The broker does not support consumer to filter message by "+typ)
+	return pullErr(req, codec.RespSystemError, remarks.FilterTypeNotSupported(typ))
 }
 
 // pullCode maps a store status to the pull response code as Java's
@@ -486,5 +485,5 @@ func pullCode(s store.GetStatus, reqOffset int64) (codec.ResponseCode, string) {
 	case store.OffsetOverflowBadly, store.OffsetTooSmall:
 		return codec.RespPullOffsetMoved, s.String()
 	}
-	return codec.RespSystemError, "store getMessage return null"
+	return codec.RespSystemError, remarks.StoreGetMessageNull
 }

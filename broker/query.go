@@ -8,6 +8,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 )
 
 // defaultQueryMaxNum is Java's defaultQueryMaxNum, used for unique-key
@@ -64,7 +65,7 @@ func (p *queryProcessor) queryMessage(_ *transport.Conn, req *codec.Frame) *code
 		out = append(out, rec...)
 	}
 	if len(out) == 0 {
-		return codec.NewResponse(req, int32(codec.RespQueryNotFound), "can not find message, maybe time range not correct")
+		return codec.NewResponse(req, int32(codec.RespQueryNotFound), remarks.MessageNotFoundTimeRange)
 	}
 	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
 	resp.Ext = []codec.KV{
@@ -83,7 +84,7 @@ func (p *queryProcessor) viewMessageByID(_ *transport.Conn, req *codec.Frame) *c
 	off := h.Offset
 	rec, err := p.store.ReadRecord(off, 0)
 	if err != nil || len(rec) == 0 {
-		return codec.NewResponse(req, int32(codec.RespSystemError), "can not find message by the offset, "+strconv.FormatInt(off, 10))
+		return codec.NewResponse(req, int32(codec.RespSystemError), remarks.MessageNotFoundByOffset(off))
 	}
 	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
 	resp.Body = rec

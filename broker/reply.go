@@ -10,6 +10,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/message"
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 	"github.com/rocketgo/rocketgo/store"
 )
 
@@ -67,11 +68,11 @@ func (p *replyProcessor) withRegion(f *codec.Frame) *codec.Frame {
 func (p *replyProcessor) push(c *transport.Conn, h *sendHeader, payload []byte) string {
 	sender, ok := message.Property(h.Properties, message.PropertyMessageReplyToClient)
 	if !ok || sender == "" {
-		return "reply message properties[" + message.PropertyMessageReplyToClient + "] is null"
+		return remarks.ReplyToClientNull(message.PropertyMessageReplyToClient)
 	}
 	conn := p.clients.findProducerByClientID(sender)
 	if conn == nil {
-		return "push reply message fail, channel of <" + sender + "> not found."
+		return remarks.PushReplyChannelNotFound(sender)
 	}
 	props := message.SetProperty(h.Properties, message.PropertyPushReplyTime, strconv.FormatInt(time.Now().UnixMilli(), 10))
 	req := &codec.Frame{Code: int32(codec.ReqPushReplyMessageToClient), Language: codec.LangJava, Version: codec.ServerVersion, Body: payload}
@@ -96,7 +97,7 @@ func (p *replyProcessor) push(c *transport.Conn, h *sendHeader, payload []byte) 
 	resp, err := conn.Invoke(ctx, req)
 	if err != nil || resp.Code != int32(codec.RespSuccess) {
 		p.log.Warn("push reply message failed", "client", sender, "err", err)
-		return "push reply message to " + sender + "fail."
+		return remarks.PushReplyFailed(sender)
 	}
 	return ""
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/message"
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 	"github.com/rocketgo/rocketgo/store"
 )
 
@@ -43,16 +44,16 @@ func (p *retryProcessor) sendBack(c *transport.Conn, req *codec.Frame) *codec.Fr
 	group := h.Group
 	sg, ok := p.groups.find(group)
 	if !ok {
-		return errResp(req, codec.RespSubscriptionGroupNotExist, "subscription group not exist, "+group+" "+faqSuffix)
+		return errResp(req, codec.RespSubscriptionGroupNotExist, remarks.SubscriptionGroupNotExistSend(group))
 	}
 	if p.live.perm.Load()&body.PermWrite == 0 {
-		return errResp(req, codec.RespNoPermission, "the broker["+p.cfg.BrokerIP1+"] sending message is forbidden")
+		return errResp(req, codec.RespNoPermission, remarks.BrokerSendForbidden(p.cfg.BrokerIP1))
 	}
 	if sg.RetryQueueNums <= 0 {
 		return codec.NewResponse(req, int32(codec.RespSuccess), "")
 	}
 	var sysFlag int32
-	if strings.EqualFold(req.Value("unitMode"), "true") {
+	if h.UnitMode {
 		sysFlag = 2
 	}
 	topic := RetryGroupPrefix + group
@@ -61,7 +62,7 @@ func (p *retryProcessor) sendBack(c *transport.Conn, req *codec.Frame) *codec.Fr
 	// queues, which maxTopicQueueNums may have capped.
 	queueID := rand.Int32N(max(min(sg.RetryQueueNums, tc.WriteQueueNums), 1))
 	if tc.Perm&body.PermWrite == 0 {
-		return errResp(req, codec.RespNoPermission, "the topic["+topic+"] sending message is forbidden")
+		return errResp(req, codec.RespNoPermission, remarks.TopicSendForbidden(topic))
 	}
 	offset := h.Offset
 	rec, err := p.store.ReadRecord(offset, 0)
@@ -70,7 +71,7 @@ func (p *retryProcessor) sendBack(c *transport.Conn, req *codec.Frame) *codec.Fr
 		err = message.Decode(rec, &e)
 	}
 	if err != nil {
-		return errResp(req, codec.RespSystemError, "look message by offset failed, "+strconv.FormatInt(offset, 10))
+		return errResp(req, codec.RespSystemError, remarks.LookMessageByOffsetFailed(offset))
 	}
 	props := e.Properties
 	backTopic := e.Topic // Java's incSendBackNums key: the original topic

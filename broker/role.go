@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 	"github.com/rocketgo/rocketgo/store"
 	"github.com/rocketgo/rocketgo/store/ha"
 	"github.com/rocketgo/rocketgo/store/ha/autoswitch"
@@ -18,10 +19,6 @@ import (
 // haAddressMinLength: a configured haMasterAddress shorter than this is
 // ignored (Java BrokerController.HA_ADDRESS_MIN_LENGTH).
 const haAddressMinLength = 6
-
-// rejectRemark answers a request the broker's role refuses outright
-// (Java's processor rejectRequest, answered by NettyRemotingAbstract).
-const rejectRemark = "[REJECTREQUEST]system busy, start flow control for a while"
 
 // replStore is what replication needs from the store (*store.Store). A
 // MessageStore without it (a test double) runs without HA.
@@ -408,5 +405,5 @@ func putStored(s store.PutStatus) bool {
 
 // rejectSlave answers a request a slave refuses as Java's rejectRequest.
 func rejectSlave(req *codec.Frame) *codec.Frame {
-	return codec.NewResponse(req, int32(codec.RespSystemBusy), rejectRemark)
+	return codec.NewResponse(req, int32(codec.RespSystemBusy), remarks.RejectRequest)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 	"github.com/rocketgo/rocketgo/store"
 )
 
@@ -36,10 +37,10 @@ func TestRoleChangeAtRunTime(t *testing.T) {
 
 	resp = tb.invoke(t, sendV1("RoleT", 0, props("UNIQ_KEY", "u2"), []byte("m2")))
 	require.Equal(t, int32(codec.RespSystemBusy), resp.Code)
-	require.Equal(t, rejectRemark, resp.Remark)
+	require.Equal(t, remarks.RejectRequest, resp.Remark)
 	resp = tb.invoke(t, pullReq("g", "RoleT", 0, 0, pullFlagSubscription, 0, "*"))
 	require.Equal(t, int32(codec.RespSystemBusy), resp.Code, "slaveReadEnable is off")
-	require.Equal(t, rejectRemark, resp.Remark)
+	require.Equal(t, remarks.RejectRequest, resp.Remark)
 	resp = tb.invoke(t, request(codec.ReqEndTransaction, "producerGroup", "pg", "tranStateTableOffset", "0",
 		"commitLogOffset", "0", "commitOrRollback", "8", "fromTransactionCheck", "false", "msgId", "x"))
 	require.Equal(t, int32(codec.RespSlaveNotAvailable), resp.Code)

@@ -18,6 +18,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/message"
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 	"github.com/rocketgo/rocketgo/store"
 )
 
@@ -34,31 +35,25 @@ type sendHeader struct {
 // empty queueId reads as -1 (the broker picks a queue).
 func (h *sendHeader) decode(req *codec.Frame) *codec.Frame {
 	var err error
-	key := "queueId"
 	if isV2Send(req.Code) {
 		var v2 header.SendMessageRequestV2
 		err = v2.Decode(req)
 		v2.ToV1(&h.SendMessageRequest)
-		key = "e"
 	} else {
 		err = h.SendMessageRequest.Decode(req)
 	}
 	if r := headerFailure(req, err); r != nil {
 		return r
 	}
-	if h.QueueID == 0 && req.Value(key) == "" {
+	if !h.HasQueueID() {
 		h.QueueID = -1
 	}
 	return nil
 }
 
 // maxReconsume is the header's maxReconsumeTimes, if the request has one.
-func (h *sendHeader) maxReconsume(req *codec.Frame) (int32, bool) {
-	key := "maxReconsumeTimes"
-	if isV2Send(req.Code) {
-		key = "l"
-	}
-	return h.MaxReconsumeTimes, req.Value(key) != ""
+func (h *sendHeader) maxReconsume() (int32, bool) {
+	return h.MaxReconsumeTimes, h.HasMaxReconsumeTimes()
 }
 
 func isV2Send(code int32) bool {
@@ -156,7 +151,7 @@ func (p *sendProcessor) process(c *transport.Conn, req *codec.Frame, l *transpor
 	}
 
 	if len(req.Body) > p.cfg.MaxMessageSize {
-		return errResp(req, codec.RespMessageIllegal, illegalRemark(p.cfg.MaxMessageSize))
+		return errResp(req, codec.RespMessageIllegal, remarks.MessageIllegal(p.cfg.MaxMessageSize))
 	}
 	topic := h.Topic
 	props := h.Properties
@@ -199,7 +194,7 @@ func (p *sendProcessor) process(c *transport.Conn, req *codec.Frame, l *transpor
 	sc.uniq = uniq
 	if len(props) > message.MaxPropertiesLen {
 		p.putCtx(sc)
-		return errResp(req, codec.RespMessageIllegal, illegalRemark(p.cfg.MaxMessageSize))
+		return errResp(req, codec.RespMessageIllegal, remarks.MessageIllegal(p.cfg.MaxMessageSize))
 	}
 	sysFlag := h.SysFlag
 	if tc.TopicFilterType == body.MultiTag {
@@ -369,13 +364,13 @@ func (p *sendProcessor) appendBrokerProps(dst []byte, props string) []byte {
 // system topics, topic existence (with auto-creation), queue id range.
 func (p *sendProcessor) check(c *transport.Conn, req *codec.Frame, h *sendHeader) (body.TopicConfig, *codec.Frame) {
 	if p.live.perm.Load()&body.PermWrite == 0 {
-		return body.TopicConfig{}, errResp(req, codec.RespNoPermission, "the broker["+p.cfg.BrokerIP1+"] sending message is forbidden")
+		return body.TopicConfig{}, errResp(req, codec.RespNoPermission, remarks.BrokerSendForbidden(p.cfg.BrokerIP1))
 	}
 	if remark := validateTopic(h.Topic); remark != "" {
 		return body.TopicConfig{}, errResp(req, codec.RespInvalidParameter, remark)
 	}
 	if notAllowedSend[h.Topic] {
-		return body.TopicConfig{}, errResp(req, codec.RespNoPermission, "Sending message to topic["+h.Topic+"] is forbidden.")
+		return body.TopicConfig{}, errResp(req, codec.RespNoPermission, remarks.SendToTopicForbidden(h.Topic))
 	}
 	tc, ok := p.topics.get(h.Topic)
 	if !ok {
@@ -393,12 +388,11 @@ func (p *sendProcessor) check(c *transport.Conn, req *codec.Frame, h *sendHeader
 			tc, ok = p.topics.createIfAbsent(h.Topic, 1, body.PermWrite|body.PermRead, sysFlag), true
 		}
 		if !ok {
-			return tc, errResp(req, codec.RespTopicNotExist, "topic["+h.Topic+"] not exist, apply first please!"+faqSuffix)
+			return tc, errResp(req, codec.RespTopicNotExist, remarks.TopicNotExistApplyFirst(h.Topic))
 		}
 	}
 	if h.QueueID >= max(tc.WriteQueueNums, tc.ReadQueueNums) {
-		return tc, errResp(req, codec.RespInvalidParameter, fmt.Sprintf("request queueId[%d] is illegal, %s Producer: %s",
-			h.QueueID, topicConfigString(&tc), c.RemoteAddr()))
+		return tc, errResp(req, codec.RespInvalidParameter, remarks.SendQueueIDIllegal(h.QueueID, topicConfigString(&tc), c.RemoteAddr()))
 	}
 	return tc, nil
 }
@@ -409,10 +403,10 @@ func (p *sendProcessor) retryTarget(req *codec.Frame, h *sendHeader, queueID int
 	group := strings.TrimPrefix(h.Topic, RetryGroupPrefix)
 	sg, ok := p.groups.find(group)
 	if !ok {
-		return "", 0, false, errResp(req, codec.RespSubscriptionGroupNotExist, "subscription group not exist, "+group+" "+faqSuffix)
+		return "", 0, false, errResp(req, codec.RespSubscriptionGroupNotExist, remarks.SubscriptionGroupNotExistSend(group))
 	}
 	maxTimes := sg.RetryMaxTimes
-	if n, ok := h.maxReconsume(req); ok && req.Version >= versionV3_4_9 {
+	if n, ok := h.maxReconsume(); ok && req.Version >= versionV3_4_9 {
 		maxTimes = n
 	}
 	if h.ReconsumeTimes > maxTimes || (p.locks != nil && p.locks.groupHasLock(group)) {
@@ -426,11 +420,11 @@ func (p *sendProcessor) retryTarget(req *codec.Frame, h *sendHeader, queueID int
 func (p *sendProcessor) sendBatch(c *transport.Conn, req *codec.Frame, l *transport.Lease, h *sendHeader, tc *body.TopicConfig, queueID int32, bornHost netip.AddrPort) *codec.Frame {
 	if len(h.Topic) > topicMaxLen {
 		// compat: Java's remark for a batch to a too long topic.
-		return errResp(req, codec.RespMessageIllegal, "message topic length too long "+strconv.Itoa(len(h.Topic)))
+		return errResp(req, codec.RespMessageIllegal, remarks.MessageTopicTooLong(len(h.Topic)))
 	}
 	if isRetryTopic(h.Topic) {
 		// compat: Java 5.x refuses batches to retry topics with this remark.
-		return errResp(req, codec.RespMessageIllegal, "batch request does not support retry group "+h.Topic)
+		return errResp(req, codec.RespMessageIllegal, remarks.BatchNotSupportRetry(h.Topic))
 	}
 	sysFlag := h.SysFlag
 	if tc.TopicFilterType == body.MultiTag {
@@ -448,7 +442,7 @@ func (p *sendProcessor) sendBatch(c *transport.Conn, req *codec.Frame, l *transp
 	var e message.BatchEntry
 	for it.Next(&e) {
 		if len(e.Body) > p.cfg.MaxMessageSize || len(e.Properties) > message.MaxPropertiesLen {
-			return errResp(req, codec.RespMessageIllegal, illegalRemark(p.cfg.MaxMessageSize))
+			return errResp(req, codec.RespMessageIllegal, remarks.MessageIllegal(p.cfg.MaxMessageSize))
 		}
 		start := len(all)
 		all = append(all, e.Properties...)
@@ -458,7 +452,7 @@ func (p *sendProcessor) sendBatch(c *transport.Conn, req *codec.Frame, l *transp
 		all = append(all, suffix...)
 		ends = append(ends, len(all))
 		if len(all)-start > message.MaxPropertiesLen {
-			return errResp(req, codec.RespMessageIllegal, illegalRemark(p.cfg.MaxMessageSize))
+			return errResp(req, codec.RespMessageIllegal, remarks.MessageIllegal(p.cfg.MaxMessageSize))
 		}
 		tags, _ := message.Property(e.Properties, message.PropertyTags)
 		msgs = append(msgs, message.Message{
@@ -476,7 +470,7 @@ func (p *sendProcessor) sendBatch(c *transport.Conn, req *codec.Frame, l *transp
 	}
 	if err := it.Err(); err != nil || len(msgs) == 0 {
 		p.log.Warn("send: bad batch body", "topic", h.Topic, "remote", c.RemoteAddr(), "err", err)
-		return errResp(req, codec.RespMessageIllegal, illegalRemark(p.cfg.MaxMessageSize))
+		return errResp(req, codec.RespMessageIllegal, remarks.MessageIllegal(p.cfg.MaxMessageSize))
 	}
 	allProps := string(all)
 	start := 0
@@ -525,13 +519,13 @@ func (p *sendProcessor) putResponse(req *codec.Frame, r store.PutResult, queueID
 	case store.FlushSlaveTimeout:
 		code = codec.RespFlushSlaveTimeout
 	case store.MessageIllegal, store.PropertiesSizeExceeded:
-		return errResp(req, codec.RespMessageIllegal, illegalRemark(p.cfg.MaxMessageSize))
+		return errResp(req, codec.RespMessageIllegal, remarks.MessageIllegal(p.cfg.MaxMessageSize))
 	case store.ServiceNotAvailable:
-		return errResp(req, codec.RespServiceNotAvailable, "service not available now. It may be caused by one of the following reasons: the broker's disk is full ["+p.diskUtil()+"], messages are put to the slave, message store has been shut down, etc.")
+		return errResp(req, codec.RespServiceNotAvailable, remarks.ServiceNotAvailable(p.diskUtil()))
 	case store.OSPageCacheBusy:
-		return errResp(req, codec.RespSystemBusy, "[PC_SYNCHRONIZED]broker busy, start flow control for a while")
+		return errResp(req, codec.RespSystemBusy, remarks.PageCacheBusy)
 	default:
-		return errResp(req, codec.RespSystemError, "UNKNOWN_ERROR")
+		return errResp(req, codec.RespSystemError, remarks.UnknownError)
 	}
 	resp := codec.NewResponse(req, int32(code), remark)
 	var ids []byte
@@ -577,16 +571,9 @@ func appendProp(props, name, value string) string {
 	return string(b)
 }
 
-// compat: FAQUrl.suggestTodo for the topic and group FAQ links.
-const faqSuffix = "\nSee https://rocketmq.apache.org/docs/bestPractice/06FAQ for further details."
-
 // versionV3_4_9 is the MQVersion ordinal from which the header's
 // maxReconsumeTimes is honoured.
 const versionV3_4_9 = 121
-
-func illegalRemark(maxSize int) string {
-	return fmt.Sprintf("the message is illegal, maybe msg body or properties length not matched. msg body length limit %dB, msg properties length limit 32KB.", maxSize)
-}
 
 // topicConfigString mimics TopicConfig.toString for remarks.
 func topicConfigString(tc *body.TopicConfig) string {

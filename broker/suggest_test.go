@@ -9,6 +9,7 @@ import (
 
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 )
 
 // fillQueue sends n messages tagged TagA to topic's queue 0 and waits
@@ -160,7 +161,7 @@ func TestSuggestLiveConfig(t *testing.T) {
 	update(slave, "slaveReadEnable=false\n")
 	resp := slave.invoke(t, pullReq("g", "Sugg", 0, 0, pullFlagSubscription, 0, "*"))
 	require.Equal(t, int32(codec.RespSystemBusy), resp.Code)
-	require.Equal(t, rejectRemark, resp.Remark)
+	require.Equal(t, remarks.RejectRequest, resp.Remark)
 }
 
 // With slaveReadEnable and every pull judged slow, the pull round trip

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/message"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 	"github.com/rocketgo/rocketgo/store"
 	"github.com/rocketgo/rocketgo/store/timer"
 )
@@ -22,10 +23,8 @@ import (
 // (store/timer) and re-stores it under its real topic when its slot ends.
 const (
 	timerCheckGroup   = "CID_SYS_RMQ_TIMER" // delivered prefix kept by rocketgo before the wheel; read once to migrate
-	timerIllegal      = "timer message illegal, the delay time should not be bigger than the max delay %dms; or if set del msg, the delay time should be bigger than the current time"
-	timerNotEnabled   = "accurate timer message is not enabled, timerWheelEnable is %t"
-	timerEnqueueBatch = 256  // timer-topic units read per step
-	timerDequeueBatch = 1024 // units delivered per step: bounds the memory a slot costs
+	timerEnqueueBatch = 256                 // timer-topic units read per step
+	timerDequeueBatch = 1024                // units delivered per step: bounds the memory a slot costs
 	timerCleanEvery   = 30 * time.Second
 )
 
@@ -91,19 +90,19 @@ func scheduleTimer(cfg *Config, m *message.Message, now int64) (codec.ResponseCo
 		}
 	}
 	if !cfg.TimerWheelEnable {
-		return codec.RespSystemError, fmt.Sprintf(timerNotEnabled, false)
+		return codec.RespSystemError, remarks.TimerNotEnabled
 	}
 	if bad {
-		return codec.RespMessageIllegal, fmt.Sprintf(timerIllegal, timerMaxDelayMs(cfg))
+		return codec.RespMessageIllegal, remarks.TimerIllegal(timerMaxDelayMs(cfg))
 	}
 	if at <= now {
 		if _, del := message.Property(m.Properties, message.PropertyTimerDelUniqKey); del {
-			return codec.RespMessageIllegal, fmt.Sprintf(timerIllegal, timerMaxDelayMs(cfg))
+			return codec.RespMessageIllegal, remarks.TimerIllegal(timerMaxDelayMs(cfg))
 		}
 		return codec.RespSuccess, "" // due already: deliver as a normal message
 	}
 	if at-now > timerMaxDelayMs(cfg) {
-		return codec.RespMessageIllegal, fmt.Sprintf(timerIllegal, timerMaxDelayMs(cfg))
+		return codec.RespMessageIllegal, remarks.TimerIllegal(timerMaxDelayMs(cfg))
 	}
 	// compat: Java rounds down to the precision (a multiple goes one step
 	// earlier), so the requested time lies in (at, at+precision]: the slot

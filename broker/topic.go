@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"fmt"
 	"log/slog"
 	"maps"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 )
 
 // System topic names (Java TopicValidator / MixAll).
@@ -52,19 +52,19 @@ func validTopicChar(c byte) bool {
 // remark, or "" when the topic is valid.
 func validateTopic(topic string) string {
 	if strings.TrimSpace(topic) == "" {
-		return "The specified topic is blank."
+		return remarks.TopicBlank
 	}
 	for i := 0; i < len(topic); i++ {
 		if !validTopicChar(topic[i]) {
-			return "The specified topic: " + topic + ", contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"
+			return remarks.TopicIllegalCharacters(topic)
 		}
 	}
 	if strings.HasPrefix(topic, RetryGroupPrefix) || strings.HasPrefix(topic, DLQGroupPrefix) {
 		if len(topic) > retryOrDLQTopicMax {
-			return fmt.Sprintf("The specified topic is DLQ or Retry topic: %s, and it's longer than topic max length: %d", topic, retryOrDLQTopicMax)
+			return remarks.RetryOrDLQTopicTooLong(topic, retryOrDLQTopicMax)
 		}
 	} else if len(topic) > topicMaxLen {
-		return fmt.Sprintf("The specified topic: %s, is longer than topic max length: %d", topic, topicMaxLen)
+		return remarks.TopicTooLong(topic, topicMaxLen)
 	}
 	return ""
 }
@@ -173,9 +173,7 @@ func (t *topicTable) queueNumsRemark(tc *body.TopicConfig) string {
 	if tc.ReadQueueNums <= t.maxQueues && tc.WriteQueueNums <= t.maxQueues {
 		return ""
 	}
-	// Worded like Java's other queue checks; Java itself has no cap.
-	return fmt.Sprintf("topic[%s] readQueueNums[%d] writeQueueNums[%d] is illegal, the broker allows at most %d queues per topic (maxTopicQueueNums)",
-		tc.TopicName, tc.ReadQueueNums, tc.WriteQueueNums, t.maxQueues)
+	return remarks.TopicQueueNumsIllegal(tc.TopicName, tc.ReadQueueNums, tc.WriteQueueNums, t.maxQueues)
 }
 
 // capQueues bounds a queue number a topic is created with by

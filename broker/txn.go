@@ -12,6 +12,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/message"
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 	"github.com/rocketgo/rocketgo/store"
 )
 
@@ -131,16 +132,16 @@ func (s *txnService) end(c *transport.Conn, req *codec.Frame) *codec.Frame {
 		err = message.Decode(rec, &e)
 	}
 	if err != nil || e.Topic != TopicTransHalf {
-		return codec.NewResponse(req, int32(codec.RespSystemError), "Find prepared transaction message failed")
+		return codec.NewResponse(req, int32(codec.RespSystemError), remarks.FindPreparedTxnFailed)
 	}
 	if pg, _ := message.Property(e.Properties, message.PropertyProducerGroup); pg != h.ProducerGroup {
-		return codec.NewResponse(req, int32(codec.RespSystemError), "The producer group wrong")
+		return codec.NewResponse(req, int32(codec.RespSystemError), remarks.ProducerGroupWrong)
 	}
 	if e.QueueOffset != h.TranStateTableOffset {
-		return codec.NewResponse(req, int32(codec.RespSystemError), "The transaction state table offset wrong")
+		return codec.NewResponse(req, int32(codec.RespSystemError), remarks.TxnStateTableOffsetWrong)
 	}
 	if e.PhysicalOffset != phy {
-		return codec.NewResponse(req, int32(codec.RespSystemError), "The commit log offset wrong")
+		return codec.NewResponse(req, int32(codec.RespSystemError), remarks.CommitLogOffsetWrong)
 	}
 	if typ == message.TransactionRollbackType {
 		s.writeOp(e.QueueOffset)

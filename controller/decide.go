@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 )
 
 // Liveness answers what the elect policy and the checks need to know of
@@ -93,44 +93,44 @@ func (d *decider) alterSyncStateSet(from *transport.Conn, brokerName string, mas
 	r := &result{}
 	d.state.view(brokerName, func(bs *brokerSet) {
 		if bs == nil {
-			r.fail(codec.RespControllerAlterSyncStateSetFailed, "Broker metadata is not existed")
+			r.fail(codec.RespControllerAlterSyncStateSetFailed, remarks.BrokerMetadataNotExisted)
 			return
 		}
 		newSet := slices.Clone(set.IDs)
 		slices.Sort(newSet)
 		newSet = slices.Compact(newSet)
 		if slices.Equal(newSet, bs.SyncSet) {
-			r.fail(codec.RespControllerAlterSyncStateSetFailed, "The newSyncStateSet is equal with oldSyncStateSet, no needed to update syncStateSet")
+			r.fail(codec.RespControllerAlterSyncStateSetFailed, remarks.SyncStateSetUnchanged)
 			return
 		}
 		if bs.Master == 0 || bs.Master != masterID {
-			r.fail(codec.RespControllerInvalidMaster, fmt.Sprintf("Rejecting alter syncStateSet request because the current leader is:{%s}, not {%s}", javaID(bs.Master), javaID(masterID)))
+			r.fail(codec.RespControllerInvalidMaster, remarks.AlterSyncStateSetNotLeader(javaID(bs.Master), javaID(masterID)))
 			return
 		}
 		if !d.live.Holds(bs.Cluster, bs.Name, masterID, from) {
-			r.fail(codec.RespControllerInvalidMaster, fmt.Sprintf("Rejecting alter syncStateSet request because it does not come on the connection of master {%d}", masterID))
+			r.fail(codec.RespControllerInvalidMaster, remarks.AlterSyncStateSetNotOnMasterConnection(masterID))
 			return
 		}
 		if masterEpoch != bs.MasterEpoch {
-			r.fail(codec.RespControllerFencedMasterEpoch, fmt.Sprintf("Rejecting alter syncStateSet request because the current master epoch is:{%d}, not {%d}", bs.MasterEpoch, masterEpoch))
+			r.fail(codec.RespControllerFencedMasterEpoch, remarks.AlterSyncStateSetMasterEpoch(int64(bs.MasterEpoch), int64(masterEpoch)))
 			return
 		}
 		if set.Epoch != bs.SyncEpoch {
-			r.fail(codec.RespControllerFencedSyncStateSetEpoch, fmt.Sprintf("Rejecting alter syncStateSet request because the current syncStateSet epoch is:{%d}, not {%d}", bs.SyncEpoch, set.Epoch))
+			r.fail(codec.RespControllerFencedSyncStateSetEpoch, remarks.AlterSyncStateSetEpoch(int64(bs.SyncEpoch), int64(set.Epoch)))
 			return
 		}
 		for _, id := range newSet {
 			if _, ok := bs.Brokers[id]; !ok {
-				r.fail(codec.RespControllerInvalidReplicas, fmt.Sprintf("Rejecting alter syncStateSet request because the replicas {%d} don't exist", id))
+				r.fail(codec.RespControllerInvalidReplicas, remarks.AlterSyncStateSetReplicaNotExist(id))
 				return
 			}
 			if !d.alive(bs, id) {
-				r.fail(codec.RespControllerBrokerNotAlive, fmt.Sprintf("Rejecting alter syncStateSet request because the replicas {%d} don't alive", id))
+				r.fail(codec.RespControllerBrokerNotAlive, remarks.AlterSyncStateSetReplicaNotAlive(id))
 				return
 			}
 		}
 		if !slices.Contains(newSet, bs.Master) {
-			r.fail(codec.RespControllerAlterSyncStateSetFailed, fmt.Sprintf("Rejecting alter syncStateSet request because the newSyncStateSet don't contains origin leader {%d}", bs.Master))
+			r.fail(codec.RespControllerAlterSyncStateSetFailed, remarks.AlterSyncStateSetWithoutLeader(bs.Master))
 			return
 		}
 		epoch := bs.SyncEpoch + 1
@@ -148,7 +148,7 @@ func (d *decider) electMaster(brokerName string, requester int64, designate bool
 	r := &result{}
 	d.state.view(brokerName, func(bs *brokerSet) {
 		if bs == nil {
-			r.fail(codec.RespControllerBrokerNeedToBeRegistered, "Broker hasn't been registered")
+			r.fail(codec.RespControllerBrokerNeedToBeRegistered, remarks.BrokerNotRegistered)
 			return
 		}
 		old := bs.Master
@@ -177,7 +177,7 @@ func (d *decider) electMaster(brokerName string, requester int64, designate bool
 			r.setInt("masterEpoch", int64(bs.MasterEpoch))
 			r.setInt("syncStateSetEpoch", int64(bs.SyncEpoch))
 			r.body = body.AppendElectMasterResponseBody(nil, body.ElectMasterResponseBody{SyncSet: bs.SyncSet})
-			r.fail(codec.RespControllerMasterStillExist, fmt.Sprintf("The old master %d is still alive, not need to elect new master for broker %s", old, bs.Name))
+			r.fail(codec.RespControllerMasterStillExist, remarks.OldMasterStillAlive(old, bs.Name))
 			return
 		}
 		if newMaster != 0 {
@@ -196,19 +196,13 @@ func (d *decider) electMaster(brokerName string, requester int64, designate bool
 		if requester <= 0 {
 			// Triggered by the controller: record that the master is gone.
 			r.events = append(r.events, event{Type: evElectMaster, Broker: brokerName})
-			r.fail(codec.RespControllerMasterNotAvailable, "Old master has down and failed to elect a new broker master")
+			r.fail(codec.RespControllerMasterNotAvailable, remarks.OldMasterDownElectFailed)
 			return
 		}
-		r.fail(codec.RespControllerElectMasterFailed, "Failed to elect a new master")
+		r.fail(codec.RespControllerElectMasterFailed, remarks.ElectMasterFailed)
 	})
 	return r
 }
-
-// Remarks of our own for requests refused by who sent them (see doc.go).
-const (
-	remarkNotOnConnection = "Broker [%s, %d] is not registered on this connection"
-	remarkElectNoBroker   = "ELECT_MASTER from a broker needs the asking brokerId"
-)
 
 // brokerElect answers a broker's own CONTROLLER_ELECT_MASTER (designateElect
 // false): the asking broker must speak on its own connection.
@@ -216,13 +210,13 @@ func (d *decider) brokerElect(from *transport.Conn, brokerName string, requester
 	r := &result{}
 	if requester <= 0 {
 		// -1 is the controller's own trigger, never a remote caller's.
-		return r.fail(codec.RespControllerInvalidRequest, remarkElectNoBroker)
+		return r.fail(codec.RespControllerInvalidRequest, remarks.ElectNeedsBrokerID)
 	}
 	refused := false
 	d.state.view(brokerName, func(bs *brokerSet) {
 		if bs != nil && !d.live.Holds(bs.Cluster, bs.Name, requester, from) {
 			refused = true
-			r.fail(codec.RespControllerInvalidRequest, fmt.Sprintf(remarkNotOnConnection, brokerName, requester))
+			r.fail(codec.RespControllerInvalidRequest, remarks.BrokerNotOnConnection(brokerName, requester))
 		}
 	})
 	if refused {
@@ -242,19 +236,19 @@ func (d *decider) adminElect(brokerName string, id int64) *result {
 		if bs == nil {
 			return // electMaster answers Java's 2010
 		}
-		fail := func(why string) {
+		fail := func(remark string) {
 			refused = true
-			r.fail(codec.RespControllerElectMasterFailed, fmt.Sprintf("Failed to elect a new master: broker %d %s", id, why))
+			r.fail(codec.RespControllerElectMasterFailed, remark)
 		}
 		switch _, member := bs.Brokers[id]; {
 		case !member:
-			fail("is not a member of broker set " + bs.Name)
+			fail(remarks.ElectBrokerNotMember(id, bs.Name))
 			return
 		case !d.alive(bs, id):
-			fail("is not alive")
+			fail(remarks.ElectBrokerNotAlive(id))
 			return
 		case bs.MasterEpoch > 0 && !bs.inSync(id):
-			fail("is not in the SyncStateSet")
+			fail(remarks.ElectBrokerNotInSyncSet(id))
 			return
 		}
 		if bs.Master != 0 && bs.Master != id && d.alive(bs, bs.Master) && !d.adminLive() {
@@ -264,7 +258,7 @@ func (d *decider) adminElect(brokerName string, id int64) *result {
 			r.setInt("masterEpoch", int64(bs.MasterEpoch))
 			r.setInt("syncStateSetEpoch", int64(bs.SyncEpoch))
 			r.body = body.AppendElectMasterResponseBody(nil, body.ElectMasterResponseBody{SyncSet: bs.SyncSet})
-			r.fail(codec.RespControllerMasterStillExist, fmt.Sprintf("The old master %d is still alive, not need to elect new master for broker %s", bs.Master, bs.Name))
+			r.fail(codec.RespControllerMasterStillExist, remarks.OldMasterStillAlive(bs.Master, bs.Name))
 		}
 	})
 	if refused {
@@ -298,24 +292,24 @@ func (d *decider) applyBrokerID(cluster, brokerName string, id int64, checkCode 
 	maxSets, maxPerSet := d.bounds()
 	if brokerName == "" || len(brokerName) > maxNameLength || len(checkCode) > maxCheckCodeLen || len(addr) > maxAddrLength || id < firstBrokerID {
 		// Java would store any of these; we refuse what no broker sends.
-		return r.fail(codec.RespControllerBrokerIdInvalid, fmt.Sprintf("Fail to apply brokerId: %d in broker-set: %s", id, brokerName))
+		return r.fail(codec.RespControllerBrokerIdInvalid, remarks.ApplyBrokerIDFailed(id, brokerName))
 	}
 	d.state.mu.RLock()
 	defer d.state.mu.RUnlock()
 	bs := d.state.sets[brokerName]
 	if bs == nil {
 		if id != firstBrokerID {
-			return r.fail(codec.RespControllerBrokerIdInvalid, fmt.Sprintf("Broker-set: %s hasn't been registered in controller, but broker try to apply brokerId: %d", brokerName, id))
+			return r.fail(codec.RespControllerBrokerIdInvalid, remarks.ApplyBrokerIDSetNotRegistered(brokerName, id))
 		}
 		if len(d.state.sets) >= maxSets {
-			return r.fail(codec.RespControllerBrokerIdInvalid, fmt.Sprintf("Broker-set: %s refused: the controller holds %d broker sets", brokerName, maxSets))
+			return r.fail(codec.RespControllerBrokerIdInvalid, remarks.TooManyBrokerSets(brokerName, int64(maxSets)))
 		}
 		r.events = append(r.events, ev)
 		return r
 	}
 	m, exists := bs.Brokers[id]
 	if !exists && len(bs.Brokers) >= maxPerSet {
-		return r.fail(codec.RespControllerBrokerIdInvalid, fmt.Sprintf("Fail to apply brokerId: %d in broker-set: %s", id, brokerName))
+		return r.fail(codec.RespControllerBrokerIdInvalid, remarks.ApplyBrokerIDFailed(id, brokerName))
 	}
 	if !exists || m.CheckCode == checkCode {
 		if !exists {
@@ -323,7 +317,7 @@ func (d *decider) applyBrokerID(cluster, brokerName string, id int64, checkCode 
 		}
 		return r
 	}
-	return r.fail(codec.RespControllerBrokerIdInvalid, fmt.Sprintf("Fail to apply brokerId: %d in broker-set: %s", id, brokerName))
+	return r.fail(codec.RespControllerBrokerIdInvalid, remarks.ApplyBrokerIDFailed(id, brokerName))
 }
 
 // registerBroker answers CONTROLLER_REGISTER_BROKER and binds the broker's
@@ -334,16 +328,16 @@ func (d *decider) registerBroker(from *transport.Conn, cluster, brokerName strin
 	r.set("brokerName", brokerName)
 	d.state.view(brokerName, func(bs *brokerSet) {
 		if bs == nil {
-			r.fail(codec.RespControllerBrokerNeedToBeRegistered, fmt.Sprintf("Broker-set: %s hasn't been registered in controller", brokerName))
+			r.fail(codec.RespControllerBrokerNeedToBeRegistered, remarks.BrokerSetNotRegistered(brokerName))
 			return
 		}
 		m, ok := bs.Brokers[id]
 		if !ok {
-			r.fail(codec.RespControllerBrokerNeedToBeRegistered, fmt.Sprintf("BrokerId: %d hasn't been registered in broker-set: %s", id, brokerName))
+			r.fail(codec.RespControllerBrokerNeedToBeRegistered, remarks.BrokerIDNotRegistered(id, brokerName))
 			return
 		}
 		if err := d.live.Claim(bs.Cluster, bs.Name, id, from); err != nil {
-			r.fail(codec.RespControllerInvalidRequest, fmt.Sprintf("Broker [%s, %d] is registered on another live connection", brokerName, id))
+			r.fail(codec.RespControllerInvalidRequest, remarks.BrokerOnOtherLiveConnection(brokerName, id))
 			return
 		}
 		if bs.Master != 0 && d.alive(bs, bs.Master) {
@@ -365,7 +359,7 @@ func (d *decider) getReplicaInfo(brokerName string) *result {
 	r := &result{}
 	d.state.view(brokerName, func(bs *brokerSet) {
 		if bs == nil {
-			r.fail(codec.RespControllerBrokerMetadataNotExist, "Broker metadata is not existed")
+			r.fail(codec.RespControllerBrokerMetadataNotExist, remarks.BrokerMetadataNotExisted)
 			return
 		}
 		if bs.Master != 0 {
@@ -425,7 +419,7 @@ func (d *decider) cleanBrokerData(cluster, brokerName, idsToClean string, cleanL
 	}
 	if !cleanLiving {
 		if idsToClean == "" && bs != nil && bs.Master != 0 {
-			return r.fail(codec.RespControllerInvalidCleanBrokerMetadata, fmt.Sprintf("Broker %s is still alive, clean up failure", brokerName))
+			return r.fail(codec.RespControllerInvalidCleanBrokerMetadata, remarks.CleanBrokerStillAlive(brokerName))
 		}
 	}
 	guard := !cleanLiving || !d.adminLive()
@@ -434,10 +428,10 @@ func (d *decider) cleanBrokerData(cluster, brokerName, idsToClean string, cleanL
 			id, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 			if err != nil {
 				// compat: Java puts its NumberFormatException text here.
-				return r.fail(codec.RespControllerInvalidCleanBrokerMetadata, fmt.Sprintf("Please set the option <brokerControllerIdsToClean> according to the format, exception: java.lang.NumberFormatException: For input string: \"%s\"", s))
+				return r.fail(codec.RespControllerInvalidCleanBrokerMetadata, remarks.CleanIDsBadFormat(s))
 			}
 			if len(ids) >= maxSyncSetIDs {
-				return r.fail(codec.RespControllerInvalidCleanBrokerMetadata, "Please set the option <brokerControllerIdsToClean> according to the format, exception: too many ids")
+				return r.fail(codec.RespControllerInvalidCleanBrokerMetadata, remarks.CleanIDsTooMany)
 			}
 			ids = append(ids, id)
 		}
@@ -446,19 +440,19 @@ func (d *decider) cleanBrokerData(cluster, brokerName, idsToClean string, cleanL
 		if guard {
 			for _, id := range ids {
 				if d.live.Alive(cluster, brokerName, id) {
-					return r.fail(codec.RespControllerInvalidCleanBrokerMetadata, fmt.Sprintf("Broker [%s,  %d] is still alive, clean up failure", brokerName, id))
+					return r.fail(codec.RespControllerInvalidCleanBrokerMetadata, remarks.CleanBrokerIDStillAlive(brokerName, id))
 				}
 			}
 		}
 	} else if guard && bs != nil {
 		for _, id := range bs.ids() {
 			if d.live.Alive(cluster, brokerName, id) {
-				return r.fail(codec.RespControllerInvalidCleanBrokerMetadata, fmt.Sprintf("Broker %s is still alive, clean up failure", brokerName))
+				return r.fail(codec.RespControllerInvalidCleanBrokerMetadata, remarks.CleanBrokerStillAlive(brokerName))
 			}
 		}
 	}
 	if bs == nil {
-		return r.fail(codec.RespControllerInvalidCleanBrokerMetadata, fmt.Sprintf("Broker %s is not existed,clean broker data failure.", brokerName))
+		return r.fail(codec.RespControllerInvalidCleanBrokerMetadata, remarks.CleanBrokerNotExisted(brokerName))
 	}
 	r.events = append(r.events, event{Type: evCleanBrokerData, Broker: brokerName, IDs: ids})
 	return r

@@ -13,16 +13,7 @@ import (
 	"github.com/rocketgo/rocketgo/compat/blacklist"
 	"github.com/rocketgo/rocketgo/compat/configfile"
 	"github.com/rocketgo/rocketgo/compat/javaprops"
-)
-
-// Remarks of Java's controller, word for word.
-const (
-	remarkNotLeader        = "The controller is not in leader state"
-	remarkHeartbeatOK      = "Heart beat success"
-	remarkHeartbeatNoID    = "Heart beat with empty brokerId"
-	remarkNoResponseCode   = "not set any response code" // Java's createResponseCommand(null)
-	remarkConfigBlackList  = "Can not update config in black list."
-	remarkString2PropsFail = "string2Properties error"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 )
 
 func (c *Controller) router() *transport.Router {
@@ -48,7 +39,7 @@ func (c *Controller) router() *transport.Router {
 func (c *Controller) respond(req *codec.Frame, write bool, decide func() *result) *codec.Frame {
 	r, err := c.run(write, decide)
 	if errors.Is(err, errNotLeader) {
-		return codec.NewResponse(req, int32(codec.RespControllerNotLeader), remarkNotLeader)
+		return codec.NewResponse(req, int32(codec.RespControllerNotLeader), remarks.ControllerNotLeader)
 	}
 	if err != nil {
 		// Java: the cancelled consensus future surfaces as an exception,
@@ -68,7 +59,7 @@ func badHeader(req *codec.Frame, err error) *codec.Frame {
 
 // notSet is Java's answer when a handler had nothing to say.
 func notSet(req *codec.Frame) *codec.Frame {
-	return codec.NewResponse(req, int32(codec.RespSystemError), remarkNoResponseCode)
+	return codec.NewResponse(req, int32(codec.RespSystemError), remarks.NoResponseCode)
 }
 
 func (c *Controller) alterSyncStateSet(conn *transport.Conn, req *codec.Frame) *codec.Frame {
@@ -170,7 +161,7 @@ func (c *Controller) brokerHeartbeat(conn *transport.Conn, req *codec.Frame) *co
 		return badHeader(req, err)
 	}
 	if _, ok := req.Get("brokerId"); !ok {
-		return codec.NewResponse(req, int32(codec.RespControllerInvalidRequest), remarkHeartbeatNoID)
+		return codec.NewResponse(req, int32(codec.RespControllerInvalidRequest), remarks.HeartbeatNoBrokerID)
 	}
 	// Like Java: absent numbers take -1, absent priority the lowest.
 	info := LiveInfo{Addr: h.BrokerAddr, Epoch: h.Epoch, MaxOffset: h.MaxOffset, ConfirmOffset: h.ConfirmOffset, Priority: h.ElectionPriority}
@@ -187,17 +178,17 @@ func (c *Controller) brokerHeartbeat(conn *transport.Conn, req *codec.Frame) *co
 		info.Priority = math.MaxInt32
 	}
 	if len(h.ClusterName) > maxNameLength || len(h.BrokerName) > maxNameLength || len(h.BrokerAddr) > maxAddrLength {
-		return codec.NewResponse(req, int32(codec.RespControllerInvalidRequest), "Heart beat with too long a name or address")
+		return codec.NewResponse(req, int32(codec.RespControllerInvalidRequest), remarks.HeartbeatNameTooLong)
 	}
 	k := brokerKey{cluster: h.ClusterName, broker: h.BrokerName, id: h.BrokerID}
 	if err := c.live.beat(k, info, time.Duration(h.HeartbeatTimeoutMills)*time.Millisecond, conn); err != nil {
 		if errors.Is(err, errHeldElsewhere) {
 			c.log.Debug("controller: heartbeat refused", "cluster", k.cluster, "broker", k.broker, "id", k.id, "client", conn.RemoteAddr(), "err", err)
-			return codec.NewResponse(req, int32(codec.RespControllerInvalidRequest), "Heart beat refused: the broker beats on another connection")
+			return codec.NewResponse(req, int32(codec.RespControllerInvalidRequest), remarks.HeartbeatOtherConnection)
 		}
-		return codec.NewResponse(req, int32(codec.RespControllerInvalidRequest), "Heart beat refused: too many brokers")
+		return codec.NewResponse(req, int32(codec.RespControllerInvalidRequest), remarks.HeartbeatTooManyBrokers)
 	}
-	return codec.NewResponse(req, int32(codec.RespSuccess), remarkHeartbeatOK)
+	return codec.NewResponse(req, int32(codec.RespSuccess), remarks.HeartbeatOK)
 }
 
 // cleanBrokerData is mqadmin's cleanBrokerMetadata (an admin operation;
@@ -250,14 +241,14 @@ func (c *Controller) updateConfig(conn *transport.Conn, req *codec.Frame) *codec
 	}
 	p, err := javaprops.Parse(req.Body)
 	if err != nil {
-		return codec.NewResponse(req, int32(codec.RespSystemError), remarkString2PropsFail)
+		return codec.NewResponse(req, int32(codec.RespSystemError), remarks.String2PropertiesFail)
 	}
 	c.cfgMu.Lock()
 	defer c.cfgMu.Unlock()
 	next := c.Config()
 	if key, why, refused := blacklist.Check(p, next.ConfigBlackList); refused {
 		c.log.Warn("controller: update config refused", "key", key, "why", why)
-		return codec.NewResponse(req, int32(codec.RespNoPermission), remarkConfigBlackList)
+		return codec.NewResponse(req, int32(codec.RespNoPermission), remarks.ConfigInBlackList)
 	}
 	// The group's shape is fixed at start: these keys would change nothing
 	// until a restart, and a half-changed view would lie to clients.
@@ -266,14 +257,14 @@ func (c *Controller) updateConfig(conn *transport.Conn, req *codec.Frame) *codec
 		case "controllerDLegerGroup", "controllerDLegerPeers", "controllerDLegerSelfId", "controllerRaftPeers", "controllerType",
 			// Who may act on live brokers is the operator's local decision, never a remote one.
 			"controllerAllowAdminOnLiveBrokers":
-			return codec.NewResponse(req, int32(codec.RespNoPermission), remarkConfigBlackList)
+			return codec.NewResponse(req, int32(codec.RespNoPermission), remarks.ConfigInBlackList)
 		}
 	}
 	// Stricter than Java: the policy's keys and the operator's additions.
 	policy := blacklist.Policy{Refuse: next.RefuseSensitiveRemoteConfig, Extra: next.SensitiveRemoteConfigKeys}
 	if key, refused := policy.Check(p, sensitiveKeys); refused {
 		c.log.Warn("controller: update config refused", "key", key, "why", blacklist.ReasonSensitive)
-		return codec.NewResponse(req, int32(codec.RespNoPermission), remarkConfigBlackList)
+		return codec.NewResponse(req, int32(codec.RespNoPermission), remarks.ConfigInBlackList)
 	}
 	unknown, err := next.Apply(p)
 	if err == nil {

@@ -145,14 +145,13 @@ func (s *Server) registerBroker(c *transport.Conn, req *codec.Frame) *codec.Fram
 	b, err := s.decodeRegisterBody(req.Body, h.Compressed, req.Version)
 	if err != nil {
 		s.log.Warn("namesrv: register broker body", "remote", c.RemoteAddr(), "broker", h.BrokerName, "err", err)
-		return fail(req, codec.RespSystemError, "Failed to decode RegisterBrokerBody")
+		return fail(req, codec.RespSystemError, remarks.DecodeRegisterBrokerBodyFailed)
 	}
 	cfg := s.cfg.Load()
 	if max := limitOr(cfg.MaxTopicsPerBrokerRegistration, DefaultMaxTopicsPerBrokerRegistration); len(b.Topics)+len(b.Mappings) > max {
 		s.log.Warn("namesrv: register broker refused (maxTopicsPerBrokerRegistration)", "remote", c.RemoteAddr(),
 			"broker", h.BrokerName, "topics", len(b.Topics), "mappings", len(b.Mappings))
-		return fail(req, codec.RespSystemError, fmt.Sprintf("register broker refused: %d topics and mappings, more than maxTopicsPerBrokerRegistration %d",
-			len(b.Topics)+len(b.Mappings), max))
+		return fail(req, codec.RespSystemError, remarks.RegisterBrokerTooManyTopics(len(b.Topics)+len(b.Mappings), max))
 	}
 	reg := registration{
 		cluster: strings.Clone(h.ClusterName), addr: strings.Clone(h.BrokerAddr), name: strings.Clone(h.BrokerName),
@@ -318,12 +317,12 @@ func (s *Server) putKVConfig(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	maxBytes := limitOr(cfg.MaxKVConfigBytes, DefaultMaxKVConfigBytes)
 	maxValue := limitOr(cfg.MaxKVConfigValueLength, DefaultMaxKVConfigValueLength)
 	if len(h.Value) > maxValue {
-		return fail(req, codec.RespSystemError, fmt.Sprintf("put kv config refused: value of %d bytes, more than maxKVConfigValueLength %d", len(h.Value), maxValue))
+		return fail(req, codec.RespSystemError, remarks.KVValueTooLong(len(h.Value), maxValue))
 	}
 	if err := s.kv.put(strings.Clone(h.Namespace), strings.Clone(h.Key), strings.Clone(h.Value), maxBytes, maxValue); err != nil {
 		if errors.Is(err, errKVFull) {
 			s.log.Warn("namesrv: put kv config refused", "namespace", h.Namespace, "err", err)
-			return fail(req, codec.RespSystemError, "put kv config refused: "+strings.TrimPrefix(err.Error(), errKVFull.Error()+": "))
+			return fail(req, codec.RespSystemError, remarks.KVConfigRefused(strings.TrimPrefix(err.Error(), errKVFull.Error()+": ")))
 		}
 		s.log.Error("namesrv: put kv config", "err", err)
 	}

@@ -1,7 +1,6 @@
 package namesrv
 
 import (
-	"fmt"
 	"log/slog"
 	"sort"
 	"sync"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 )
 
 // masterID is the broker id of a master (Java MixAll.MASTER_ID).
@@ -649,7 +649,7 @@ func (t *routeTable) registerTopic(topic string, qds []body.QueueData, maxEntrie
 	}
 	if maxEntries > 0 && t.entries+added > maxEntries {
 		t.log.Warn("namesrv: register topic refused (maxTopicRouteEntries)", "topic", topic, "entries", t.entries)
-		return fmt.Sprintf("register topic refused: the route table holds maxTopicRouteEntries %d entries", maxEntries)
+		return remarks.RouteEntriesFull(maxEntries)
 	}
 	add := queueEntryBytes * int64(added)
 	if !found {
@@ -657,7 +657,7 @@ func (t *routeTable) registerTopic(topic string, qds []body.QueueData, maxEntrie
 	}
 	if maxBytes > 0 && t.bytes+add > maxBytes {
 		t.log.Warn("namesrv: register topic refused (maxRouteTableBytes)", "topic", topic, "bytes", t.bytes)
-		return fmt.Sprintf("register topic refused: %d more bytes on top of the %d the route table holds pass maxRouteTableBytes %d", add, t.bytes, maxBytes)
+		return remarks.RouteBytesFull(add, t.bytes, maxBytes)
 	}
 	if !found {
 		t.bytes += topicBytes(topic)

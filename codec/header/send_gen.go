@@ -11,7 +11,7 @@ type SendMessageRequest struct {
 	Topic                 string // topic, required
 	DefaultTopic          string // defaultTopic, required
 	DefaultTopicQueueNums int32  // defaultTopicQueueNums, required
-	QueueID               int32  // queueId, required
+	QueueID               int32  // queueId, required: absent: the broker picks a queue
 	SysFlag               int32  // sysFlag, required
 	BornTimestamp         int64  // bornTimestamp, required
 	Flag                  int32  // flag, required
@@ -19,13 +19,21 @@ type SendMessageRequest struct {
 	ReconsumeTimes        int32  // reconsumeTimes
 	UnitMode              bool   // unitMode
 	Batch                 bool   // batch
-	MaxReconsumeTimes     int32  // maxReconsumeTimes
+	MaxReconsumeTimes     int32  // maxReconsumeTimes: null in Java unless the client sets it
 	Lo                    bool   // lo: logical (static topic) queue request
 	Bname                 string // bname: logical broker name the client targeted
 	Ns                    string // ns: namespace (5.x)
 	Nsd                   bool   // nsd: namespace already applied (5.x)
 	Oway                  bool   // oway: oneway marker of the 5.x RPC layer
+
+	present uint64 // the has fields Decode saw with a value
 }
+
+// HasQueueID reports whether the decoded request carried queueId with a value.
+func (h *SendMessageRequest) HasQueueID() bool { return h.present&(uint64(1)<<0) != 0 }
+
+// HasMaxReconsumeTimes reports whether the decoded request carried maxReconsumeTimes with a value.
+func (h *SendMessageRequest) HasMaxReconsumeTimes() bool { return h.present&(uint64(1)<<1) != 0 }
 
 // Decode fills h from f.Ext; strings alias the frame.
 func (h *SendMessageRequest) Decode(f *codec.Frame) error {
@@ -57,6 +65,7 @@ func (h *SendMessageRequest) Decode(f *codec.Frame) error {
 			}
 			h.QueueID = v
 			seen = mark(seen, uint64(1)<<4, kv.Value)
+			h.present = mark(h.present, uint64(1)<<0, kv.Value)
 		case "sysFlag":
 			v, err := parseInt32("SendMessageRequest", kv, 0)
 			if err != nil {
@@ -96,6 +105,7 @@ func (h *SendMessageRequest) Decode(f *codec.Frame) error {
 				return err
 			}
 			h.MaxReconsumeTimes = v
+			h.present = mark(h.present, uint64(1)<<1, kv.Value)
 		case "lo":
 			h.Lo = parseBool(kv.Value, false)
 		case "bname":
@@ -171,7 +181,7 @@ func (h *SendMessageRequest) AppendExt(f *codec.Frame, scratch []byte) []byte {
 	if h.Batch {
 		f.Ext = append(f.Ext, codec.KV{Key: "batch", Value: formatBool(h.Batch)})
 	}
-	if h.MaxReconsumeTimes != 0 {
+	if h.MaxReconsumeTimes != 0 || h.present&(uint64(1)<<1) != 0 {
 		scratch = appendInt(f, "maxReconsumeTimes", int64(h.MaxReconsumeTimes), scratch)
 	}
 	if h.Lo {
@@ -201,7 +211,7 @@ type SendMessageRequestV2 struct {
 	Topic                 string // b, required
 	DefaultTopic          string // c, required: auto-create template, TBW102
 	DefaultTopicQueueNums int32  // d, required
-	QueueID               int32  // e, required: < 0: the broker picks a queue
+	QueueID               int32  // e, required: < 0 or absent: the broker picks a queue
 	SysFlag               int32  // f, required: MessageSysFlag bits
 	BornTimestamp         int64  // g, required
 	Flag                  int32  // h, required
@@ -216,7 +226,15 @@ type SendMessageRequestV2 struct {
 	Ns                    string // ns: namespace (5.x)
 	Nsd                   bool   // nsd: namespace already applied (5.x)
 	Oway                  bool   // oway: oneway marker of the 5.x RPC layer
+
+	present uint64 // the has fields Decode saw with a value
 }
+
+// HasQueueID reports whether the decoded request carried e with a value.
+func (h *SendMessageRequestV2) HasQueueID() bool { return h.present&(uint64(1)<<0) != 0 }
+
+// HasMaxReconsumeTimes reports whether the decoded request carried l with a value.
+func (h *SendMessageRequestV2) HasMaxReconsumeTimes() bool { return h.present&(uint64(1)<<1) != 0 }
 
 // Decode fills h from f.Ext; strings alias the frame.
 func (h *SendMessageRequestV2) Decode(f *codec.Frame) error {
@@ -248,6 +266,7 @@ func (h *SendMessageRequestV2) Decode(f *codec.Frame) error {
 			}
 			h.QueueID = v
 			seen = mark(seen, uint64(1)<<4, kv.Value)
+			h.present = mark(h.present, uint64(1)<<0, kv.Value)
 		case "f":
 			v, err := parseInt32("SendMessageRequestV2", kv, 0)
 			if err != nil {
@@ -285,6 +304,7 @@ func (h *SendMessageRequestV2) Decode(f *codec.Frame) error {
 				return err
 			}
 			h.MaxReconsumeTimes = v
+			h.present = mark(h.present, uint64(1)<<1, kv.Value)
 		case "m":
 			h.Batch = parseBool(kv.Value, false)
 		case "n":
@@ -361,7 +381,7 @@ func (h *SendMessageRequestV2) AppendExt(f *codec.Frame, scratch []byte) []byte 
 	if h.UnitMode {
 		f.Ext = append(f.Ext, codec.KV{Key: "k", Value: formatBool(h.UnitMode)})
 	}
-	if h.MaxReconsumeTimes != 0 {
+	if h.MaxReconsumeTimes != 0 || h.present&(uint64(1)<<1) != 0 {
 		scratch = appendInt(f, "l", int64(h.MaxReconsumeTimes), scratch)
 	}
 	if h.Batch {
@@ -410,6 +430,12 @@ func (h *SendMessageRequestV2) ToV1(v *SendMessageRequest) {
 		Nsd:                   h.Nsd,
 		Oway:                  h.Oway,
 	}
+	if h.present&(uint64(1)<<0) != 0 {
+		v.present |= uint64(1) << 0
+	}
+	if h.present&(uint64(1)<<1) != 0 {
+		v.present |= uint64(1) << 1
+	}
 }
 
 // FromV1 fills h from the long-key form.
@@ -433,6 +459,12 @@ func (h *SendMessageRequestV2) FromV1(v *SendMessageRequest) {
 		Ns:                    v.Ns,
 		Nsd:                   v.Nsd,
 		Oway:                  v.Oway,
+	}
+	if v.present&(uint64(1)<<0) != 0 {
+		h.present |= uint64(1) << 0
+	}
+	if v.present&(uint64(1)<<1) != 0 {
+		h.present |= uint64(1) << 1
 	}
 }
 

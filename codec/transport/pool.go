@@ -1,12 +1,12 @@
 package transport
 
 import (
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 )
 
 // sweepInterval is how often a pool with a wait limit looks at the head of
@@ -219,9 +219,7 @@ func (p *Pool) expired(t task, left int) *codec.Frame {
 		t.c.log.Warn("transport: request expired in queue, answering SYSTEM_BUSY", "pool", p.name, "remote", t.c.remote, "code", t.req.Code, "waitedMs", waited)
 	}
 	// compat: the remark of Java's BrokerFastFailure.
-	return t.c.refuse(t.r, t.req, codec.RespSystemBusy, fmt.Sprintf(
-		"[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: %dms, size of queue: %d",
-		waited, left))
+	return t.c.refuse(t.r, t.req, codec.RespSystemBusy, remarks.TimeoutCleanQueue(waited, left))
 }
 
 // shouldWarn rate-limits overload logging to one line per second per pool:

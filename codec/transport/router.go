@@ -5,13 +5,7 @@ import (
 	"runtime/debug"
 
 	"github.com/rocketgo/rocketgo/codec"
-)
-
-// Remarks of the transport's own error responses, as the Java remoting
-// layer words them.
-const (
-	// compat: Java's NettyRemotingAbstract answers a rejected execution with this remark.
-	remarkOverload = "[OVERLOAD]system busy, start flow control for a while"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 )
 
 // route is where one request code goes: h or lh (one of them is set).
@@ -76,7 +70,7 @@ func (c *Conn) dispatch(r *Router, req *codec.Frame, l *Lease) (resp *codec.Fram
 	rt := r.lookup(req.Code)
 	if rt.h == nil && rt.lh == nil {
 		c.log.Warn("transport: request code not supported", "remote", c.remote, "code", codec.RequestCode(req.Code).String())
-		return c.refuse(r, req, codec.RespRequestCodeNotSupported, notSupportedRemark(req.Code)), false
+		return c.refuse(r, req, codec.RespRequestCodeNotSupported, remarks.RequestCodeNotSupported(req.Code)), false
 	}
 	t := task{c: c, req: req, h: rt.h, lh: rt.lh, l: l, r: r}
 	if rt.pool == nil {
@@ -88,14 +82,9 @@ func (c *Conn) dispatch(r *Router, req *codec.Frame, l *Lease) (resp *codec.Fram
 		if rt.pool.shouldWarn() {
 			c.log.Warn("transport: pool full, answering SYSTEM_BUSY", "pool", rt.pool.name, "remote", c.remote, "code", req.Code)
 		}
-		return c.refuse(r, req, codec.RespSystemBusy, remarkOverload), false
+		return c.refuse(r, req, codec.RespSystemBusy, remarks.SystemBusyOverload), false
 	}
 	return nil, true
-}
-
-// compat: Java's remark for an unknown code, leading space included.
-func notSupportedRemark(code int32) string {
-	return fmt.Sprintf(" request type %d not supported", code)
 }
 
 // refuse builds a transport error response, or nil for a oneway request;
@@ -120,7 +109,7 @@ func (c *Conn) run(t *task) (resp *codec.Frame) {
 	defer func() {
 		if v := recover(); v != nil {
 			c.log.Error("transport: handler panic", "remote", c.remote, "code", req.Code, "panic", v, "stack", string(debug.Stack()))
-			resp = c.refuse(t.r, req, codec.RespSystemError, fmt.Sprintf("process request panic: %v", v))
+			resp = c.refuse(t.r, req, codec.RespSystemError, remarks.ProcessRequestPanic(fmt.Sprint(v)))
 		}
 	}()
 	if refused := t.r.check(c, req); refused != nil {

@@ -42,12 +42,13 @@ func NoConfigNamespace(namespace string) string {
 
 // Broker send/pull validation remarks.
 const (
-	MsgBodyTooLarge               = "msg body must be less 64KB"
-	PutMessageResultNull          = "putMessageResult is null"
-	StorePutMessageNull           = "store putMessage return null"
-	InSyncReplicasNotEnough       = "in-sync replicas not enough"
-	CreateMappedFileFailed        = "create mapped file failed, server is busy or broken."
-	PageCacheBusy                 = "[PC_SYNCHRONIZED]broker busy, start flow control for a while"
+	MsgBodyTooLarge         = "msg body must be less 64KB"
+	PutMessageResultNull    = "putMessageResult is null"
+	StorePutMessageNull     = "store putMessage return null"
+	InSyncReplicasNotEnough = "in-sync replicas not enough"
+	CreateMappedFileFailed  = "create mapped file failed, server is busy or broken."
+	PageCacheBusy           = "[PC_SYNCHRONIZED]broker busy, start flow control for a while"
+	// compat: Java's NettyRemotingAbstract answers a rejected execution with this remark.
 	SystemBusyOverload            = "[OVERLOAD]system busy, start flow control for a while"
 	UnknownError                  = "UNKNOWN_ERROR"
 	TopicBlank                    = "The specified topic is blank."
@@ -126,4 +127,31 @@ func ConsumerSubscriptionNotExist() string {
 // the group has no registered consumers.
 func ConsumerGroupInfoNotExist() string {
 	return "the consumer's group info not exist" + SuggestTodo(FAQURL)
+}
+
+// Our name server's own refusals (bounds Java does not have).
+const DecodeRegisterBrokerBodyFailed = "Failed to decode RegisterBrokerBody"
+
+// RegisterBrokerTooManyTopics refuses a registration past maxTopicsPerBrokerRegistration.
+func RegisterBrokerTooManyTopics(n, max int) string {
+	return "register broker refused: " + strconv.Itoa(n) + " topics and mappings, more than maxTopicsPerBrokerRegistration " + strconv.Itoa(max)
+}
+
+// KVValueTooLong refuses a KV config value past maxKVConfigValueLength.
+func KVValueTooLong(n, max int) string {
+	return "put kv config refused: value of " + strconv.Itoa(n) + " bytes, more than maxKVConfigValueLength " + strconv.Itoa(max)
+}
+
+// KVConfigRefused refuses a KV config put for why (the KV table is full).
+func KVConfigRefused(why string) string { return "put kv config refused: " + why }
+
+// RouteEntriesFull refuses a topic past maxTopicRouteEntries.
+func RouteEntriesFull(max int) string {
+	return "register topic refused: the route table holds maxTopicRouteEntries " + strconv.Itoa(max) + " entries"
+}
+
+// RouteBytesFull refuses a topic past maxRouteTableBytes.
+func RouteBytesFull(add, held, max int64) string {
+	return "register topic refused: " + strconv.FormatInt(add, 10) + " more bytes on top of the " + strconv.FormatInt(held, 10) +
+		" the route table holds pass maxRouteTableBytes " + strconv.FormatInt(max, 10)
 }
