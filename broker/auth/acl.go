@@ -124,9 +124,9 @@ func (e *Entry) matchSource(ip netip.Addr) bool {
 // of the body wins over fallbackSubject (the request header's) as in
 // AdminBrokerProcessor. The result still has to pass validation.
 func ACLFromInfo(info *body.AclInfo, fallbackSubject string) (ACL, bool) {
-	name, ok := parseSubject(info.Subject)
+	name, ok := ParseSubject(info.Subject)
 	if !ok {
-		if name, ok = parseSubject(fallbackSubject); !ok {
+		if name, ok = ParseSubject(fallbackSubject); !ok {
 			return ACL{}, false
 		}
 	}
@@ -235,14 +235,23 @@ func validateEntry(e *Entry) error {
 	return nil
 }
 
-// clone deep-copies a so that a published ACL is never written again.
+// clone deep-copies a, strings included (those of a request alias its
+// buffer), so that a published ACL is never written again.
 func (a *ACL) clone() *ACL {
-	c := &ACL{Username: a.Username, Policies: make([]Policy, len(a.Policies))}
+	c := &ACL{Username: strings.Clone(a.Username), Policies: make([]Policy, len(a.Policies))}
 	for i, p := range a.Policies {
 		entries := make([]Entry, len(p.Entries))
 		for j, e := range p.Entries {
+			e.Resource.Name = strings.Clone(e.Resource.Name)
 			e.Actions = append([]Action(nil), e.Actions...)
-			e.SourceIPs = append([]string(nil), e.SourceIPs...)
+			ips := make([]string, len(e.SourceIPs))
+			for k, ip := range e.SourceIPs {
+				ips[k] = strings.Clone(ip)
+			}
+			e.SourceIPs = ips
+			if len(ips) == 0 {
+				e.SourceIPs = nil
+			}
 			e.ips = nil
 			entries[j] = e
 		}

@@ -11,7 +11,7 @@ import (
 // plainACL is the shape of ACL 1.0's plain_acl.yml (Java's
 // PlainAccessData); only what the migration reads.
 type plainACL struct {
-	GlobalWhiteRemoteAddresses []string         `yaml:"globalWhiteRemoteAddresses"`
+	GlobalWhiteRemoteAddresses []string          `yaml:"globalWhiteRemoteAddresses"`
 	Accounts                   []plainACLAccount `yaml:"accounts"`
 }
 

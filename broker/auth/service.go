@@ -243,6 +243,7 @@ func (s *Service) CreateUser(u User) error {
 	if u.Status == 0 {
 		u.Status = UserEnabled
 	}
+	u.Username, u.Password = strings.Clone(u.Username), strings.Clone(u.Password) // may alias a request
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	if _, ok := s.user(u.Username); ok {
@@ -271,7 +272,7 @@ func (s *Service) UpdateUser(u User) error {
 	}
 	nu := *old
 	if !isBlank(u.Password) {
-		nu.Password = u.Password
+		nu.Password = strings.Clone(u.Password) // may alias a request
 	}
 	if u.Type != 0 {
 		nu.Type = u.Type

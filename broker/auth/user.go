@@ -34,9 +34,9 @@ func (u *User) Info() body.UserInfo {
 // subjectKey is "User:name".
 func subjectKey(username string) string { return "User:" + username }
 
-// parseSubject reads a subject key like Java's Subject.of: "User:name"
+// ParseSubject reads a subject key like Java's Subject.of: "User:name"
 // (type ignoring case). ok is false for any other type.
-func parseSubject(key string) (username string, ok bool) {
+func ParseSubject(key string) (username string, ok bool) {
 	typ, name, _ := strings.Cut(key, ":")
 	if !strings.EqualFold(typ, "User") {
 		return "", false
