@@ -1,0 +1,46 @@
+package auth
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rocketgo/rocketgo/codec"
+)
+
+// Frames Java 5.3.3's mqadmin sent, signed by its AclClientRPCHook with
+// AccessKey rocketmq2 and SecretKey 12345678 (conf/tools.yml), captured
+// on a bare socket:
+//
+//	create_user.bin  mqadmin createUser -u alice -p alice-pw -t Normal (body: UserInfo)
+//	create_acl.bin   mqadmin createAcl -s User:alice -r Topic:orders,Group:g* -a Pub,Sub -i 10.0.0.0/8 -d Allow
+func TestJavaClientSignatures(t *testing.T) {
+	s := openTest(t, Config{AuthenticationEnabled: true})
+	require.NoError(t, s.CreateUser(User{Username: "rocketmq2", Password: "12345678"}))
+	require.NoError(t, s.CreateUser(User{Username: "other", Password: "wrong-secret"}))
+	for _, name := range []string{"create_user.bin", "create_acl.bin"} {
+		raw, err := os.ReadFile(filepath.Join("testdata", name))
+		require.NoError(t, err)
+		var f codec.Frame
+		require.NoError(t, codec.Decode(raw[4:], &f), name)
+		require.NotEmpty(t, f.Body, name)
+
+		user, remark, ok := s.Authenticate(&f)
+		require.True(t, ok, "%s: %s", name, remark)
+		require.Equal(t, "rocketmq2", user)
+
+		// The body is signed: one flipped byte fails.
+		f.Body[len(f.Body)-2] ^= 1
+		_, remark, ok = s.Authenticate(&f)
+		require.False(t, ok, name)
+		require.Equal(t, "check signature failed.", remark)
+		f.Body[len(f.Body)-2] ^= 1
+
+		// Another user's secret fails.
+		f.Set(KeyAccessKey, "other")
+		_, _, ok = s.Authenticate(&f)
+		require.False(t, ok, name)
+	}
+}
