@@ -10,6 +10,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 )
 
 // authAdmin serves the users and ACLs of ACL 2.0 (AUTH_* 3001–3010) as
@@ -19,15 +20,6 @@ type authAdmin struct {
 	auth *auth.Service
 	log  *slog.Logger
 }
-
-// Java's remarks of the auth admin codes.
-const (
-	remarkUsernameBlank  = "The username is blank"
-	remarkAuthSystem     = "An system error occurred, please try again later."
-	remarkSuperCreate    = "The super user can only be create by super user"
-	remarkSuperUpdate    = "The super user can only be update by super user"
-	remarkAclBodyMissing = "org.apache.rocketmq.auth.authorization.exception.AuthorizationException: The body of acl is null"
-)
 
 func (a *authAdmin) register(r *transport.Router, pool *transport.Pool) {
 	r.Handle(codec.ReqAuthCreateUser, pool, a.createUser)
@@ -52,7 +44,7 @@ func (a *authAdmin) reply(req *codec.Frame, err error) *codec.Frame {
 		return codec.NewResponse(req, int32(codec.RespNoPermission), d.Msg)
 	}
 	a.log.Error("auth admin request failed", "code", codec.RequestCode(req.Code).String(), "err", err)
-	return codec.NewResponse(req, int32(codec.RespSystemError), remarkAuthSystem)
+	return codec.NewResponse(req, int32(codec.RespSystemError), remarks.AuthAdminSystemError)
 }
 
 func systemError(req *codec.Frame, remark string) *codec.Frame {
@@ -85,7 +77,7 @@ func (a *authAdmin) createUser(_ *transport.Conn, req *codec.Frame) *codec.Frame
 		return r
 	}
 	if h.Username == "" {
-		return codec.NewResponse(req, int32(codec.RespInvalidParameter), remarkUsernameBlank)
+		return codec.NewResponse(req, int32(codec.RespInvalidParameter), remarks.AuthAdminNoUsername)
 	}
 	u, r := a.userBody(req, h.Username)
 	if r != nil {
@@ -93,7 +85,7 @@ func (a *authAdmin) createUser(_ *transport.Conn, req *codec.Frame) *codec.Frame
 	}
 	if u.Type == auth.UserSuper {
 		if not, err := a.notSuperLogin(req); err != nil || not {
-			return a.superRefusal(req, err, remarkSuperCreate)
+			return a.superRefusal(req, err, remarks.AuthAdminSuperCreate)
 		}
 	}
 	return a.reply(req, a.auth.CreateUser(u))
@@ -114,7 +106,7 @@ func (a *authAdmin) updateUser(_ *transport.Conn, req *codec.Frame) *codec.Frame
 		return r
 	}
 	if h.Username == "" {
-		return codec.NewResponse(req, int32(codec.RespInvalidParameter), remarkUsernameBlank)
+		return codec.NewResponse(req, int32(codec.RespInvalidParameter), remarks.AuthAdminNoUsername)
 	}
 	u, r := a.userBody(req, h.Username)
 	if r != nil {
@@ -125,17 +117,17 @@ func (a *authAdmin) updateUser(_ *transport.Conn, req *codec.Frame) *codec.Frame
 		return systemError(req, err.Error())
 	}
 	if u.Type == auth.UserSuper && notSuper {
-		return systemError(req, remarkSuperUpdate)
+		return systemError(req, remarks.AuthAdminSuperUpdate)
 	}
 	old, ok, err := a.auth.GetUser(h.Username)
 	if err != nil {
 		return a.reply(req, err)
 	}
 	if !ok {
-		return codec.NewResponse(req, int32(codec.RespNoPermission), "The user is not exist")
+		return codec.NewResponse(req, int32(codec.RespNoPermission), remarks.AuthUserNotExist)
 	}
 	if old.Type == auth.UserSuper && notSuper {
-		return codec.NewResponse(req, int32(codec.RespNoPermission), remarkSuperUpdate)
+		return codec.NewResponse(req, int32(codec.RespNoPermission), remarks.AuthAdminSuperUpdate)
 	}
 	return a.reply(req, a.auth.UpdateUser(u))
 }
@@ -158,7 +150,7 @@ func (a *authAdmin) deleteUser(_ *transport.Conn, req *codec.Frame) *codec.Frame
 			return systemError(req, err.Error())
 		}
 		if notSuper {
-			return codec.NewResponse(req, int32(codec.RespNoPermission), remarkSuperUpdate) // compat: Java's text says update
+			return codec.NewResponse(req, int32(codec.RespNoPermission), remarks.AuthAdminSuperUpdate) // compat: Java's text says update
 		}
 	}
 	return a.reply(req, a.auth.DeleteUser(h.Username))
@@ -170,7 +162,7 @@ func (a *authAdmin) getUser(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 		return r
 	}
 	if strings.TrimSpace(h.Username) == "" {
-		return codec.NewResponse(req, int32(codec.RespInvalidParameter), remarkUsernameBlank)
+		return codec.NewResponse(req, int32(codec.RespInvalidParameter), remarks.AuthAdminNoUsername)
 	}
 	u, ok, err := a.auth.GetUser(h.Username)
 	if err != nil {
@@ -211,11 +203,11 @@ func (a *authAdmin) putACL(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	if err != nil || len(req.Body) == 0 || len(info.Policies) == 0 {
 		// compat: Java throws out of the handler here; the remoting layer
 		// answers with the exception's text.
-		return systemError(req, remarkAclBodyMissing)
+		return systemError(req, remarks.AuthAdminACLBodyNull)
 	}
 	acl, ok := auth.ACLFromInfo(&info, h.Subject)
 	if !ok {
-		return systemError(req, remarkAuthSystem) // Java: a null subject fails validation with an NPE
+		return systemError(req, remarks.AuthAdminSystemError) // Java: a null subject fails validation with an NPE
 	}
 	return a.reply(req, a.auth.PutACL(acl))
 }
@@ -227,7 +219,7 @@ func (a *authAdmin) deleteACL(_ *transport.Conn, req *codec.Frame) *codec.Frame 
 	}
 	user, ok := auth.ParseSubject(h.Subject)
 	if !ok {
-		return codec.NewResponse(req, int32(codec.RespNoPermission), "The subject is null.")
+		return codec.NewResponse(req, int32(codec.RespNoPermission), remarks.AuthSubjectNull)
 	}
 	pt, _ := auth.ParsePolicyType(h.PolicyType)
 	// compat: a resource Java cannot parse is null, which deletes the
@@ -243,7 +235,7 @@ func (a *authAdmin) getACL(_ *transport.Conn, req *codec.Frame) *codec.Frame {
 	}
 	user, ok := auth.ParseSubject(h.Subject)
 	if !ok {
-		return systemError(req, remarkAuthSystem) // Java: NPE on the null subject
+		return systemError(req, remarks.AuthAdminSystemError) // Java: NPE on the null subject
 	}
 	acl, found, err := a.auth.GetACL(user)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 )
 
 // DeniedError is a refusal Java raises as an AuthenticationException or
@@ -188,12 +189,12 @@ func (a *ACL) Info() body.AclInfo {
 // its messages; then unset policy types become Custom (initAcl).
 func validateACL(a *ACL) error {
 	if len(a.Policies) == 0 {
-		return denied("The policies is empty.")
+		return denied(remarks.AuthPoliciesEmpty)
 	}
 	for i := range a.Policies {
 		p := &a.Policies[i]
 		if len(p.Entries) == 0 {
-			return denied("The policy entries is empty.")
+			return denied(remarks.AuthEntriesEmpty)
 		}
 		for j := range p.Entries {
 			if err := validateEntry(&p.Entries[j]); err != nil {
@@ -211,26 +212,26 @@ func validateACL(a *ACL) error {
 
 func validateEntry(e *Entry) error {
 	if e.Resource.Type == ResourceUnknown && e.Resource.Pattern == 0 {
-		return denied("The resource is null.")
+		return denied(remarks.AuthResourceNull)
 	}
 	if len(e.Actions) == 0 {
-		return denied("The actions is empty.")
+		return denied(remarks.AuthActionsEmpty)
 	}
 	for _, a := range e.Actions {
 		if a == ActionAny {
-			return denied("The actions can not be Any.")
+			return denied(remarks.AuthActionsAny)
 		}
 	}
 	for _, s := range e.SourceIPs {
 		if isBlank(s) {
-			return denied("The source ip is empty.")
+			return denied(remarks.AuthSourceIPEmpty)
 		}
 		if _, ok := parseIPMatch(s); !ok {
-			return denied("The source ip is invalid.")
+			return denied(remarks.AuthSourceIPInvalid)
 		}
 	}
 	if e.Decision == 0 {
-		return denied("The decision is null or illegal.")
+		return denied(remarks.AuthDecisionIllegal)
 	}
 	return nil
 }

@@ -2,17 +2,8 @@ package auth
 
 import (
 	"net/netip"
-)
 
-// Refusals of authorization, Java's texts (AclAuthorizationHandler,
-// UserAuthorizationHandler, AbstractAuthorizationStrategy).
-const (
-	detailNoMatch = "no matched policies."
-	detailDeny    = "the decision is deny."
-	// authorizeFailed is what Java answers when the request names no user
-	// (its handler chain fails on the null subject and the strategy wraps
-	// the error).
-	authorizeFailed = "Authorization failed. Please verify your access rights and try again."
+	"github.com/rocketgo/rocketgo/compat/remarks"
 )
 
 func noPermission(username string, res *Resource, ip netip.Addr, detail string) string {
@@ -20,7 +11,7 @@ func noPermission(username string, res *Resource, ip netip.Addr, detail string) 
 	if ip.IsValid() {
 		src = ip.Unmap().String()
 	}
-	return "User:" + username + " has no permission to access " + res.Key() + " from " + src + ", " + detail
+	return remarks.AuthNoPermission(subjectKey(username), res.Key(), src, detail)
 }
 
 // maxSortedMatches is the size of the on-stack array for matching
@@ -35,7 +26,7 @@ const maxSortedMatches = 32
 // the detail of the refusal.
 func decide(acl *ACL, res *Resource, want Action, ip netip.Addr) string {
 	if acl == nil {
-		return detailNoMatch
+		return remarks.AuthNoMatchedPolicy
 	}
 	var buf [maxSortedMatches]*Entry
 	matched := collect(buf[:0], acl.policy(PolicyCustom), res, want, ip)
@@ -43,11 +34,11 @@ func decide(acl *ACL, res *Resource, want Action, ip netip.Addr) string {
 		matched = collect(matched, acl.policy(PolicyDefault), res, want, ip)
 	}
 	if len(matched) == 0 {
-		return detailNoMatch
+		return remarks.AuthNoMatchedPolicy
 	}
 	javaSmallSort(matched)
 	if matched[0].Decision == Deny {
-		return detailDeny
+		return remarks.AuthDecisionDeny
 	}
 	return ""
 }

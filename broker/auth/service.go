@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 )
 
 // Config is the broker's auth settings (Java's AuthConfig keys).
@@ -138,7 +139,7 @@ func (s *Service) initUsers() error {
 
 func (s *Service) createIfAbsent(u User) error {
 	if isBlank(u.Username) {
-		return denied("username can not be blank")
+		return denied(remarks.AuthUsernameBlank)
 	}
 	if _, ok := s.user(u.Username); ok {
 		return nil
@@ -153,12 +154,6 @@ func (s *Service) user(name string) (*User, bool) {
 	return u, ok
 }
 
-// Refusals of authentication, Java's texts (DefaultAuthenticationHandler).
-const (
-	authnNoUsername   = "username cannot be null."
-	authnBadSignature = "check signature failed."
-)
-
 // Authenticate verifies req's signature; ok=false gives the remark for NO_PERMISSION (16). user is "" when authentication is off or whitelisted.
 //
 // Like Java's DefaultAuthenticationHandler: the user is the AccessKey,
@@ -171,25 +166,25 @@ func (s *Service) Authenticate(req *codec.Frame) (user string, remark string, ok
 	}
 	ak, _ := req.Get(KeyAccessKey)
 	if ak == "" {
-		return "", authnNoUsername, false
+		return "", remarks.AuthUsernameNull, false
 	}
 	if len(ak) > MaxUsernameLen {
 		// compat: Java echoes the whole name; we cut it.
-		return "", "User:" + ak[:64] + "... is not found.", false
+		return "", remarks.AuthUserNotFound(ak[:64] + "..."), false
 	}
 	u, found := s.user(ak)
 	if !found {
-		return "", "User:" + ak + " is not found.", false
+		return "", remarks.AuthUserNotFound(ak), false
 	}
 	if u.Status == UserDisabled {
-		return "", "User:" + ak + " is disabled.", false
+		return "", remarks.AuthUserDisabled(ak), false
 	}
 	sig, _ := req.Get(KeySignature)
 	sg := s.signers.Get().(*signer)
 	good := sg.verify(req, u.Password, sig)
 	s.signers.Put(sg)
 	if !good {
-		return "", authnBadSignature, false
+		return "", remarks.AuthSignatureFailed, false
 	}
 	return u.Username, "", true
 }
@@ -209,14 +204,14 @@ func (s *Service) Authorize(user string, code int32, sourceIP netip.Addr, action
 		return "", true
 	}
 	if user == "" {
-		return authorizeFailed, false
+		return remarks.AuthorizationFailed, false
 	}
 	s.mu.RLock()
 	u, found := s.users[user]
 	acl := s.acls[user]
 	s.mu.RUnlock()
 	if !found {
-		return "User:" + user + " not found.", false
+		return remarks.AuthzUserNotFound(user), false
 	}
 	// compat: Java checks the disabled status on the request's subject,
 	// which never carries one, so a disabled user is not refused here.
@@ -247,7 +242,7 @@ func (s *Service) CreateUser(u User) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	if _, ok := s.user(u.Username); ok {
-		return denied("The user is existed")
+		return denied(remarks.AuthUserExisted)
 	}
 	if err := s.store.putUser(&u); err != nil {
 		return err
@@ -268,7 +263,7 @@ func (s *Service) UpdateUser(u User) error {
 	defer s.writeMu.Unlock()
 	old, ok := s.user(u.Username)
 	if !ok {
-		return denied("The user is not exist")
+		return denied(remarks.AuthUserNotExist)
 	}
 	nu := *old
 	if !isBlank(u.Password) {
@@ -292,7 +287,7 @@ func (s *Service) UpdateUser(u User) error {
 // DeleteUser removes a user and its ACL; a missing user is no error.
 func (s *Service) DeleteUser(username string) error {
 	if isBlank(username) {
-		return denied("username can not be blank")
+		return denied(remarks.AuthUsernameBlank)
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
@@ -309,7 +304,7 @@ func (s *Service) DeleteUser(username string) error {
 // GetUser returns a user; ok is false when there is none.
 func (s *Service) GetUser(username string) (u User, ok bool, err error) {
 	if isBlank(username) {
-		return User{}, false, denied("username can not be blank")
+		return User{}, false, denied(remarks.AuthUsernameBlank)
 	}
 	p, ok := s.user(username)
 	if !ok {
@@ -325,7 +320,7 @@ func (s *Service) IsSuperUser(username string) (bool, error) {
 		return false, err
 	}
 	if !ok {
-		return false, denied("User:" + username + " is not found")
+		return false, denied(remarks.AuthSuperUserNotFound(username))
 	}
 	return u.Type == UserSuper, nil
 }
@@ -354,7 +349,7 @@ func (s *Service) PutACL(a ACL) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	if _, ok := s.user(a.Username); !ok {
-		return denied("The subject of " + a.Subject() + " is not exist.")
+		return denied(remarks.AuthSubjectOfNotExist(a.Subject()))
 	}
 	s.mu.RLock()
 	old := s.acls[a.Username]
@@ -386,13 +381,13 @@ func (s *Service) DeleteACL(username string, policyType PolicyType, res Resource
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	if _, ok := s.user(username); !ok {
-		return denied("The subject is not exist.")
+		return denied(remarks.AuthSubjectNotExist)
 	}
 	s.mu.RLock()
 	old := s.acls[username]
 	s.mu.RUnlock()
 	if old == nil {
-		return denied("The acl is not exist.")
+		return denied(remarks.AuthACLNotExist)
 	}
 	var next *ACL
 	if hasResource {
@@ -426,7 +421,7 @@ func (s *Service) GetACL(username string) (a ACL, ok bool, err error) {
 	p := s.acls[username]
 	s.mu.RUnlock()
 	if !found {
-		return ACL{}, false, denied("The subject is not exist.")
+		return ACL{}, false, denied(remarks.AuthSubjectNotExist)
 	}
 	if p == nil {
 		return ACL{}, false, nil

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 )
 
 // User is one account: its name is the AccessKey clients sign with and
@@ -49,13 +50,13 @@ func isBlank(s string) bool { return strings.TrimSpace(s) == "" }
 // validateUser is Java's AuthenticationMetadataManagerImpl.validate.
 func validateUser(u *User, create bool) error {
 	if isBlank(u.Username) {
-		return denied("username can not be blank")
+		return denied(remarks.AuthUsernameBlank)
 	}
 	if len(u.Username) > MaxUsernameLen {
 		return denied("username is too long") // ours: Java has no bound
 	}
 	if create && isBlank(u.Password) {
-		return denied("password can not be blank")
+		return denied(remarks.AuthPasswordBlank)
 	}
 	return nil
 }
