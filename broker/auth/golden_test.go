@@ -44,3 +44,26 @@ func TestJavaClientSignatures(t *testing.T) {
 		require.False(t, ok, name)
 	}
 }
+
+// FuzzAuthenticate: any decodable frame is answered, never a panic.
+func FuzzAuthenticate(f *testing.F) {
+	for _, name := range []string{"create_user.bin", "create_acl.bin"} {
+		raw, err := os.ReadFile(filepath.Join("testdata", name))
+		require.NoError(f, err)
+		f.Add(raw[4:])
+	}
+	s, err := Open(Config{AuthenticationEnabled: true}, f.TempDir(), nil)
+	require.NoError(f, err)
+	defer s.Close()
+	require.NoError(f, s.CreateUser(User{Username: "rocketmq2", Password: "12345678"}))
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		var fr codec.Frame
+		if codec.Decode(payload, &fr) != nil {
+			return
+		}
+		user, remark, ok := s.Authenticate(&fr)
+		if ok != (remark == "") || (!ok && user != "") {
+			t.Fatalf("inconsistent answer: %q %q %v", user, remark, ok)
+		}
+	})
+}
