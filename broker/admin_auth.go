@@ -91,13 +91,23 @@ func (a *authAdmin) createUser(_ *transport.Conn, req *codec.Frame) *codec.Frame
 	return a.reply(req, a.auth.CreateUser(u))
 }
 
-// superRefusal answers a super-user check: its own failure is a system
-// error (Java's join throws), a plain refusal SYSTEM_ERROR with remark.
+// superRefusal answers a failed super-user check made before Java's
+// future starts: SYSTEM_ERROR with remark, or with the error of the check
+// itself (an unknown AccessKey; Java's join throws out of the handler).
 func (a *authAdmin) superRefusal(req *codec.Frame, err error, remark string) *codec.Frame {
 	if err != nil {
 		return systemError(req, err.Error())
 	}
 	return systemError(req, remark)
+}
+
+// superDenied answers a failed super-user check made inside Java's
+// future: NO_PERMISSION, with the error of the check itself if it failed.
+func (a *authAdmin) superDenied(req *codec.Frame, err error) *codec.Frame {
+	if err != nil {
+		return a.reply(req, err)
+	}
+	return codec.NewResponse(req, int32(codec.RespNoPermission), remarks.AuthAdminSuperUpdate)
 }
 
 func (a *authAdmin) updateUser(_ *transport.Conn, req *codec.Frame) *codec.Frame {
@@ -112,12 +122,10 @@ func (a *authAdmin) updateUser(_ *transport.Conn, req *codec.Frame) *codec.Frame
 	if r != nil {
 		return r
 	}
-	notSuper, err := a.notSuperLogin(req)
-	if err != nil {
-		return systemError(req, err.Error())
-	}
-	if u.Type == auth.UserSuper && notSuper {
-		return systemError(req, remarks.AuthAdminSuperUpdate)
+	if u.Type == auth.UserSuper {
+		if not, err := a.notSuperLogin(req); err != nil || not {
+			return a.superRefusal(req, err, remarks.AuthAdminSuperUpdate)
+		}
 	}
 	old, ok, err := a.auth.GetUser(h.Username)
 	if err != nil {
@@ -126,8 +134,12 @@ func (a *authAdmin) updateUser(_ *transport.Conn, req *codec.Frame) *codec.Frame
 	if !ok {
 		return codec.NewResponse(req, int32(codec.RespNoPermission), remarks.AuthUserNotExist)
 	}
-	if old.Type == auth.UserSuper && notSuper {
-		return codec.NewResponse(req, int32(codec.RespNoPermission), remarks.AuthAdminSuperUpdate)
+	if old.Type == auth.UserSuper {
+		// Java checks this one inside its future: a failure of the check
+		// itself is answered like the refusal, NO_PERMISSION.
+		if not, err := a.notSuperLogin(req); err != nil || not {
+			return a.superDenied(req, err)
+		}
 	}
 	return a.reply(req, a.auth.UpdateUser(u))
 }
@@ -145,12 +157,8 @@ func (a *authAdmin) deleteUser(_ *transport.Conn, req *codec.Frame) *codec.Frame
 		return codec.NewResponse(req, int32(codec.RespSuccess), "")
 	}
 	if old.Type == auth.UserSuper {
-		notSuper, err := a.notSuperLogin(req)
-		if err != nil {
-			return systemError(req, err.Error())
-		}
-		if notSuper {
-			return codec.NewResponse(req, int32(codec.RespNoPermission), remarks.AuthAdminSuperUpdate) // compat: Java's text says update
+		if not, err := a.notSuperLogin(req); err != nil || not {
+			return a.superDenied(req, err) // compat: Java's text says update
 		}
 	}
 	return a.reply(req, a.auth.DeleteUser(h.Username))

@@ -64,6 +64,9 @@ func TestAdminAuthOverTheWire(t *testing.T) {
 	requireCode(t, resp, codec.RespNoPermission, "The user is not exist")
 	resp = tb.invoke(t, signedAs(t, withBody(request(codec.ReqAuthUpdateUser, "username", "admin2"), `{"password":"y"}`), "alice", "alice-pw"))
 	requireCode(t, resp, codec.RespNoPermission, "The super user can only be update by super user")
+	// An AccessKey nobody has fails the super-user check itself.
+	resp = tb.invoke(t, signedAs(t, withBody(request(codec.ReqAuthUpdateUser, "username", "admin2"), `{"password":"y"}`), "ghost", "x"))
+	requireCode(t, resp, codec.RespNoPermission, "User:ghost is not found")
 
 	resp = tb.invoke(t, request(codec.ReqAuthListUser, "filter", "li"))
 	requireCode(t, resp, codec.RespSuccess, "")
