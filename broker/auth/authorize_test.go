@@ -166,3 +166,43 @@ func BenchmarkAuthorize(b *testing.B) {
 		}
 	})
 }
+
+// TestConcurrentChecksAndChanges: checks run while users and ACLs change
+// (run with -race); every answer is one of the two states.
+func TestConcurrentChecksAndChanges(t *testing.T) {
+	s := authzService(t)
+	allow := custom(entry("Topic:t", "Allow", "Pub"))
+	deny := custom(entry("Topic:t", "Deny", "Pub"))
+	putACL(t, s, "alice", allow)
+	done := make(chan struct{})
+	errs := make(chan string, 4)
+	for range 2 {
+		go func() {
+			for {
+				select {
+				case <-done:
+					errs <- ""
+					return
+				default:
+				}
+				remark, ok := s.Authorize("alice", 10, ip10, ActionPub, []Resource{Topic("t")})
+				if !ok && remark != "User:alice has no permission to access Topic:t from 10.0.0.1, the decision is deny." {
+					errs <- remark
+					return
+				}
+			}
+		}()
+	}
+	for i := range 50 {
+		if i%2 == 0 {
+			putACL(t, s, "alice", deny)
+		} else {
+			putACL(t, s, "alice", allow)
+		}
+		require.NoError(t, s.CreateUser(User{Username: "u" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Password: "pw"}))
+	}
+	close(done)
+	for range 2 {
+		require.Empty(t, <-errs)
+	}
+}

@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/netip"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/compat/remarks"
@@ -37,10 +39,10 @@ type Config struct {
 
 // Service is the broker's auth: users, ACLs, checks. Safe for concurrent use.
 //
-// Reads (Authenticate, Authorize, Get*, List*) take mu for reading and
-// look at immutable *User and *ACL values; writers serialize on writeMu,
-// persist first, then publish a new value under mu. Lock order: writeMu
-// before mu.
+// Reads (Authenticate, Authorize, Get*, List*) are lock-free: one atomic
+// load of an immutable snapshot. Writers serialize on writeMu, persist
+// first, then publish a changed copy of the snapshot (copy-on-write: admin
+// changes are rare, checks are per request).
 type Service struct {
 	cfg       Config
 	log       *slog.Logger
@@ -49,10 +51,24 @@ type Service struct {
 	authzSkip map[int32]bool
 	signers   sync.Pool // *signer
 
-	writeMu sync.Mutex
-	mu      sync.RWMutex
-	users   map[string]*User // by username; guarded by mu
-	acls    map[string]*ACL  // by username (the only subject type); guarded by mu
+	writeMu sync.Mutex                // serializes writers
+	state   atomic.Pointer[authState] // replaced, never changed, under writeMu
+}
+
+// authState is one immutable snapshot of the metadata; its maps and the
+// values they point to are never written once published.
+type authState struct {
+	users map[string]*User // by username
+	acls  map[string]*ACL  // by username (the only subject type)
+}
+
+// publish stores a copy of the current snapshot changed by edit. Callers
+// hold writeMu.
+func (s *Service) publish(edit func(users map[string]*User, acls map[string]*ACL)) {
+	old := s.state.Load()
+	next := &authState{users: maps.Clone(old.users), acls: maps.Clone(old.acls)}
+	edit(next.users, next.acls)
+	s.state.Store(next)
 }
 
 // Open loads the metadata under dir (created if missing), creates the
@@ -71,10 +87,11 @@ func Open(cfg Config, dir string, log *slog.Logger) (*Service, error) {
 		return nil, err
 	}
 	s := &Service{
-		cfg: cfg, log: log, store: st, users: users, acls: acls,
+		cfg: cfg, log: log, store: st,
 		authnSkip: parseWhitelist(cfg.AuthenticationWhitelist),
 		authzSkip: parseWhitelist(cfg.AuthorizationWhitelist),
 	}
+	s.state.Store(&authState{users: users, acls: acls})
 	s.signers.New = func() any { return newSigner() }
 	if err := s.initUsers(); err != nil {
 		st.close()
@@ -148,9 +165,7 @@ func (s *Service) createIfAbsent(u User) error {
 }
 
 func (s *Service) user(name string) (*User, bool) {
-	s.mu.RLock()
-	u, ok := s.users[name]
-	s.mu.RUnlock()
+	u, ok := s.state.Load().users[name]
 	return u, ok
 }
 
@@ -206,10 +221,9 @@ func (s *Service) Authorize(user string, code int32, sourceIP netip.Addr, action
 	if user == "" {
 		return remarks.AuthorizationFailed, false
 	}
-	s.mu.RLock()
-	u, found := s.users[user]
-	acl := s.acls[user]
-	s.mu.RUnlock()
+	st := s.state.Load()
+	u, found := st.users[user]
+	acl := st.acls[user]
 	if !found {
 		return remarks.AuthzUserNotFound(user), false
 	}
@@ -247,9 +261,7 @@ func (s *Service) CreateUser(u User) error {
 	if err := s.store.putUser(&u); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	s.users[u.Username] = &u
-	s.mu.Unlock()
+	s.publish(func(users map[string]*User, _ map[string]*ACL) { users[u.Username] = &u })
 	return nil
 }
 
@@ -278,9 +290,7 @@ func (s *Service) UpdateUser(u User) error {
 	if err := s.store.putUser(&nu); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	s.users[nu.Username] = &nu
-	s.mu.Unlock()
+	s.publish(func(users map[string]*User, _ map[string]*ACL) { users[nu.Username] = &nu })
 	return nil
 }
 
@@ -294,10 +304,10 @@ func (s *Service) DeleteUser(username string) error {
 	if err := s.store.deleteUser(username); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	delete(s.users, username)
-	delete(s.acls, username)
-	s.mu.Unlock()
+	s.publish(func(users map[string]*User, acls map[string]*ACL) {
+		delete(users, username)
+		delete(acls, username)
+	})
 	return nil
 }
 
@@ -328,14 +338,13 @@ func (s *Service) IsSuperUser(username string) (bool, error) {
 // ListUsers returns the users whose name contains filter (all for a
 // blank filter), by name in byte order as Java's RocksDB iterates.
 func (s *Service) ListUsers(filter string) []User {
-	s.mu.RLock()
-	out := make([]User, 0, len(s.users))
-	for name, u := range s.users {
+	st := s.state.Load()
+	out := make([]User, 0, len(st.users))
+	for name, u := range st.users {
 		if isBlank(filter) || strings.Contains(name, filter) {
 			out = append(out, *u)
 		}
 	}
-	s.mu.RUnlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].Username < out[j].Username })
 	return out
 }
@@ -351,9 +360,7 @@ func (s *Service) PutACL(a ACL) error {
 	if _, ok := s.user(a.Username); !ok {
 		return denied(remarks.AuthSubjectOfNotExist(a.Subject()))
 	}
-	s.mu.RLock()
-	old := s.acls[a.Username]
-	s.mu.RUnlock()
+	old := s.state.Load().acls[a.Username]
 	var next *ACL
 	if old == nil {
 		next = a.clone()
@@ -365,9 +372,7 @@ func (s *Service) PutACL(a ACL) error {
 	if err := s.store.putACL(next); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	s.acls[next.Username] = next
-	s.mu.Unlock()
+	s.publish(func(_ map[string]*User, acls map[string]*ACL) { acls[next.Username] = next })
 	return nil
 }
 
@@ -383,9 +388,7 @@ func (s *Service) DeleteACL(username string, policyType PolicyType, res Resource
 	if _, ok := s.user(username); !ok {
 		return denied(remarks.AuthSubjectNotExist)
 	}
-	s.mu.RLock()
-	old := s.acls[username]
-	s.mu.RUnlock()
+	old := s.state.Load().acls[username]
 	if old == nil {
 		return denied(remarks.AuthACLNotExist)
 	}
@@ -398,28 +401,23 @@ func (s *Service) DeleteACL(username string, policyType PolicyType, res Resource
 		if err := s.store.deleteACL(username); err != nil {
 			return err
 		}
-		s.mu.Lock()
-		delete(s.acls, username)
-		s.mu.Unlock()
+		s.publish(func(_ map[string]*User, acls map[string]*ACL) { delete(acls, username) })
 		return nil
 	}
 	next.compile()
 	if err := s.store.putACL(next); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	s.acls[username] = next
-	s.mu.Unlock()
+	s.publish(func(_ map[string]*User, acls map[string]*ACL) { acls[username] = next })
 	return nil
 }
 
 // GetACL is Java's getAcl: the user must exist; ok is false when it has
 // no ACL.
 func (s *Service) GetACL(username string) (a ACL, ok bool, err error) {
-	s.mu.RLock()
-	_, found := s.users[username]
-	p := s.acls[username]
-	s.mu.RUnlock()
+	st := s.state.Load()
+	_, found := st.users[username]
+	p := st.acls[username]
 	if !found {
 		return ACL{}, false, denied(remarks.AuthSubjectNotExist)
 	}
@@ -437,12 +435,11 @@ func (s *Service) GetACL(username string) (a ACL, ok bool, err error) {
 // compat: Java filters the entries only when the subject key does not
 // itself contain resourceFilter.
 func (s *Service) ListACLs(subjectFilter, resourceFilter string) []ACL {
-	s.mu.RLock()
-	all := make([]*ACL, 0, len(s.acls))
-	for _, a := range s.acls {
+	st := s.state.Load()
+	all := make([]*ACL, 0, len(st.acls))
+	for _, a := range st.acls {
 		all = append(all, a)
 	}
-	s.mu.RUnlock()
 	sort.Slice(all, func(i, j int) bool { return all[i].Subject() < all[j].Subject() })
 	var out []ACL
 	for _, p := range all {
