@@ -40,6 +40,7 @@
 //	  users  username         → UserInfo JSON {"password","userStatus","userType","username"}
 //	  acls   "User:<username>" → AclInfo JSON {"policies":[{"entries":[…],"policyType"}],"subject"}
 //
-// Everything is loaded into memory at Open; the checks read maps under a
-// read lock and allocate nothing on a pass.
+// Everything is loaded into memory at Open. The checks read an immutable
+// snapshot (one atomic load, no lock) and allocate nothing on a pass;
+// admin changes persist, then publish a changed copy.
 package auth
