@@ -186,4 +186,13 @@ func TestAuthConfigKeys(t *testing.T) {
 	require.Equal(t, "inner", user)
 	_, _, pass = s.Authenticate(request(codec.ReqHeartBeat))
 	require.True(t, pass)
+
+	// GET_BROKER_CONFIG does not tell them (Java's does not either).
+	resp := tb.invoke(t, request(codec.ReqGetBrokerConfig))
+	require.Equal(t, int32(codec.RespSuccess), resp.Code)
+	require.Contains(t, string(resp.Body), "brokerName=")
+	require.NotContains(t, string(resp.Body), "secret")
+	for k := range authKeys {
+		require.NotContains(t, string(resp.Body), k+"=")
+	}
 }

@@ -12,6 +12,22 @@ import (
 // <storePathRootDir>/config, its RocksDB stores under it).
 func authDir(cfg *Config) string { return filepath.Join(cfg.StorePathRootDir, "config", "auth") }
 
+// authKeys are the ACL 2.0 keys. GET_BROKER_CONFIG leaves them out, as
+// Java's does (its AuthConfig is not part of the broker's Configuration):
+// initAuthenticationUser and innerClientAuthenticationCredentials carry
+// passwords.
+var authKeys = map[string]bool{
+	"authenticationEnabled":                true,
+	"authorizationEnabled":                 true,
+	"authenticationMetadataProvider":       true,
+	"authorizationMetadataProvider":        true,
+	"initAuthenticationUser":               true,
+	"innerClientAuthenticationCredentials": true,
+	"authenticationWhitelist":              true,
+	"authorizationWhitelist":               true,
+	"migrateAuthFromV1Enabled":             true,
+}
+
 // wantsAuth reports whether any ACL 2.0 key is set: only then does the
 // broker open the auth metadata and serve the AUTH_* admin codes (Java
 // needs a metadata provider configured for them).
