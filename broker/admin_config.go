@@ -78,6 +78,9 @@ func (b *Broker) appendProperties(dst []byte) []byte {
 	b.cfgMu.Lock()
 	defer b.cfgMu.Unlock()
 	for _, kv := range b.cfg.Properties() {
+		if authKeys[kv[0]] {
+			continue // not in Java's answer; two of them hold secrets
+		}
 		v := kv[1]
 		if p, ok := b.pending[kv[0]]; ok {
 			v = p

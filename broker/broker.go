@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rocketgo/rocketgo/broker/auth"
 	"github.com/rocketgo/rocketgo/broker/filter"
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/transport"
@@ -58,6 +59,8 @@ type Broker struct {
 	sync   *slaveSync // a slave's metadata sync from its master (slavesync.go)
 
 	rm *replicasManager // controller mode (controllermode.go); nil otherwise
+
+	auth *auth.Service // users and ACLs (authconf.go); nil unless an ACL 2.0 key is set
 
 	pools      []*transport.Pool
 	sendPool   *transport.Pool // the send requests' (waitTimeMillsInSendQueue is live)
@@ -137,9 +140,16 @@ func New(cfg Config, deps Deps) (*Broker, error) {
 	b.sync = newSlaveSync(b.nsCli, b.role, b.BrokerAddr, slaveSyncTables{
 		topics: b.topics, offsets: b.offsets, groups: b.groups, delay: b.delay, timerWheel: b.timer.ts != nil,
 	}, log)
+	if b.auth, err = openAuth(&b.cfg, log); err != nil {
+		b.nsCli.Close()
+		b.timer.close()
+		b.closeStore()
+		return nil, err
+	}
 	if cfg.EnableControllerMode {
 		rm, err := newReplicasManager(b)
 		if err != nil {
+			b.closeAuth()
 			b.nsCli.Close()
 			b.timer.close()
 			b.closeStore()
@@ -309,6 +319,7 @@ func (b *Broker) Close() error {
 			b.roleMu.Unlock()
 			b.timer.close()
 			b.nsCli.Close()
+			b.closeAuth()
 			b.closeStore()
 			return
 		}
@@ -336,6 +347,11 @@ func (b *Broker) Close() error {
 		b.nsCli.Close()
 		for _, persist := range []func() error{b.offsets.persist, b.topics.persist, b.groups.persist, b.delay.persist} {
 			if err := persist(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if b.auth != nil {
+			if err := b.auth.Close(); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -474,7 +490,7 @@ func (b *Broker) sendQueueLen() int {
 // adminHandlers builds the admin request groups (admin_*.go), each with
 // exactly what it uses.
 func (b *Broker) adminHandlers() []adminHandlers {
-	return []adminHandlers{
+	groups := []adminHandlers{
 		&topicAdmin{topics: b.topics, offsets: b.offsets, store: b.store, log: b.log},
 		&groupAdmin{groups: b.groups, offsets: b.offsets, clients: b.clients, brokerAddr: b.BrokerAddr},
 		&statsAdmin{brokerName: b.cfg.BrokerName, topics: b.topics, offsets: b.offsets, clients: b.clients, store: b.store, stats: b.stats, role: b.role,
@@ -486,4 +502,8 @@ func (b *Broker) adminHandlers() []adminHandlers {
 		&configAdmin{cfg: b, topics: b.topics, log: b.log},
 		&consumeAdmin{brokerName: b.cfg.BrokerName, brokerAddr: b.BrokerAddr, topics: b.topics, groups: b.groups, offsets: b.offsets, clients: b.clients, store: b.store, stats: b.stats, log: b.log},
 	}
+	if b.auth != nil {
+		groups = append(groups, &authAdmin{auth: b.auth, log: b.log})
+	}
+	return groups
 }

@@ -187,6 +187,20 @@ type Config struct {
 	// BindAddress is Java's NettyServerConfig key for the interface both
 	// ports bind ("" = all); when set it wins over listenIP (see BindIP).
 	BindAddress string `conf:"bindAddress"`
+
+	// ACL 2.0 (Java's AuthConfig keys and defaults, restart-only; see
+	// broker/auth and authconf.go). The metadata provider keys name Java
+	// classes: we only note that one is set (there is one provider, a bbolt
+	// file under <storePathRootDir>/config/auth).
+	AuthenticationEnabled                bool   `conf:"authenticationEnabled"`
+	AuthorizationEnabled                 bool   `conf:"authorizationEnabled"`
+	AuthenticationMetadataProvider       string `conf:"authenticationMetadataProvider"`
+	AuthorizationMetadataProvider        string `conf:"authorizationMetadataProvider"`
+	InitAuthenticationUser               string `conf:"initAuthenticationUser"`               // {"username":…,"password":…}
+	InnerClientAuthenticationCredentials string `conf:"innerClientAuthenticationCredentials"` // {"accessKey":…,"secretKey":…}
+	AuthenticationWhitelist              string `conf:"authenticationWhitelist"`              // request codes, comma-separated
+	AuthorizationWhitelist               string `conf:"authorizationWhitelist"`
+	MigrateAuthFromV1Enabled             bool   `conf:"migrateAuthFromV1Enabled"` // reads $ROCKETMQ_HOME/conf/plain_acl.yml
 }
 
 // BindIP is the interface to bind: bindAddress when set, else listenIP

@@ -32,6 +32,8 @@
 //	admin_config.go  UPDATE_BROKER_CONFIG / GET_BROKER_CONFIG
 //	admin_consume.go consumer status relay, consume time span, correction
 //	                 offsets, broker-wide consume stats, raw consume queue
+//	admin_auth.go    ACL 2.0 users and ACLs (AUTH_* 3001–3010) over broker/auth
+//	authconf.go      when and where the auth service opens (ACL 2.0 keys)
 //	liveconfig.go    the settings an update changes while the broker runs
 //
 // Filtering uses package broker/filter through one shared cache: TAG and
