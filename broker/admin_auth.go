@@ -65,7 +65,7 @@ func (a *authAdmin) notSuperLogin(req *codec.Frame) (bool, error) {
 func (a *authAdmin) userBody(req *codec.Frame, username string) (auth.User, *codec.Frame) {
 	info, err := body.DecodeUserInfo(req.Body)
 	if err != nil || len(req.Body) == 0 {
-		return auth.User{}, systemError(req, "decode UserInfo: invalid body")
+		return auth.User{}, systemError(req, remarks.AuthAdminUserBodyInvalid)
 	}
 	info.Username = username
 	return auth.UserFromInfo(&info), nil

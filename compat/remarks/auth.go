@@ -62,3 +62,8 @@ func AuthNoPermission(subject, resource, sourceIP, detail string) string {
 func AuthSubjectOfNotExist(subject string) string {
 	return "The subject of " + subject + " is not exist."
 }
+
+// AuthAdminUserBodyInvalid answers an AUTH_CREATE_USER / AUTH_UPDATE_USER
+// whose UserInfo body is missing or does not decode (Java fails with a
+// JSON exception; ours names the body).
+const AuthAdminUserBodyInvalid = "decode UserInfo: invalid body"
