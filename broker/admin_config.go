@@ -3,6 +3,7 @@ package broker
 import (
 	"errors"
 	"fmt"
+	"github.com/rocketgo/rocketgo/broker/auth"
 	"log/slog"
 	"os"
 	"strings"
@@ -22,7 +23,7 @@ var ErrConfigBlackList = errors.New("broker: config key on the black list")
 // configView is the broker configuration UPDATE_BROKER_CONFIG and
 // GET_BROKER_CONFIG work on (*Broker: UpdateConfig, appendProperties).
 type configView interface {
-	UpdateConfig(props javaprops.Props) error
+	updateConfig(props javaprops.Props, superUser bool) error
 	appendProperties(dst []byte) []byte
 }
 
@@ -30,6 +31,7 @@ type configView interface {
 type configAdmin struct {
 	cfg    configView
 	topics *topicTable // GET_BROKER_CONFIG's version is the topic data version
+	auth   *authCheck  // with authentication on, updates need a super user
 	log    *slog.Logger
 }
 
@@ -41,6 +43,14 @@ func (a *configAdmin) register(r *transport.Router, pool *transport.Pool) {
 // updateBrokerConfig answers UPDATE_BROKER_CONFIG: the body is a Java
 // properties text (AdminBrokerProcessor.updateBrokerConfig).
 func (a *configAdmin) updateBrokerConfig(c *transport.Conn, req *codec.Frame) *codec.Frame {
+	superUser := false
+	if a.auth.enabled() && a.auth.authn {
+		if r := a.auth.superOnly(req); r != nil {
+			a.log.Warn("update broker config refused: not a super user", "remote", c.RemoteAddr(), "user", auth.RequestUser(req))
+			return r
+		}
+		superUser = true
+	}
 	if len(req.Body) == 0 {
 		return codec.NewResponse(req, int32(codec.RespSuccess), "")
 	}
@@ -51,7 +61,7 @@ func (a *configAdmin) updateBrokerConfig(c *transport.Conn, req *codec.Frame) *c
 		return codec.NewResponse(req, int32(codec.RespSystemError), remarks.String2PropertiesFail)
 	}
 	a.log.Info("update broker config", "remote", c.RemoteAddr(), "props", props)
-	switch err := a.cfg.UpdateConfig(props); {
+	switch err := a.cfg.updateConfig(props, superUser); {
 	case errors.Is(err, ErrConfigBlackList):
 		a.log.Warn("update broker config refused", "remote", c.RemoteAddr(), "err", err)
 		return codec.NewResponse(req, int32(codec.RespNoPermission), remarks.ConfigInBlackList)
@@ -106,7 +116,12 @@ func (b *Broker) appendProperties(dst []byte) []byte {
 // effect at once; the other known keys at the next start. When the broker
 // was started from a file (brokerConfigPath) the values are written back
 // to it.
-func (b *Broker) UpdateConfig(props javaprops.Props) error {
+func (b *Broker) UpdateConfig(props javaprops.Props) error { return b.updateConfig(props, false) }
+
+// updateConfig is UpdateConfig; superUser (a signed super user, with
+// authentication on) may change the sensitive keys whatever
+// refuseSensitiveRemoteConfig says.
+func (b *Broker) updateConfig(props javaprops.Props, superUser bool) error {
 	b.cfgMu.Lock()
 	defer b.cfgMu.Unlock()
 	// Like Java: one refused key refuses the whole update, before anything
@@ -123,7 +138,7 @@ func (b *Broker) UpdateConfig(props javaprops.Props) error {
 	}
 	// Stricter than Java: keys that re-home the broker, and the operator's
 	// additions, unless refuseSensitiveRemoteConfig is off.
-	if key, refused := b.cfg.remotePolicy().Check(props, sensitiveKeys); refused {
+	if key, refused := b.cfg.remotePolicy().Check(props, sensitiveKeys); refused && !superUser {
 		return fmt.Errorf("%w: %s (%s)", ErrConfigBlackList, key, blacklist.ReasonSensitive)
 	}
 

@@ -63,7 +63,9 @@ type Broker struct {
 	auth *auth.Service // users and ACLs (authconf.go); nil unless an ACL 2.0 key is set
 
 	pools      []*transport.Pool
-	sendPool   *transport.Pool // the send requests' (waitTimeMillsInSendQueue is live)
+	sendPool   *transport.Pool    // the send requests' (waitTimeMillsInSendQueue is live)
+	authChk    *authCheck         // the request middleware; nil without auth
+	signer     func(*codec.Frame) // signs the broker's own calls (innerClientAuthenticationCredentials); nil: unsigned
 	main, fast *transport.Server
 
 	roleMu     sync.Mutex  // serializes role changes; guards rrt, roleClosed
@@ -119,7 +121,17 @@ func New(cfg Config, deps Deps) (*Broker, error) {
 			return nil, err
 		}
 	}
-	b.nsCli = transport.NewClient(transport.ClientConfig{Logger: log, DialTimeout: 3 * time.Second})
+	inner, signed, err := auth.ParseCredentials(cfg.InnerClientAuthenticationCredentials)
+	if err != nil {
+		b.closeStore()
+		return nil, err
+	}
+	if signed {
+		// Registration, slave sync and controller calls carry the inner
+		// credentials, as Java's broker signs its outer API.
+		b.signer = inner.Signer()
+	}
+	b.nsCli = transport.NewClient(transport.ClientConfig{Logger: log, DialTimeout: 3 * time.Second, BeforeRequest: b.signer})
 	b.reg = newRegistrar(&b.cfg, b.live, b.topics, b.nsCli, log)
 	b.reg.role, b.reg.haServerAddr, b.reg.onResult = b.role, b.haServerAddr, b.onRegisterResult
 	b.topics.onChange = b.reg.changed
@@ -145,6 +157,9 @@ func New(cfg Config, deps Deps) (*Broker, error) {
 		b.timer.close()
 		b.closeStore()
 		return nil, err
+	}
+	if b.auth != nil {
+		b.authChk = newAuthCheck(b.auth, cfg.BrokerClusterName)
 	}
 	if cfg.EnableControllerMode {
 		rm, err := newReplicasManager(b)
@@ -437,6 +452,9 @@ func (b *Broker) routers() (mainR, fastR *transport.Router) {
 	}
 	build := func(withPull bool) *transport.Router {
 		r := transport.NewRouter()
+		if b.authChk.enabled() {
+			r.Use(b.authChk.check)
+		}
 		r.HandleLeased(codec.ReqSendMessage, b.sendPool, send)
 		r.HandleLeased(codec.ReqSendMessageV2, b.sendPool, send)
 		r.HandleLeased(codec.ReqSendBatchMessage, b.sendPool, send)
@@ -499,7 +517,7 @@ func (b *Broker) adminHandlers() []adminHandlers {
 		&clientAdmin{role: b.role, brokerName: b.cfg.BrokerName, topics: b.topics, groups: b.groups, offsets: b.offsets, clients: b.clients, store: b.store, log: b.log},
 		&syncAdmin{topics: b.topics, offsets: b.offsets, delay: b.delay},
 		&batchAdmin{topics: b.topics, groups: b.groups, offsets: b.offsets, clients: b.clients},
-		&configAdmin{cfg: b, topics: b.topics, log: b.log},
+		&configAdmin{cfg: b, topics: b.topics, auth: b.authChk, log: b.log},
 		&consumeAdmin{brokerName: b.cfg.BrokerName, brokerAddr: b.BrokerAddr, topics: b.topics, groups: b.groups, offsets: b.offsets, clients: b.clients, store: b.store, stats: b.stats, log: b.log},
 	}
 	if b.auth != nil {

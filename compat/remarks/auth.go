@@ -67,3 +67,12 @@ func AuthSubjectOfNotExist(subject string) string {
 // whose UserInfo body is missing or does not decode (Java fails with a
 // JSON exception; ours names the body).
 const AuthAdminUserBodyInvalid = "decode UserInfo: invalid body"
+
+// AuthorizationContextError is the message of Java's AuthorizationException
+// when the resources of a request cannot be read (a heartbeat or lock body
+// that does not decode).
+const AuthorizationContextError = "parse authorization context error."
+
+// ConfigNeedsSuperUser refuses UPDATE_BROKER_CONFIG from a user who is not
+// a super user while authentication is on (ours: Java checks nothing).
+const ConfigNeedsSuperUser = "only a super user may update the broker config"
