@@ -390,3 +390,31 @@ func WithServerName(tc *tls.Config, addr string) *tls.Config {
 	c.ServerName = host
 	return c
 }
+
+// LoadFile is Load with the keys IsKey accepts taken from the properties
+// file at path (a cmd's -c file; "" for none), as Java takes them from
+// -D system properties.
+func LoadFile(path string) (Config, error) {
+	props, err := FileProps(path)
+	if err != nil {
+		return Default(), err
+	}
+	return Load(props)
+}
+
+// FileProps returns the keys IsKey accepts of the properties file at path
+// ("" for none: an empty map).
+func FileProps(path string) (map[string]string, error) {
+	if path == "" {
+		return map[string]string{}, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("tlsconf: %w", err)
+	}
+	p, err := javaprops.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("tlsconf: %s: %w", path, err)
+	}
+	return FromProps(p), nil
+}
