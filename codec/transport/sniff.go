@@ -14,8 +14,9 @@ import (
 // HandshakeHandler and TlsModeHandler), when the server is configured for
 // it (ServerConfig.TLSMode not Disabled, or ProxyProtocol):
 //
-//	OnOpen: no Conn yet; the gnet context is a sniffer (its deadline:
-//	        TLSHandshakeTimeout, enforced by the idle loop)
+//	OnOpen: no Conn yet (OnConnect comes with the first bytes); the gnet
+//	        context is a sniffer (deadline: IdleTimeout, or
+//	        TLSHandshakeTimeout without one; enforced by the idle loop)
 //	OnTraffic, first bytes:
 //	  PROXY v1/v2 header (ProxyProtocol)? ─► parsed, discarded, its source
 //	        address is the Conn's RemoteAddr; malformed ─► close
@@ -146,9 +147,14 @@ func (e *events) handoff(gc gnet.Conn, sn *sniffer, remote string, avail int) {
 }
 
 // expireSniffers closes connections that sent nothing decisive within
-// the handshake timeout (the idle loop calls it).
+// IdleTimeout (as a silent connection without detection), or within
+// TLSHandshakeTimeout when there is no IdleTimeout (the idle loop calls it).
 func (s *Server) expireSniffers(now int64) {
-	cut := now - int64(s.cfg.TLSHandshakeTimeout)
+	limit := s.cfg.IdleTimeout
+	if limit <= 0 {
+		limit = s.cfg.TLSHandshakeTimeout
+	}
+	cut := now - int64(limit)
 	var late []gnet.Conn
 	s.mu.Lock()
 	for gc, sn := range s.sniffing {
@@ -158,8 +164,8 @@ func (s *Server) expireSniffers(now int64) {
 	}
 	s.mu.Unlock()
 	for _, gc := range late {
-		s.log.Info("transport: closing connection: nothing decisive sent within the handshake timeout",
-			"remote", addrString(gc.RemoteAddr()), "handshakeTimeout", s.cfg.TLSHandshakeTimeout)
+		s.log.Info("transport: closing connection: nothing decisive sent in time",
+			"remote", addrString(gc.RemoteAddr()), "timeout", limit)
 		_ = gc.Close()
 	}
 }
