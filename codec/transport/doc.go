@@ -102,6 +102,51 @@
 // with SetMaxQueueWait refuses requests that waited too long, as the Java
 // broker's fast failure does.
 //
+// TLS and PROXY protocol (sniff.go, tlsconn.go; Java's tls.server.mode,
+// keys in tlsconf). gnet has no TLS, so a connection's first bytes decide
+// where it is served. ServerConfig.TLSMode Disabled (the zero value) and
+// no ProxyProtocol: nothing is detected, OnOpen makes the Conn at once and
+// a ClientHello fails as a bad frame length. Otherwise:
+//
+//	OnOpen ─► sniffer (no Conn yet; closed after IdleTimeout of silence)
+//	first bytes: PROXY v1/v2 header ─► parsed (bounded), its source is
+//	             the Conn's RemoteAddr; malformed ─► close
+//	             0x16 ─► Disabled: close; else within MaxTLSHandshakes:
+//	                     Dup the fd, copy what gnet read, close the gnet
+//	                     connection (epoll delete + close(2), no
+//	                     shutdown(2): the dup keeps the socket) ─►
+//	                     net.FileConn ─► tls.Server, TLSHandshakeTimeout
+//	                     ─► reader goroutine (frames into the same Router,
+//	                     leased as on the loop) + writer goroutine
+//	             else ─► Enforcing: close; else a gnet Conn as always
+//
+// Plaintext never touches TLS code and pays nothing per message: one map
+// insert/delete at accept when detection is on, and the same allocations
+// per round trip (TestServerRoundTripTLSAllocBudget). A TLS connection
+// keeps the loop's bounds in blocking form: MaxFrameLength,
+// MaxHeaderLength, no read while MaxInflightPerConn requests are in flight
+// or unsent bytes exceed WriteHighWater (until half / WriteLowWater),
+// MaxUnsentPerConn closes, frames over 64 KiB count in MaxUnreadTotal
+// while they arrive, IdleTimeout and FrameReadTimeout (frames over 64 KiB)
+// are read deadlines, WriteStallTimeout a write deadline. Not counted for
+// TLS connections: the server-wide MaxUnsentTotal and SIOCOUTQ stall
+// detection (the write deadline does that job).
+//
+// Measured (2 shared cores, both ends in one process, 128-byte bodies):
+//
+//	                                  plaintext (gnet)   TLS 1.3 (hand-off)
+//	Client round trip, 1 in flight       ~54-140 µs         ~53 µs
+//	Client round trip, 64 in flight      17.2 µs/op         12.7 µs/op
+//	server side, 64 pipelined            10.6 µs/op         43.2 µs/op
+//	allocs per round trip (server side)  1 (the response)   3: the same 1 + 1 per
+//	                                                        record read in crypto/tls
+//	                                                        (atLeastReader) at each end
+//	idle TLS connection, established     ~22 KiB heap + ~11 KiB stacks, both ends
+//	half handshake held (≤ MaxTLSHandshakes)   ~8.6 KiB heap
+//
+// The server-side pipelined figure is where TLS costs: one record and one
+// write per reply where gnet batches the replies of a read.
+//
 // The client side reads each connection with one goroutine on a plain
 // net.Conn and writes frames under a per-connection mutex; requests the
 // peer sends (broker → client calls) go to ClientConfig.Router.

@@ -194,7 +194,7 @@ func TestTLSHalfHandshakeTimesOut(t *testing.T) {
 	hello := clientHelloStart(t)
 	half := dialRaw(t, s.Addr())
 	half.sendBytes(hello[:len(hello)/2]) // a ClientHello cut in the middle
-	silent := dialRaw(t, s.Addr())      // nothing at all
+	silent := dialRaw(t, s.Addr())       // nothing at all
 	_ = silent
 	began := time.Now()
 	half.expectClosed()
