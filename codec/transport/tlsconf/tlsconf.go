@@ -215,24 +215,31 @@ func (c Config) Server() (*tls.Config, Mode, error) {
 	if c.ServerMode == Disabled {
 		return nil, Disabled, nil
 	}
+	tc, err := c.ServerTLS()
+	return tc, c.ServerMode, err
+}
+
+// ServerTLS is Server's *tls.Config whatever tls.server.mode says: for
+// ports that are TLS-only when our opt-in keys turn TLS on (HA, Raft).
+func (c Config) ServerTLS() (*tls.Config, error) {
 	tc := &tls.Config{MinVersion: tls.VersionTLS12}
 	if c.TestMode {
 		cert, err := SelfSigned()
 		if err != nil {
-			return nil, c.ServerMode, err
+			return nil, err
 		}
 		tc.Certificates = []tls.Certificate{cert}
 		tc.ClientAuth = tls.RequestClientCert
-		return tc, c.ServerMode, nil
+		return tc, nil
 	}
 	cert, err := loadKeyPair(c.ServerCertPath, c.ServerKeyPath, c.ServerKeyPassword)
 	if err != nil {
-		return nil, c.ServerMode, fmt.Errorf("tlsconf: server certificate: %w", err)
+		return nil, fmt.Errorf("tlsconf: server certificate: %w", err)
 	}
 	tc.Certificates = []tls.Certificate{cert}
 	if c.ServerAuthClient && c.ServerTrustCertPath != "" {
 		if tc.ClientCAs, err = loadPool(c.ServerTrustCertPath); err != nil {
-			return nil, c.ServerMode, fmt.Errorf("tlsconf: %s: %w", KeyServerTrustCertPath, err)
+			return nil, fmt.Errorf("tlsconf: %s: %w", KeyServerTrustCertPath, err)
 		}
 	}
 	// Without authClient Java trusts any client certificate
@@ -249,7 +256,7 @@ func (c Config) Server() (*tls.Config, Mode, error) {
 	default:
 		tc.ClientAuth = tls.NoClientCert
 	}
-	return tc, c.ServerMode, nil
+	return tc, nil
 }
 
 // Client returns the dialing side's *tls.Config and whether outbound
