@@ -110,3 +110,37 @@ func TestTLSIdleConnectionMemory(t *testing.T) {
 		n, grown>>10, grown/n, stack>>10, stack/n)
 	require.Less(t, grown/n, int64(128<<10))
 }
+
+// A TLS client that pipelines without reading is paused (not read) at
+// the marks, and once it reads every request is answered: no wake-up of
+// the TLS reader is lost.
+func TestTLSPipelinedWithoutReadingPausesThenAnswersAll(t *testing.T) {
+	const n = 3000
+	r := NewRouter()
+	r.Handle(codeEcho, newPool(t, "p", 2, 4096), echo)
+	s := startServer(t, ServerConfig{TLSMode: tlsconf.Permissive, TLS: serverTLS(t),
+		WriteHighWater: 64 << 10, WriteLowWater: 16 << 10, MaxInflightPerConn: 16}, r)
+	rc, err := dialTLS(t, s.Addr(), insecureClientTLS())
+	require.NoError(t, err)
+	req := request(codeEcho, 0)
+	req.Body = make([]byte, 1<<10)
+	var wire []byte
+	for i := range n {
+		req.Opaque = int32(i)
+		wire = req.AppendTo(wire)
+	}
+	wrote := make(chan error, 1)
+	go func() {
+		_ = rc.nc.SetWriteDeadline(time.Now().Add(30 * time.Second))
+		_, err := rc.nc.Write(wire)
+		wrote <- err
+	}()
+	require.Eventually(t, func() bool { return s.pauses.Load() > 0 }, 10*time.Second, time.Millisecond)
+	seen := make([]bool, n)
+	for range n {
+		f := rc.recv()
+		require.False(t, seen[f.Opaque])
+		seen[f.Opaque] = true
+	}
+	require.NoError(t, <-wrote)
+}

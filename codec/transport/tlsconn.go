@@ -50,7 +50,8 @@ func (r *replayConn) Read(p []byte) (int, error) {
 // kicks the connection's writer goroutine, which writes everything pending
 // in one call.
 type streamOutlet struct {
-	nc      net.Conn
+	nc      net.Conn // written (the tls.Conn)
+	raw     net.Conn // closed: the socket itself, so a close never waits
 	c       *Conn
 	timeout time.Duration // per write; <= 0: none
 	limit   int64         // unsent bytes past which the connection closes
@@ -68,8 +69,8 @@ type streamOutlet struct {
 	err     error  // guarded by mu: sticky
 }
 
-func newStreamOutlet(nc net.Conn, timeout time.Duration, limit, low int64) *streamOutlet {
-	return &streamOutlet{nc: nc, timeout: timeout, limit: limit, low: low,
+func newStreamOutlet(nc, raw net.Conn, timeout time.Duration, limit, low int64) *streamOutlet {
+	return &streamOutlet{nc: nc, raw: raw, timeout: timeout, limit: limit, low: low,
 		kick: make(chan struct{}, 1), wakeCh: make(chan struct{}, 1), quit: make(chan struct{})}
 }
 
@@ -172,7 +173,9 @@ func (o *streamOutlet) close() error {
 	var err error
 	o.once.Do(func() {
 		close(o.quit)
-		err = o.nc.Close()
+		// Not tls.Conn.Close: its close_notify may wait seconds for a
+		// peer that does not read, and for a write in progress.
+		err = o.raw.Close()
 	})
 	return err
 }
@@ -217,7 +220,7 @@ func (s *Server) serveTLS(raw net.Conn, prefix []byte, remote, local string) {
 	}
 	_ = raw.SetDeadline(time.Time{})
 
-	o := newStreamOutlet(tc, s.cfg.WriteStallTimeout, s.cfg.MaxUnsentPerConn, s.cfg.WriteLowWater)
+	o := newStreamOutlet(tc, raw, s.cfg.WriteStallTimeout, s.cfg.MaxUnsentPerConn, s.cfg.WriteLowWater)
 	c := newConn(s.ids.Add(1), remote, local, o, s.log)
 	o.c = c
 	c.maxInflight = int32(s.cfg.MaxInflightPerConn)
