@@ -29,6 +29,8 @@ func TestTLSIdleHandshakesBounded(t *testing.T) {
 		MaxTLSHandshakes: limit, TLSHandshakeTimeout: 3 * time.Second}, echoRouter(t))
 	hello := clientHelloStart(t)
 	base := heapInUse()
+	var ms0 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
 	conns := make([]net.Conn, 0, n)
 	defer func() {
 		for _, c := range conns {
@@ -52,7 +54,11 @@ func TestTLSIdleHandshakesBounded(t *testing.T) {
 	held := len(s.handshakes)
 	require.LessOrEqual(t, held, limit)
 	grown := heapInUse() - base
-	t.Logf("%d half handshakes: %d held, heap +%d KiB (%d B per held handshake)", n, held, grown>>10, grown/int64(max(held, 1)))
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	stack := int64(ms.StackInuse) - int64(ms0.StackInuse)
+	t.Logf("%d half handshakes: %d held, heap +%d KiB (%d B per held handshake), stacks +%d KiB (%d B each)",
+		n, held, grown>>10, grown/int64(max(held, 1)), stack>>10, stack/int64(max(held, 1)))
 	require.Less(t, grown, int64(limit)*64<<10, "heap grew %d bytes", grown)
 	// Refused ones are closed by the server at once.
 	seen := make([]bool, len(conns))

@@ -172,6 +172,12 @@ func (o *streamOutlet) run(wg *sync.WaitGroup) {
 func (o *streamOutlet) close() error {
 	var err error
 	o.once.Do(func() {
+		o.mu.Lock()
+		if o.err == nil {
+			o.err = ErrConnClosed // later writes fail at once instead of queueing
+		}
+		o.pending = nil
+		o.mu.Unlock()
 		close(o.quit)
 		// Not tls.Conn.Close: its close_notify may wait seconds for a
 		// peer that does not read, and for a write in progress.
