@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bufio"
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
@@ -27,11 +28,18 @@ import (
 // deadlines, WriteStallTimeout a write deadline.
 
 // replayConn gives back the bytes gnet had already read (the start of the
-// ClientHello) before reading the socket.
+// ClientHello) before reading the socket, through a small buffer: crypto/tls
+// reads a record at a time, so pipelined requests would cost a syscall
+// for every few records without it.
 type replayConn struct {
 	net.Conn
 	pre []byte
+	br  *bufio.Reader
 }
+
+// tlsReadBuffer is the socket read buffer under crypto/tls: ~20 small
+// requests' records per syscall.
+const tlsReadBuffer = 4 << 10
 
 func (r *replayConn) Read(p []byte) (int, error) {
 	if len(r.pre) > 0 {
@@ -42,7 +50,7 @@ func (r *replayConn) Read(p []byte) (int, error) {
 		}
 		return n, nil
 	}
-	return r.Conn.Read(p)
+	return r.br.Read(p)
 }
 
 // streamOutlet is a Conn's outlet on a net.Conn served by the Server: Write
@@ -211,7 +219,7 @@ func (s *Server) handoffTLS(raw net.Conn, prefix []byte, remote, local string) b
 // the connection's frames until it closes.
 func (s *Server) serveTLS(raw net.Conn, prefix []byte, remote, local string) {
 	defer s.tlsWG.Done()
-	tc := tls.Server(&replayConn{Conn: raw, pre: prefix}, s.cfg.TLS)
+	tc := tls.Server(&replayConn{Conn: raw, pre: prefix, br: bufio.NewReaderSize(raw, tlsReadBuffer)}, s.cfg.TLS)
 	_ = raw.SetDeadline(time.Now().Add(s.cfg.TLSHandshakeTimeout))
 	err := tc.Handshake()
 	<-s.handshakes
