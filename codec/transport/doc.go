@@ -117,7 +117,8 @@
 //	                     shutdown(2): the dup keeps the socket) ─►
 //	                     net.FileConn ─► tls.Server, TLSHandshakeTimeout
 //	                     ─► reader goroutine (frames into the same Router,
-//	                     leased as on the loop) + writer goroutine
+//	                     leased as on the loop; a 4 KiB read buffer under
+//	                     crypto/tls) + writer goroutine
 //	             else ─► Enforcing: close; else a gnet Conn as always
 //
 // Plaintext never touches TLS code and pays nothing per message: one map
@@ -132,20 +133,31 @@
 // TLS connections: the server-wide MaxUnsentTotal and SIOCOUTQ stall
 // detection (the write deadline does that job).
 //
-// Measured (2 shared cores, both ends in one process, 128-byte bodies):
+// Measured (go test -bench 'ServerSideTLS|RoundTripTLS' -count 3, 2 cores
+// shared with other work, both ends in one process, 128-byte bodies, one
+// permissive server; ranges over the runs):
 //
-//	                                  plaintext (gnet)   TLS 1.3 (hand-off)
-//	Client round trip, 1 in flight       ~54-140 µs         ~53 µs
-//	Client round trip, 64 in flight      17.2 µs/op         12.7 µs/op
-//	server side, 64 pipelined            10.6 µs/op         43.2 µs/op
-//	allocs per round trip (server side)  1 (the response)   3: the same 1 + 1 per
-//	                                                        record read in crypto/tls
-//	                                                        (atLeastReader) at each end
-//	idle TLS connection, established     ~22 KiB heap + ~11 KiB stacks, both ends
-//	half handshake held (≤ MaxTLSHandshakes)   ~8.6 KiB heap
+//	                                  plaintext (gnet)     TLS 1.3 (hand-off)
+//	server side, 64 pipelined         13.4-17.8 µs/op      14.3-17.5 µs/op
+//	server side, 1 in flight          70-89 µs             49-53 µs
+//	Client round trip, 64 in flight   12.7-17.6 µs/op      10.7-11.8 µs/op
+//	Client round trip, 1 in flight    76-83 µs             62-78 µs
+//	allocs, server side, 1 in flight  1 (the response)     3: the same 1 + 1 per record
+//	                                                       read by crypto/tls (it boxes
+//	                                                       an atLeastReader), each end
+//	allocs, server side, 64 in flight 1                    1 (records carry several frames)
+//	allocs, Client round trip         5                    7 at 1 in flight, 5 at 64
 //
-// The server-side pipelined figure is where TLS costs: one record and one
-// write per reply where gnet batches the replies of a read.
+//	memory, idle established TLS connection: ~28 KiB heap (both ends'
+//	tls.Conn, the server's Conn, outlet and read buffer) + ~11 KiB stacks
+//	(the server's reader and writer goroutines)
+//	memory, half handshake held (≤ MaxTLSHandshakes): ~13 KiB heap + ~8 KiB
+//	stack; 2,000 (one-off: 8,000) half handshakes with a limit of 256 grew
+//	the heap by 3.3 (4.2) MiB and a normal client was served meanwhile
+//
+// TLS adds no allocation of ours per message (TestServerRoundTripTLSAllocBudget);
+// without the read buffer the pipelined TLS server side was 43 µs/op (a
+// syscall per few records).
 //
 // The client side reads each connection with one goroutine on a plain
 // net.Conn and writes frames under a per-connection mutex; requests the
