@@ -131,7 +131,12 @@ func New(cfg Config, deps Deps) (*Broker, error) {
 		// credentials, as Java's broker signs its outer API.
 		b.signer = inner.Signer()
 	}
-	b.nsCli = transport.NewClient(transport.ClientConfig{Logger: log, DialTimeout: 3 * time.Second, BeforeRequest: b.signer})
+	nsCliCfg, err := transport.ClientConfig{Logger: log, DialTimeout: 3 * time.Second, BeforeRequest: b.signer}.WithTLS(cfg.TLS)
+	if err != nil {
+		b.closeStore()
+		return nil, err
+	}
+	b.nsCli = transport.NewClient(nsCliCfg)
 	b.reg = newRegistrar(&b.cfg, b.live, b.topics, b.nsCli, log)
 	b.reg.role, b.reg.haServerAddr, b.reg.onResult = b.role, b.haServerAddr, b.onRegisterResult
 	b.topics.onChange = b.reg.changed
@@ -214,6 +219,13 @@ func StoreConfig(cfg *Config, log *slog.Logger) store.Config {
 	return sc
 }
 
+// nsCliConfig is the outbound remoting clients' config: TLS when
+// tls.enable, as Java's (the error was checked by New).
+func (b *Broker) nsCliConfig() transport.ClientConfig {
+	cc, _ := transport.ClientConfig{Logger: b.log, DialTimeout: 3 * time.Second, BeforeRequest: b.signer}.WithTLS(b.cfg.TLS)
+	return cc
+}
+
 func (b *Broker) closeStore() {
 	if b.ownsStore {
 		if err := b.store.Close(); err != nil {
@@ -243,11 +255,15 @@ func (b *Broker) Start() error {
 		b.pull.holds.connClosed(c)
 		b.clients.notifyChanged(b.clients.connClosed(c)...)
 	}
-	main := transport.NewServer(b.cfg.transportLimits().Apply(transport.ServerConfig{
+	mainCfg, err := b.cfg.transportLimits().Apply(transport.ServerConfig{
 		Addr: net.JoinHostPort(listenIP, strconv.Itoa(b.cfg.ListenPort)), Logger: b.log,
 		IdleTimeout: 120 * time.Second, OnClose: onClose,
-	}), mainRouter)
-	if err := main.Start(); err != nil {
+	}).WithTLS(b.cfg.TLS)
+	main := transport.NewServer(mainCfg, mainRouter)
+	if err == nil {
+		err = main.Start()
+	}
+	if err != nil {
 		b.pull.holds.stop()
 		for _, p := range b.pools {
 			p.Close()
@@ -269,10 +285,11 @@ func (b *Broker) Start() error {
 		if b.cfg.ListenPort < 3 {
 			port = 0
 		}
-		b.fast = transport.NewServer(b.cfg.transportLimits().Apply(transport.ServerConfig{
+		fastCfg, _ := b.cfg.transportLimits().Apply(transport.ServerConfig{
 			Addr: net.JoinHostPort(listenIP, strconv.Itoa(port)), Logger: b.log,
 			IdleTimeout: 120 * time.Second, OnClose: onClose,
-		}), fastRouter)
+		}).WithTLS(b.cfg.TLS) // an error would have failed the main port
+		b.fast = transport.NewServer(fastCfg, fastRouter)
 		if err := b.fast.Start(); err != nil {
 			b.log.Warn("fast (VIP) port not available", "port", port, "err", err)
 			b.fast = nil

@@ -19,12 +19,17 @@ import (
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/message"
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/codec/transport/tlsconf"
 	"github.com/rocketgo/rocketgo/compat/javaprops"
 )
 
 // Config holds the broker settings. Field tags name the Java broker.conf
 // key each one is read from.
 type Config struct {
+	// TLS is the tls.* settings (Java's -D system properties and its
+	// tls.config.file; tlsconf.Load), set by the cmd, not a broker.conf
+	// field. nil: no TLS and no PROXY protocol detection on the port.
+	TLS               *tlsconf.Config
 	BrokerClusterName string `conf:"brokerClusterName"`
 	BrokerName        string `conf:"brokerName"`
 	BrokerID          int64  `conf:"brokerId"`

@@ -137,7 +137,7 @@ func newReplicasManager(b *Broker) (*replicasManager, error) {
 	}
 	rm := &replicasManager{b: b, cfg: cfg, log: b.log.With("component", "replicas"), st: st, ep: ep,
 		ident: identityFiles{path: idPath}, addrs: addrs,
-		cli:  transport.NewClient(transport.ClientConfig{Logger: b.log, DialTimeout: 3 * time.Second, BeforeRequest: b.signer}),
+		cli:  transport.NewClient(b.nsCliConfig()),
 		kick: make(chan struct{}, 1), lost: make(chan struct{}, 1), quit: make(chan struct{})}
 	rm.minInSync.Store(int32(cfg.MinInSyncReplicas))
 	rm.fenced.Store(true) // compat: Java's recoverAndInitService fences a controller-mode broker until it runs

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -249,7 +250,11 @@ func (b *Broker) applyRoleLocked(old store.Role) error {
 			b.rrt.srv = nil
 		}
 		if repl && b.rrt.cli == nil {
-			b.rrt.cli = ha.NewClient(b.haClientConfig(), rs)
+			cc, err := b.haClientConfig()
+			if err != nil {
+				return fmt.Errorf("broker: ha: %w", err)
+			}
+			b.rrt.cli = ha.NewClient(cc, rs)
 			b.rrt.cli.SetMasterAddr(b.role.HAMasterAddr())
 			b.rrt.cli.Start()
 		}
@@ -266,7 +271,11 @@ func (b *Broker) applyRoleLocked(old store.Role) error {
 			return fmt.Errorf("broker: store role: %w", err)
 		}
 		if b.rrt.srv == nil {
-			srv, err := ha.NewServer(b.haServerConfig(), rs)
+			sc, err := b.haServerConfig()
+			if err != nil {
+				return fmt.Errorf("broker: ha: %w", err)
+			}
+			srv, err := ha.NewServer(sc, rs)
 			if err != nil {
 				return fmt.Errorf("broker: ha: %w", err)
 			}
@@ -327,8 +336,18 @@ func (b *Broker) haListen() string {
 	return net.JoinHostPort(b.cfg.BindIP(), strconv.Itoa(b.cfg.HaListenPort))
 }
 
-func (b *Broker) haServerConfig() ha.ServerConfig {
+// haServerConfig is the classic HA master's config; TLS-only with our
+// rocketgo.tls.ha.enable (Java's HA never uses TLS).
+func (b *Broker) haServerConfig() (ha.ServerConfig, error) {
+	var tc *tls.Config
+	if b.cfg.TLS != nil && b.cfg.TLS.HA {
+		var err error
+		if tc, err = b.cfg.TLS.ServerTLS(); err != nil {
+			return ha.ServerConfig{}, err
+		}
+	}
 	return ha.ServerConfig{
+		TLS:                  tc,
 		Addr:                 b.haListen(),
 		SegmentSize:          b.cfg.MappedFileSizeCommitLog,
 		TransferBatchSize:    b.cfg.HaTransferBatchSize,
@@ -337,15 +356,24 @@ func (b *Broker) haServerConfig() ha.ServerConfig {
 		InSyncReplicas:       max(b.cfg.InSyncReplicas, 1),
 		MaxGapNotInSync:      b.cfg.HaMaxGapNotInSync,
 		Logger:               b.log,
-	}
+	}, nil
 }
 
-func (b *Broker) haClientConfig() ha.ClientConfig {
+// haClientConfig is the classic HA slave's config (TLS as haServerConfig).
+func (b *Broker) haClientConfig() (ha.ClientConfig, error) {
+	var tc *tls.Config
+	if b.cfg.TLS != nil && b.cfg.TLS.HA {
+		var err error
+		if tc, _, err = b.cfg.TLS.Client(); err != nil {
+			return ha.ClientConfig{}, err
+		}
+	}
 	return ha.ClientConfig{
 		HeartbeatInterval:    time.Duration(b.cfg.HaSendHeartbeatInterval) * time.Millisecond,
 		HousekeepingInterval: time.Duration(b.cfg.HaHousekeepingInterval) * time.Millisecond,
+		TLS:                  tc,
 		Logger:               b.log,
-	}
+	}, nil
 }
 
 // haServerAddr is what registration advertises: brokerIP2 (else

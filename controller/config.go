@@ -10,12 +10,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rocketgo/rocketgo/codec/transport/tlsconf"
 	"github.com/rocketgo/rocketgo/compat/javaprops"
 )
 
 // Config is the controller's configuration: Java's ControllerConfig keys
 // (DLedger flavour) plus the few of our own that the Raft layer needs.
 type Config struct {
+	// TLS is the tls.* settings (Java's -D system properties and its
+	// tls.config.file; tlsconf.Load), set by the cmd, not a config-file
+	// field. nil: no TLS and no PROXY protocol detection on the port.
+	TLS             *tlsconf.Config
 	RocketmqHome    string // rocketmqHome
 	ConfigStorePath string // configStorePath: UPDATE_CONTROLLER_CONFIG writes every key there ("" = memory only)
 	ControllerType  string // controllerType: "DLedger" (Java's default) or "jRaft"; both mean our Raft

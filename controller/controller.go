@@ -100,8 +100,9 @@ func (c *Controller) Start() error {
 	}
 	c.node = n
 	c.pool = transport.NewPool("controller", cfg.ThreadPoolNums, cfg.RequestQueueCapacity)
-	c.client = transport.NewClient(transport.ClientConfig{Logger: c.log})
-	c.srv = transport.NewServer(transport.ServerConfig{
+	ccfg, tlsErr := transport.ClientConfig{Logger: c.log}.WithTLS(cfg.TLS)
+	c.client = transport.NewClient(ccfg)
+	scfg, err := transport.ServerConfig{
 		Addr:        c.self.Addr,
 		Logger:      c.log,
 		IdleTimeout: transport.DefaultIdleTimeout,
@@ -115,8 +116,15 @@ func (c *Controller) Start() error {
 				}
 			}()
 		},
-	}, c.router())
-	if err := c.srv.Start(); err != nil {
+	}.WithTLS(cfg.TLS)
+	c.srv = transport.NewServer(scfg, c.router())
+	if err == nil {
+		err = tlsErr
+	}
+	if err == nil {
+		err = c.srv.Start()
+	}
+	if err != nil {
 		c.pool.Close()
 		c.client.Close()
 		n.close()

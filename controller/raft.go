@@ -70,7 +70,15 @@ func openNode(cfg *Config, peers []Peer, f raft.FSM, log *slog.Logger) (*node, e
 		store.Close()
 		return nil, fmt.Errorf("controller: raft address %s: %w", self.RaftAddr, err)
 	}
-	trans, err := raft.NewTCPTransportWithLogger(self.RaftAddr, adv, 3, 5*time.Second, hl)
+	var trans *raft.NetworkTransport
+	if cfg.TLS != nil && cfg.TLS.Raft {
+		var st *tlsStream
+		if st, err = newTLSStream(cfg.TLS, self.RaftAddr, adv); err == nil {
+			trans = raft.NewNetworkTransportWithLogger(st, 3, 5*time.Second, hl)
+		}
+	} else {
+		trans, err = raft.NewTCPTransportWithLogger(self.RaftAddr, adv, 3, 5*time.Second, hl)
+	}
 	if err != nil {
 		store.Close()
 		return nil, fmt.Errorf("controller: raft transport %s: %w", self.RaftAddr, err)

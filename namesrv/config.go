@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/codec/transport/tlsconf"
 	"github.com/rocketgo/rocketgo/compat/blacklist"
 	"github.com/rocketgo/rocketgo/compat/javaprops"
 )
@@ -17,6 +18,10 @@ import (
 // Config is the name server's configuration: Java's NamesrvConfig plus the
 // NettyServerConfig keys we honour, under the same property names.
 type Config struct {
+	// TLS is the tls.* settings (Java's -D system properties and its
+	// tls.config.file; tlsconf.Load), set by the cmd, not a config-file
+	// field. nil: no TLS and no PROXY protocol detection on the port.
+	TLS                                  *tlsconf.Config
 	RocketmqHome                         string
 	KVConfigPath                         string
 	ConfigStorePath                      string

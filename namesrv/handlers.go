@@ -482,6 +482,7 @@ func startsAs(file []byte, next *Config) error {
 	if err != nil {
 		return fmt.Errorf("namesrv: update config: %s would not start: %w", path, err)
 	}
+	restarted.TLS = next.TLS // the cmd's, from the tls.* keys the file keeps
 	if restarted != *next {
 		return fmt.Errorf("namesrv: update config: %s would start with other settings", path)
 	}

@@ -66,7 +66,7 @@ func (s *Server) Start() error {
 	cfg := s.Config()
 	s.general = transport.NewPool("namesrv-default", cfg.DefaultThreadPoolNums, cfg.DefaultThreadPoolQueueCapacity)
 	s.client = transport.NewPool("namesrv-client", cfg.ClientRequestThreadPoolNums, cfg.ClientRequestThreadPoolQueueCapacity)
-	s.srv = transport.NewServer(cfg.Limits.Apply(transport.ServerConfig{
+	scfg, tlsErr := cfg.Limits.Apply(transport.ServerConfig{
 		Addr:        cfg.ListenAddr(),
 		Logger:      s.log,
 		IdleTimeout: time.Duration(cfg.ServerChannelMaxIdleTimeSeconds) * time.Second,
@@ -78,9 +78,13 @@ func (s *Server) Start() error {
 				s.routes.connClosed(c)
 			}()
 		},
-	}), s.router())
+	}).WithTLS(cfg.TLS)
+	s.srv = transport.NewServer(scfg, s.router())
 	s.start = time.Now()
-	if err := s.srv.Start(); err != nil {
+	if tlsErr == nil {
+		tlsErr = s.srv.Start()
+	}
+	if err := tlsErr; err != nil {
 		s.general.Close()
 		s.client.Close()
 		return fmt.Errorf("namesrv: start: %w", err)

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/rocketgo/rocketgo/broker"
+	"github.com/rocketgo/rocketgo/codec/transport/tlsconf"
 )
 
 func main() {
@@ -38,9 +39,17 @@ func run() error {
 			return err
 		}
 		for _, k := range unknown {
-			log.Warn("unknown broker.conf key ignored", "key", k)
+			if !tlsconf.IsKey(k) {
+				log.Warn("unknown broker.conf key ignored", "key", k)
+			}
 		}
 	}
+	// Java's -Dtls.* system properties: here keys of broker.conf.
+	tc, err := tlsconf.LoadFile(*confPath)
+	if err != nil {
+		return err
+	}
+	cfg.TLS = &tc
 	if *namesrv != "" {
 		cfg.NamesrvAddr = *namesrv
 	}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/rocketgo/rocketgo/codec/transport/tlsconf"
 	"github.com/rocketgo/rocketgo/compat/javaprops"
 	"github.com/rocketgo/rocketgo/controller"
 )
@@ -31,6 +32,11 @@ func startController(path string, log *slog.Logger) (*controller.Controller, err
 			return nil, err
 		}
 	}
+	tc, err := tlsconf.LoadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	cfg.TLS = &tc
 	c, err := controller.New(cfg, log)
 	if err != nil {
 		return nil, err

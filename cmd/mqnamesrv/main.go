@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/rocketgo/rocketgo/codec/transport/tlsconf"
 	"github.com/rocketgo/rocketgo/compat/javaprops"
 	"github.com/rocketgo/rocketgo/namesrv"
 )
@@ -89,6 +90,12 @@ func loadConfig(path string, log *slog.Logger) (namesrv.Config, error) {
 	if home := os.Getenv("ROCKETMQ_HOME"); home != "" {
 		cfg.RocketmqHome = home
 	}
+	// Java's -Dtls.* system properties: here keys of the -c file.
+	tc, err := tlsconf.LoadFile(path)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.TLS = &tc
 	if path == "" {
 		return cfg, cfg.Validate()
 	}
@@ -102,7 +109,9 @@ func loadConfig(path string, log *slog.Logger) (namesrv.Config, error) {
 	}
 	unknown, err := cfg.Apply(p)
 	for _, k := range unknown {
-		log.Warn("mqnamesrv: unknown config key ignored", "key", k, "file", path)
+		if !tlsconf.IsKey(k) {
+			log.Warn("mqnamesrv: unknown config key ignored", "key", k, "file", path)
+		}
 	}
 	if err != nil {
 		return cfg, err

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"os/signal"
@@ -27,6 +28,7 @@ import (
 	"syscall"
 
 	"github.com/rocketgo/rocketgo/broker"
+	"github.com/rocketgo/rocketgo/codec/transport/tlsconf"
 	"github.com/rocketgo/rocketgo/controller"
 	"github.com/rocketgo/rocketgo/namesrv"
 )
@@ -91,7 +93,9 @@ func start(args []string, out io.Writer, log *slog.Logger) (func() error, error)
 			return nil, err
 		}
 		for _, k := range unknown {
-			log.Warn("unknown broker.conf key ignored", "key", k)
+			if !tlsconf.IsKey(k) {
+				log.Warn("unknown broker.conf key ignored", "key", k)
+			}
 		}
 	}
 
@@ -109,7 +113,9 @@ func start(args []string, out io.Writer, log *slog.Logger) (func() error, error)
 		return nil, err
 	}
 	for _, k := range nsFile.unknownKeys(nsUnknown) {
-		log.Warn("unknown namesrv config key ignored", "key", k, "file", nsFile.path)
+		if !tlsconf.IsKey(k) {
+			log.Warn("unknown namesrv config key ignored", "key", k, "file", nsFile.path)
+		}
 	}
 	if set["namesrvListen"] {
 		// compat: like Java's startup, the command line wins over the file.
@@ -124,6 +130,20 @@ func start(args []string, out io.Writer, log *slog.Logger) (func() error, error)
 			return nil, fmt.Errorf("controller config: %w", err)
 		}
 	}
+
+	// Java's -Dtls.* system properties are the process's: here the keys of
+	// both files (broker.conf's win), for all three servers.
+	tlsProps := tlsconf.FromProps(nsFile.props)
+	bTLS, err := tlsconf.FileProps(*confPath)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(tlsProps, bTLS)
+	tc, err := tlsconf.Load(tlsProps)
+	if err != nil {
+		return nil, err
+	}
+	cfg.TLS, nsCfg.TLS, ctlCfg.TLS = &tc, &tc, &tc
 
 	// Start: name server, controller, broker; stop in the reverse order.
 	ns, err := namesrv.New(nsCfg, log.With("component", "namesrv"))

@@ -3,6 +3,7 @@ package transport
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -42,6 +43,10 @@ type ClientConfig struct {
 	// signing it with the broker's inner credentials. It may add or
 	// replace ext fields; it must be safe for concurrent use.
 	BeforeRequest func(req *codec.Frame)
+	// TLS, when set, makes every connection a TLS client (Java's
+	// tls.enable); the handshake counts in DialTimeout. Without ServerName
+	// (and with verification on), the dialed host is the name checked.
+	TLS *tls.Config
 }
 
 // Client sends requests to servers, one TCP connection per address shared
@@ -146,7 +151,7 @@ func (cl *Client) Conn(ctx context.Context, addr string) (*Conn, error) {
 // next call retries.
 func (cl *Client) dial(addr string, d *dialing) {
 	defer close(d.ready)
-	nc, err := net.DialTimeout("tcp", addr, cl.cfg.DialTimeout)
+	nc, err := cl.connect(addr)
 	if err != nil {
 		d.err = fmt.Errorf("transport: connect %s: %w", addr, err)
 		cl.mu.Lock()
@@ -173,6 +178,23 @@ func (cl *Client) dial(addr string, d *dialing) {
 	cl.wg.Add(1)
 	cl.mu.Unlock()
 	go cl.read(addr, d, nc)
+}
+
+// connect dials addr, and completes a TLS handshake when configured, all
+// within DialTimeout.
+func (cl *Client) connect(addr string) (net.Conn, error) {
+	d := &net.Dialer{Timeout: cl.cfg.DialTimeout}
+	if cl.cfg.TLS == nil {
+		return d.Dial("tcp", addr)
+	}
+	tc := cl.cfg.TLS
+	if tc.ServerName == "" && !tc.InsecureSkipVerify {
+		tc = tc.Clone()
+		if host, _, err := net.SplitHostPort(addr); err == nil {
+			tc.ServerName = host
+		}
+	}
+	return (&tls.Dialer{NetDialer: d, Config: tc}).Dial("tcp", addr)
 }
 
 // read is the connection's only reader: it frames, decodes and routes

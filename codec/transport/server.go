@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/transport/tlsconf"
 )
 
 // DefaultIdleTimeout is Java's serverChannelMaxIdleTimeSeconds (120 s).
@@ -109,6 +111,26 @@ type ServerConfig struct {
 	// 0 means DefaultMaxHeaderLength (1 MiB).
 	MaxHeaderLength int
 
+	// TLSMode is Java's tls.server.mode. Disabled (the zero value) looks at
+	// nothing: a TLS ClientHello fails as a bad frame length. Permissive
+	// and Enforcing detect the first byte (sniff.go): a TLS connection is
+	// served by crypto/tls with TLS (required then) off the event loops
+	// (tlsconn.go); plaintext stays on gnet, and Enforcing closes it.
+	TLSMode tlsconf.Mode
+	TLS     *tls.Config
+	// ProxyProtocol accepts a PROXY protocol v1/v2 header before the
+	// first bytes, as Java always does; its source address becomes the
+	// Conn's RemoteAddr.
+	ProxyProtocol bool
+	// TLSHandshakeTimeout bounds a TLS handshake, and how long a detected
+	// connection may take to send its first bytes; 0 means
+	// DefaultTLSHandshakeTimeout (10 s).
+	TLSHandshakeTimeout time.Duration
+	// MaxTLSHandshakes bounds the TLS handshakes in progress; a TLS
+	// connection beyond it is closed at once. 0 means
+	// DefaultMaxTLSHandshakes (1024).
+	MaxTLSHandshakes int
+
 	// Logger receives the transport's and gnet's logs; nil means slog.Default().
 	Logger *slog.Logger
 	// OnConnect and OnClose run on the connection's event loop, so they
@@ -150,6 +172,12 @@ func (cfg ServerConfig) withDefaults() ServerConfig {
 	if cfg.WriteStallTimeout == 0 {
 		cfg.WriteStallTimeout = DefaultWriteStallTimeout
 	}
+	if cfg.TLSHandshakeTimeout <= 0 {
+		cfg.TLSHandshakeTimeout = DefaultTLSHandshakeTimeout
+	}
+	if cfg.MaxTLSHandshakes <= 0 {
+		cfg.MaxTLSHandshakes = DefaultMaxTLSHandshakes
+	}
 	return cfg
 }
 
@@ -163,6 +191,15 @@ type Server struct {
 
 	mu    sync.Mutex
 	conns map[uint64]*Conn // guarded by mu: open connections, for idle checks
+	// Detection and TLS (sniff.go, tlsconn.go), guarded by mu:
+	// connections whose first bytes are not seen yet; sockets handed to
+	// crypto/tls (their Conn once the handshake is done, else nil);
+	// stopping refuses new hand-offs once Close began.
+	sniffing   map[gnet.Conn]*sniffer
+	handed     map[net.Conn]*Conn
+	stopping   bool
+	handshakes chan struct{} // semaphore of TLS handshakes in progress
+	tlsWG      sync.WaitGroup
 
 	// clock is a coarse unix-nano time refreshed by the idle checker, so
 	// noting a connection's activity costs one atomic store.
@@ -208,14 +245,17 @@ func NewServer(cfg ServerConfig, r *Router) *Server {
 		r = NewRouter()
 	}
 	s := &Server{
-		cfg:      cfg,
-		router:   r,
-		log:      cfg.Logger,
-		conns:    make(map[uint64]*Conn),
-		booted:   make(chan struct{}),
-		runErr:   make(chan error, 1),
-		stopIdle: make(chan struct{}),
-		idleDone: make(chan struct{}),
+		cfg:        cfg,
+		router:     r,
+		log:        cfg.Logger,
+		conns:      make(map[uint64]*Conn),
+		sniffing:   make(map[gnet.Conn]*sniffer),
+		handed:     make(map[net.Conn]*Conn),
+		handshakes: make(chan struct{}, cfg.MaxTLSHandshakes),
+		booted:     make(chan struct{}),
+		runErr:     make(chan error, 1),
+		stopIdle:   make(chan struct{}),
+		idleDone:   make(chan struct{}),
 		// Half the CPUs at most decode big headers, so the loops keep theirs.
 		bigHeaders: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)),
 		// Room for two maximal headers per decoding CPU: one decoding, one
@@ -230,6 +270,9 @@ func NewServer(cfg ServerConfig, r *Router) *Server {
 func (s *Server) Start() error {
 	if code, ok := s.router.inlineWithMiddleware(); ok {
 		return fmt.Errorf("transport: route %v has no pool but the router has middleware, which must not run on an event loop", code)
+	}
+	if s.cfg.TLSMode != tlsconf.Disabled && s.cfg.TLS == nil {
+		return fmt.Errorf("transport: listen on %s: TLS mode %s without a TLS config", s.cfg.Addr, s.cfg.TLSMode)
 	}
 	h := &events{s: s}
 	opts := []gnet.Option{
@@ -276,6 +319,12 @@ func (s *Server) Close() error {
 		}
 		close(s.stopIdle)
 		<-s.idleDone
+		s.mu.Lock()
+		s.stopping = true
+		for raw := range s.handed {
+			_ = raw.Close()
+		}
+		s.mu.Unlock()
 		// Engine.Stop polls for completion every 500 ms; Run returning is
 		// the precise signal, so Stop only triggers the shutdown here.
 		ctx, cancel := context.WithCancel(context.Background())
@@ -289,6 +338,7 @@ func (s *Server) Close() error {
 		}
 		cancel()
 		<-stopped
+		s.tlsWG.Wait()    // TLS connections: closed above, none handed off since
 		s.bg.Wait()       // off-loop decodes: their connections are closed
 		s.writers.close() // every connection is closed: nothing is left to write
 		s.watch.close()   // every outlet is dead, so disarmed
@@ -300,7 +350,13 @@ func (s *Server) Close() error {
 func (s *Server) ConnCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.conns)
+	n := len(s.conns)
+	for _, c := range s.handed {
+		if c != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // Buffered reports what the transport holds for its connections: unsent
@@ -325,6 +381,9 @@ func (s *Server) idleLoop() {
 	if t := s.cfg.WriteStallTimeout / 4; t > 0 && t < tick {
 		tick = t
 	}
+	if t := s.cfg.TLSHandshakeTimeout / 4; s.sniffs() && t > 0 && t < tick {
+		tick = t
+	}
 	t := time.NewTicker(tick)
 	defer t.Stop()
 	var idle, slow, owing []*Conn
@@ -334,6 +393,9 @@ func (s *Server) idleLoop() {
 			return
 		case now := <-t.C:
 			s.clock.Store(now.UnixNano())
+			if s.sniffs() {
+				s.expireSniffers(now.UnixNano())
+			}
 			if s.cfg.IdleTimeout <= 0 && s.cfg.FrameReadTimeout <= 0 && s.cfg.WriteStallTimeout <= 0 {
 				continue
 			}
@@ -410,10 +472,20 @@ func (e *events) OnBoot(eng gnet.Engine) gnet.Action {
 }
 
 func (e *events) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
+	if e.s.sniffs() {
+		e.openSniffer(gc) // the Conn comes with the first bytes (sniff.go)
+		return nil, gnet.None
+	}
+	e.open(gc, addrString(gc.RemoteAddr()))
+	return nil, gnet.None
+}
+
+// open makes and announces the Conn of a plaintext gnet connection.
+func (e *events) open(gc gnet.Conn, remote string) *Conn {
 	s := e.s
 	id := s.ids.Add(1)
 	out := newServerOutlet(gc, s, s.writers.pick(id))
-	c := newConn(id, addrString(gc.RemoteAddr()), addrString(gc.LocalAddr()), out, s.log)
+	c := newConn(id, remote, addrString(gc.LocalAddr()), out, s.log)
 	out.conn = c
 	c.rt = s.router
 	c.maxInflight = int32(s.cfg.MaxInflightPerConn)
@@ -427,12 +499,17 @@ func (e *events) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	if s.cfg.OnConnect != nil {
 		s.cfg.OnConnect(c)
 	}
-	return nil, gnet.None
+	return c
 }
 
 func (e *events) OnClose(gc gnet.Conn, err error) gnet.Action {
 	c, _ := gc.Context().(*Conn)
 	if c == nil {
+		if _, ok := gc.Context().(*sniffer); ok {
+			e.s.mu.Lock()
+			delete(e.s.sniffing, gc)
+			e.s.mu.Unlock()
+		}
 		return gnet.None
 	}
 	s := e.s
@@ -466,7 +543,14 @@ func (e *events) OnClose(gc gnet.Conn, err error) gnet.Action {
 func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 	c, _ := gc.Context().(*Conn)
 	if c == nil {
-		return gnet.None
+		sn, ok := gc.Context().(*sniffer)
+		if !ok {
+			return gnet.None
+		}
+		var a gnet.Action
+		if c, a = e.sniff(gc, sn); c == nil {
+			return a
+		}
 	}
 	if c.evicted.Load() {
 		return gnet.Close

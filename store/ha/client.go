@@ -2,6 +2,8 @@ package ha
 
 import (
 	"bufio"
+	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rocketgo/rocketgo/codec/transport/tlsconf"
 	"github.com/rocketgo/rocketgo/store"
 )
 
@@ -36,7 +39,10 @@ type ClientConfig struct {
 	MaxFrameBody int
 	// DialTimeout bounds a connect (Java RemotingHelper.connect, 5 s).
 	DialTimeout time.Duration
-	Logger      *slog.Logger
+	// TLS, when set, dials the master with TLS (ours: Java's HA is plain
+	// TCP; rocketgo.tls.ha.enable); the handshake counts in DialTimeout.
+	TLS    *tls.Config
+	Logger *slog.Logger
 }
 
 func (c *ClientConfig) fill() {
@@ -219,6 +225,17 @@ func (c *Client) session(addr string) error {
 	}
 	if tc, ok := conn.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
+	}
+	if c.cfg.TLS != nil {
+		tconn := tls.Client(conn, tlsconf.WithServerName(c.cfg.TLS, addr))
+		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.DialTimeout)
+		err := tconn.HandshakeContext(ctx)
+		cancel()
+		if err != nil {
+			_ = conn.Close()
+			return fmt.Errorf("ha: TLS handshake with %s: %w", addr, err)
+		}
+		conn = tconn
 	}
 	c.mu.Lock()
 	if c.master != addr {

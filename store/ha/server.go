@@ -2,6 +2,7 @@ package ha
 
 import (
 	"bufio"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -45,7 +46,10 @@ type ServerConfig struct {
 	// MaxGapNotInSync: a slave this far behind is not in sync
 	// (haMaxGapNotInSync, 256 MiB; status only).
 	MaxGapNotInSync int64
-	Logger          *slog.Logger
+	// TLS, when set, makes the port TLS-only (ours: Java's HA is plain
+	// TCP; rocketgo.tls.ha.enable).
+	TLS    *tls.Config
+	Logger *slog.Logger
 }
 
 func (c *ServerConfig) fill() error {
@@ -145,6 +149,11 @@ func (s *Server) accept() {
 		}
 		if tc, ok := c.(*net.TCPConn); ok {
 			_ = tc.SetNoDelay(true)
+		}
+		if s.cfg.TLS != nil {
+			// The handshake runs on the connection's first read, within
+			// its housekeeping deadline.
+			c = tls.Server(c, s.cfg.TLS)
 		}
 		sc := &serverConn{s: s, c: c, addr: c.RemoteAddr().String(), started: make(chan struct{}), quit: make(chan struct{})}
 		sc.acked.Store(-1)
