@@ -3,6 +3,7 @@ package namesrv
 import (
 	"errors"
 	"fmt"
+	"github.com/rocketgo/rocketgo/broker/auth"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,7 +22,12 @@ type Config struct {
 	// TLS is the tls.* settings (Java's -D system properties and its
 	// tls.config.file; tlsconf.Load), set by the cmd, not a config-file
 	// field. nil: no TLS and no PROXY protocol detection on the port.
-	TLS                                  *tlsconf.Config
+	TLS *tlsconf.Config
+	// Auth is the auth module's keys (authenticationEnabled,
+	// innerClientAuthenticationCredentials, initAuthenticationUser …): with
+	// authentication on, every write (namesrvWrites) needs a signed super
+	// user. Read from the file; never printed nor updated remotely.
+	Auth                                 auth.Config
 	RocketmqHome                         string
 	KVConfigPath                         string
 	ConfigStorePath                      string
@@ -254,6 +260,12 @@ var props = javaprops.Fields[Config]{
 func (c *Config) Apply(p javaprops.Props) (unknown []string, err error) {
 	var errs []error
 	for _, e := range p {
+		if auth.IsConfigKey(e.Key) {
+			if err := c.Auth.SetConfigKey(e.Key, e.Value); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
 		f, ok := props.Find(e.Key)
 		if !ok {
 			unknown = append(unknown, e.Key)
@@ -321,6 +333,11 @@ var protectionKeys = map[string]bool{
 func (c *Config) refusedKey(update javaprops.Props) (key, why string, refused bool) {
 	if key, why, refused := blacklist.Check(update, c.ConfigBlackList); refused {
 		return key, why, true
+	}
+	for _, e := range update {
+		if auth.IsConfigKey(e.Key) {
+			return e.Key, blacklist.ReasonSensitive, true
+		}
 	}
 	// Stricter than Java: the policy's keys and the operator's additions.
 	policy := blacklist.Policy{Refuse: c.RefuseSensitiveRemoteConfig, Extra: c.SensitiveRemoteConfigKeys}

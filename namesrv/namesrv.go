@@ -3,7 +3,9 @@ package namesrv
 import (
 	"context"
 	"fmt"
+	"github.com/rocketgo/rocketgo/broker/auth"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,6 +28,7 @@ type Server struct {
 	bigDecode sync.Mutex // one big or compressed REGISTER_BROKER body decodes at a time
 
 	srv     *transport.Server
+	auth    *auth.Service // with authentication on: who may write
 	general *transport.Pool
 	client  *transport.Pool
 
@@ -79,7 +82,18 @@ func (s *Server) Start() error {
 			}()
 		},
 	}).WithTLS(cfg.TLS)
-	s.srv = transport.NewServer(scfg, s.router())
+	r := s.router()
+	if cfg.Auth.AuthenticationEnabled && tlsErr == nil {
+		svc, err := auth.Open(cfg.Auth, filepath.Join(filepath.Dir(cfg.KVConfigPath), "auth"), s.log.With("component", "auth"))
+		if err != nil {
+			s.general.Close()
+			s.client.Close()
+			return fmt.Errorf("namesrv: start: %w", err)
+		}
+		s.auth = svc
+		r.Use(svc.Guard(isNamesrvWrite, clusterOf))
+	}
+	s.srv = transport.NewServer(scfg, r)
 	s.start = time.Now()
 	if tlsErr == nil {
 		tlsErr = s.srv.Start()
@@ -87,6 +101,9 @@ func (s *Server) Start() error {
 	if err := tlsErr; err != nil {
 		s.general.Close()
 		s.client.Close()
+		if s.auth != nil {
+			_ = s.auth.Close()
+		}
 		return fmt.Errorf("namesrv: start: %w", err)
 	}
 	go s.scan(cfg.ScanNotActiveBrokerInterval)
@@ -112,6 +129,11 @@ func (s *Server) Close() error {
 		s.bg.Wait()
 		s.general.Close()
 		s.client.Close()
+		if s.auth != nil {
+			if cerr := s.auth.Close(); cerr != nil && err == nil {
+				err = cerr
+			}
+		}
 		s.log.Info("namesrv: stopped")
 	})
 	return err
@@ -132,6 +154,27 @@ func (s *Server) scan(every time.Duration) {
 			}
 		}
 	}
+}
+
+// isNamesrvWrite reports the codes that change the name server's state:
+// with authentication on they need a signed super user.
+func isNamesrvWrite(code int32) bool {
+	switch codec.RequestCode(code) {
+	case codec.ReqRegisterBroker, codec.ReqUnregisterBroker, codec.ReqBrokerHeartbeat,
+		codec.ReqDeleteTopicInNamesrv, codec.ReqRegisterTopicInNamesrv,
+		codec.ReqPutKvConfig, codec.ReqDeleteKvConfig,
+		codec.ReqWipeWritePermOfBroker, codec.ReqAddWritePermOfBroker,
+		codec.ReqUpdateNamesrvConfig:
+		return true
+	}
+	return false
+}
+
+// clusterOf is the cluster a guarded request acts on: the one it names,
+// or "" (the whole name server).
+func clusterOf(req *codec.Frame) string {
+	v, _ := req.Get("clusterName")
+	return v
 }
 
 func (s *Server) router() *transport.Router {

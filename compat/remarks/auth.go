@@ -76,3 +76,8 @@ const AuthorizationContextError = "parse authorization context error."
 // ConfigNeedsSuperUser refuses UPDATE_BROKER_CONFIG from a user who is not
 // a super user while authentication is on (ours: Java checks nothing).
 const ConfigNeedsSuperUser = "only a super user may update the broker config"
+
+// GuardNeedsSuperUser refuses a signed name-server or controller write
+// from a user who is not a super user while authorization is off there
+// (ours: Java's name server and controller check nothing).
+const GuardNeedsSuperUser = "only a super user may change the name server's or controller's state"
