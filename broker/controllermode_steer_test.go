@@ -8,10 +8,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocketgo/rocketgo/broker/auth"
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/controller"
 )
 
 // Issue #20's takeover against one real controller-mode broker: a client
@@ -93,4 +95,70 @@ func TestControllerModeStrangerCannotSteer(t *testing.T) {
 	require.False(t, tb.rm.fenced.Load())
 	require.Equal(t, h0.MasterEpoch, tb.rm.MasterEpoch())
 	sendN(t, tb, "STEER", 10, 3)
+}
+
+// The same takeover with authentication on at the controller: the broker
+// signs its controller calls with its inner credentials and keeps serving
+// as master; an unsigned stranger, or one with a guessed secret, is
+// refused every controller code, reads included.
+func TestControllerModeStrangerRefusedWithAuth(t *testing.T) {
+	const creds = `{"accessKey":"inner","secretKey":"inner-secret"}`
+	ctrl := startTestController(t, func(c *controller.Config) {
+		c.Auth.AuthenticationEnabled = true
+		c.Auth.InnerClientAuthenticationCredentials = creds
+	})
+	ns := startNamesrv(t)
+	cm := controllerModeConfig(ctrl, ns)
+	tb := startBroker(t, func(c *Config) { cm(c); c.InnerClientAuthenticationCredentials = creds })
+	require.Eventually(t, func() bool { return !tb.IsSlave() && !tb.rm.fenced.Load() }, 20*time.Second, 10*time.Millisecond)
+	sendN(t, tb, "STEERA", 0, 3)
+	cluster, name := tb.cfg.BrokerClusterName, tb.cfg.BrokerName
+	master, epoch := tb.rm.ID(), tb.rm.MasterEpoch()
+
+	for _, who := range []struct {
+		name string
+		sign func(*codec.Frame)
+	}{
+		{"unsigned", nil},
+		{"guessed secret", auth.Credentials{AccessKey: "inner", SecretKey: "guess"}.Signer()},
+		{"unknown user", auth.Credentials{AccessKey: "mallory", SecretKey: "mallory-secret"}.Signer()},
+	} {
+		cl := transport.NewClient(transport.ClientConfig{Logger: testLogger(), BeforeRequest: who.sign})
+		call := func(code codec.RequestCode, enc func(*codec.Frame), b []byte) *codec.Frame {
+			t.Helper()
+			f := newRequest(code)
+			f.Body = b
+			if enc != nil {
+				enc(f)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			resp, err := cl.Invoke(ctx, ctrl, f)
+			require.NoError(t, err)
+			return resp
+		}
+		for _, resp := range []*codec.Frame{
+			call(codec.ReqControllerGetReplicaInfo, (&header.GetReplicaInfoRequest{BrokerName: name}).Encode, nil),
+			call(codec.ReqControllerRegisterBroker, (&header.RegisterBrokerToControllerRequest{ClusterName: cluster, BrokerName: name, BrokerID: master + 1, BrokerAddress: "127.0.0.1:1"}).Encode, nil),
+			call(codec.ReqControllerAlterSyncStateSet, (&header.AlterSyncStateSetRequest{BrokerName: name, MasterBrokerID: master, MasterEpoch: epoch}).Encode,
+				body.AppendSyncStateSet(nil, body.SyncStateSet{IDs: []int64{master, master + 1}, Epoch: 1})),
+			call(codec.ReqControllerElectMaster, (&header.ElectMasterRequest{ClusterName: cluster, BrokerName: name, BrokerID: master + 1, DesignateElect: true}).Encode, nil),
+			call(codec.ReqCleanBrokerData, (&header.CleanControllerBrokerDataRequest{ClusterName: cluster, BrokerName: name,
+				BrokerControllerIdsToClean: strconv.FormatInt(master, 10), IsCleanLivingBroker: true}).Encode, nil),
+			call(codec.ReqBrokerHeartbeat, (&header.BrokerHeartbeatRequest{ClusterName: cluster, BrokerAddr: "127.0.0.1:1", BrokerName: name, BrokerID: master,
+				Epoch: 99, MaxOffset: 1 << 40, HeartbeatTimeoutMills: 60000}).Encode, nil),
+		} {
+			require.Equal(t, int32(codec.RespNoPermission), resp.Code, "%s: %s", who.name, resp.Remark)
+		}
+		cl.Close()
+	}
+
+	// The broker's own signed calls keep working: a sync round, and it is
+	// still the master of its epoch, taking sends.
+	tb.rm.syncReplicaInfo()
+	require.False(t, tb.IsSlave())
+	require.False(t, tb.rm.fenced.Load())
+	require.Equal(t, master, tb.rm.ID())
+	require.Equal(t, epoch, tb.rm.MasterEpoch())
+	sendN(t, tb, "STEERA", 10, 3)
 }

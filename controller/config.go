@@ -3,6 +3,7 @@ package controller
 import (
 	"errors"
 	"fmt"
+	"github.com/rocketgo/rocketgo/broker/auth"
 	"net"
 	"os"
 	"path/filepath"
@@ -20,7 +21,13 @@ type Config struct {
 	// TLS is the tls.* settings (Java's -D system properties and its
 	// tls.config.file; tlsconf.Load), set by the cmd, not a config-file
 	// field. nil: no TLS and no PROXY protocol detection on the port.
-	TLS             *tlsconf.Config
+	TLS *tlsconf.Config
+	// Auth is the auth module's keys (authenticationEnabled,
+	// innerClientAuthenticationCredentials, initAuthenticationUser …): with
+	// authentication on, every request needs a signed super user, and the
+	// controller signs its calls to brokers with the inner credentials.
+	// Read from the file; never printed nor updated remotely.
+	Auth            auth.Config
 	RocketmqHome    string // rocketmqHome
 	ConfigStorePath string // configStorePath: UPDATE_CONTROLLER_CONFIG writes every key there ("" = memory only)
 	ControllerType  string // controllerType: "DLedger" (Java's default) or "jRaft"; both mean our Raft
@@ -254,6 +261,12 @@ var props = javaprops.Fields[Config]{
 // Apply sets the keys of p that Config knows and returns the others.
 func (c *Config) Apply(p javaprops.Props) (unknown []string, err error) {
 	for _, e := range p {
+		if auth.IsConfigKey(e.Key) {
+			if err := c.Auth.SetConfigKey(e.Key, e.Value); err != nil {
+				return unknown, fmt.Errorf("controller: %w", err)
+			}
+			continue
+		}
 		f, ok := props.Find(e.Key)
 		if !ok {
 			unknown = append(unknown, e.Key)

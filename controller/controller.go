@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
 
+	"github.com/rocketgo/rocketgo/broker/auth"
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/header"
@@ -28,6 +30,7 @@ type Controller struct {
 	cfg   atomic.Pointer[Config] // replaced whole by UPDATE_CONTROLLER_CONFIG
 	cfgMu sync.Mutex             // serializes config updates
 	log   *slog.Logger
+	auth  *auth.Service // with authentication on: who may call (nil: anyone)
 	now   func() time.Time
 	peers []Peer
 	self  Peer
@@ -100,7 +103,20 @@ func (c *Controller) Start() error {
 	}
 	c.node = n
 	c.pool = transport.NewPool("controller", cfg.ThreadPoolNums, cfg.RequestQueueCapacity)
-	ccfg, tlsErr := transport.ClientConfig{Logger: c.log}.WithTLS(cfg.TLS)
+	var sign func(*codec.Frame)
+	inner, signed, err := auth.ParseCredentials(cfg.Auth.InnerClientAuthenticationCredentials)
+	if err == nil && signed {
+		sign = inner.Signer() // NOTIFY_BROKER_ROLE_CHANGED to brokers with auth on
+	}
+	if err == nil && cfg.Auth.AuthenticationEnabled {
+		c.auth, err = auth.Open(cfg.Auth, filepath.Join(cfg.StorePath, "auth"), c.log.With("component", "auth"))
+	}
+	if err != nil {
+		c.pool.Close()
+		n.close()
+		return fmt.Errorf("controller: auth: %w", err)
+	}
+	ccfg, tlsErr := transport.ClientConfig{Logger: c.log, BeforeRequest: sign}.WithTLS(cfg.TLS)
 	c.client = transport.NewClient(ccfg)
 	scfg, err := transport.ServerConfig{
 		Addr:        c.self.Addr,
@@ -128,6 +144,9 @@ func (c *Controller) Start() error {
 		c.pool.Close()
 		c.client.Close()
 		n.close()
+		if c.auth != nil {
+			_ = c.auth.Close()
+		}
 		return fmt.Errorf("controller: listen %s: %w", c.self.Addr, err)
 	}
 	c.bg.Add(2)
@@ -174,6 +193,11 @@ func (c *Controller) Close() error {
 		}
 		if c.node != nil {
 			if e := c.node.close(); err == nil {
+				err = e
+			}
+		}
+		if c.auth != nil {
+			if e := c.auth.Close(); err == nil {
 				err = e
 			}
 		}

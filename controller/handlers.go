@@ -2,6 +2,7 @@ package controller
 
 import (
 	"errors"
+	"github.com/rocketgo/rocketgo/broker/auth"
 	"math"
 	"strings"
 	"time"
@@ -18,6 +19,13 @@ import (
 
 func (c *Controller) router() *transport.Router {
 	r := transport.NewRouter()
+	if c.auth != nil {
+		// Every controller code acts on a broker set or the group.
+		r.Use(c.auth.Guard(func(int32) bool { return true }, func(req *codec.Frame) string {
+			v, _ := req.Get("clusterName")
+			return v
+		}))
+	}
 	p := c.pool
 	r.Handle(codec.ReqControllerAlterSyncStateSet, p, c.alterSyncStateSet)
 	r.Handle(codec.ReqControllerElectMaster, p, c.electMaster)
@@ -253,6 +261,9 @@ func (c *Controller) updateConfig(conn *transport.Conn, req *codec.Frame) *codec
 	// The group's shape is fixed at start: these keys would change nothing
 	// until a restart, and a half-changed view would lie to clients.
 	for _, e := range p {
+		if auth.IsConfigKey(e.Key) {
+			return codec.NewResponse(req, int32(codec.RespNoPermission), remarks.ConfigInBlackList)
+		}
 		switch e.Key {
 		case "controllerDLegerGroup", "controllerDLegerPeers", "controllerDLegerSelfId", "controllerRaftPeers", "controllerType",
 			// Who may act on live brokers is the operator's local decision, never a remote one.
