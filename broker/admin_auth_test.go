@@ -188,8 +188,11 @@ func TestAuthConfigKeys(t *testing.T) {
 	require.True(t, pass)
 
 	// GET_BROKER_CONFIG does not tell them (Java's does not either).
+	// (Authentication is on: the request pipeline checks it too.)
 	resp := tb.invoke(t, request(codec.ReqGetBrokerConfig))
-	require.Equal(t, int32(codec.RespSuccess), resp.Code)
+	require.Equal(t, int32(codec.RespNoPermission), resp.Code, "unsigned, refused by the pipeline")
+	resp = tb.invoke(t, signedAs(t, request(codec.ReqGetBrokerConfig), "inner", "secret"))
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
 	require.Contains(t, string(resp.Body), "brokerName=")
 	require.NotContains(t, string(resp.Body), "secret")
 	for k := range authKeys {
