@@ -257,10 +257,13 @@ func javaSignature(ext map[string]string, body []byte, secret string) string {
 
 // goSend sends one message with the official Go client, signed with
 // ak/sk unless ak is empty.
-func goSend(ns, topic, ak, sk string) error {
+func goSend(ns, topic, ak, sk string) error { return goSendTLS(ns, topic, ak, sk, false) }
+
+// goSendTLS is goSend, over TLS when useTLS (the Go client's WithTls).
+func goSendTLS(ns, topic, ak, sk string, useTLS bool) error {
 	rlog.SetLogLevel("error")
 	opts := []producer.Option{producer.WithNameServer(primitive.NamesrvAddr{ns}), producer.WithRetry(0),
-		producer.WithGroupName("authgo_pg"), producer.WithSendMsgTimeout(5 * time.Second)}
+		producer.WithGroupName("authgo_pg"), producer.WithSendMsgTimeout(5 * time.Second), producer.WithTls(useTLS)}
 	if ak != "" {
 		opts = append(opts, producer.WithCredentials(primitive.Credentials{AccessKey: ak, SecretKey: sk}))
 	}

@@ -86,6 +86,9 @@ type Options struct {
 	// NamesrvPort / BrokerPort fix the ports (0 = pick free ones), so a
 	// capture proxy can be set up before the servers start.
 	NamesrvPort, BrokerPort int
+	// TLS makes the harness's own readiness calls TLS (an enforcing
+	// server refuses plaintext).
+	TLS bool
 }
 
 // Cluster is a running name server + broker pair.
@@ -94,6 +97,7 @@ type Cluster struct {
 	NamesrvAddr string // 127.0.0.1:port
 	BrokerAddr  string // advertised 127.0.0.1:port
 	Dir         string
+	tls         bool // readiness calls over TLS
 
 	mu    sync.Mutex
 	procs []*Process // guarded by mu; brokers last
@@ -132,7 +136,7 @@ func Start(ctx context.Context, env Env, kind Kind, opt Options) (*Cluster, erro
 			return nil, err
 		}
 	}
-	c := &Cluster{Kind: kind, Dir: opt.Dir,
+	c := &Cluster{Kind: kind, Dir: opt.Dir, tls: opt.TLS,
 		NamesrvAddr: "127.0.0.1:" + strconv.Itoa(nsPort),
 		BrokerAddr:  "127.0.0.1:" + strconv.Itoa(brPort)}
 	brokerNS := c.NamesrvAddr
@@ -277,7 +281,11 @@ func (c *Cluster) waitReady(ctx context.Context, timeout time.Duration) error {
 		if err := c.exitedEarly(); err != nil {
 			return err
 		}
-		f, err := Call(ctx, c.NamesrvAddr, codeGetBrokerClusterInfo, nil, nil)
+		call := Call
+		if c.tls {
+			call = CallTLS
+		}
+		f, err := call(ctx, c.NamesrvAddr, codeGetBrokerClusterInfo, nil, nil)
 		switch {
 		case err != nil:
 			last = err

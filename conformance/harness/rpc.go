@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"time"
@@ -19,8 +20,25 @@ const (
 // Call sends one JSON-header request on a fresh connection and returns the
 // decoded response. It is deliberately tiny and independent of rocketgo.
 func Call(ctx context.Context, addr string, code int32, ext map[string]string, body []byte) (*capture.Frame, error) {
+	return call(ctx, addr, false, code, ext, body)
+}
+
+// CallTLS is Call over TLS (the test servers' certificates are
+// self-signed: not verified).
+func CallTLS(ctx context.Context, addr string, code int32, ext map[string]string, body []byte) (*capture.Frame, error) {
+	return call(ctx, addr, true, code, ext, body)
+}
+
+func call(ctx context.Context, addr string, useTLS bool, code int32, ext map[string]string, body []byte) (*capture.Frame, error) {
 	d := net.Dialer{Timeout: 2 * time.Second}
-	c, err := d.DialContext(ctx, "tcp", addr)
+	var c net.Conn
+	var err error
+	if useTLS {
+		td := tls.Dialer{NetDialer: &d, Config: &tls.Config{InsecureSkipVerify: true}}
+		c, err = td.DialContext(ctx, "tcp", addr)
+	} else {
+		c, err = d.DialContext(ctx, "tcp", addr)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("harness: dial %s: %w", addr, err)
 	}
