@@ -136,6 +136,9 @@ func produceFlags(cfg *produceConfig, out io.Writer) *flag.FlagSet {
 	fs.IntVar(&cfg.Queues, "queues", 8, "queues to create (-create) or use (-b)")
 	fs.BoolVar(&cfg.Create, "create", false, "send UPDATE_AND_CREATE_TOPIC first")
 	fs.DurationVar(&cfg.Timeout, "timeout", 3*time.Second, "per-request timeout")
+	fs.BoolVar(&cfg.TLS, "tls", false, "send over TLS (certificates not verified)")
+	fs.StringVar(&cfg.AccessKey, "ak", "", "access key: sign every send (Java's AclClientRPCHook)")
+	fs.StringVar(&cfg.SecretKey, "sk", "", "secret key of -ak")
 	cfg.Serialize = codec.SerializeRocketMQ
 	fs.Func("serialize", "header encoding: rocketmq (default) | json", func(s string) error {
 		switch s {

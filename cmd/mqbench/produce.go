@@ -35,6 +35,9 @@ type produceConfig struct {
 	Serialize codec.SerializeType
 	Timeout   time.Duration // per request
 	Progress  io.Writer     // progress lines; nil = none
+	TLS       bool          // send connections over TLS
+	// AccessKey/SecretKey sign every send as Java's AclClientRPCHook.
+	AccessKey, SecretKey string
 }
 
 func (c *produceConfig) validate() error {
@@ -114,7 +117,7 @@ func runProduce(cfg produceConfig) (Summary, error) {
 		var cs []*sendConn
 		for i := 0; i < cfg.Conns; i++ {
 			rec := newRecorder()
-			c, err := dialSend(b.Addr, clk, rec, perConn*inflight, cfg.Timeout)
+			c, err := dialSend(b.Addr, clk, rec, perConn*inflight, cfg.Timeout, cfg.TLS)
 			if err != nil {
 				closeAll()
 				return Summary{}, err
@@ -147,6 +150,7 @@ func runProduce(cfg produceConfig) (Summary, error) {
 				Group: cfg.Group, Topic: cfg.Topic, BrokerName: b.Name, QueueID: q, Size: cfg.Size,
 				Tags: cfg.Tags, Keys: cfg.Keys, Batch: batch, Oneway: cfg.Mode == "oneway",
 				Serialize: cfg.Serialize, UniqPrefix: fmt.Sprintf("%08X%04X%04X", prefix, os.Getpid()&0xFFFF, i&0xFFFF),
+				AccessKey: cfg.AccessKey, SecretKey: cfg.SecretKey,
 			})
 			if err != nil {
 				return Summary{}, err

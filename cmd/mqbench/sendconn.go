@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -67,10 +68,21 @@ type sendConn struct {
 	wg   sync.WaitGroup
 }
 
-func dialSend(addr string, clk *clock, rec *recorder, ringSize int, timeout time.Duration) (*sendConn, error) {
+func dialSend(addr string, clk *clock, rec *recorder, ringSize int, timeout time.Duration, useTLS ...bool) (*sendConn, error) {
 	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	if len(useTLS) > 0 && useTLS[0] {
+		// Java's test-mode certificates are self-signed: not verified.
+		tc := tls.Client(nc, &tls.Config{InsecureSkipVerify: true})
+		_ = tc.SetDeadline(time.Now().Add(5 * time.Second))
+		if err := tc.Handshake(); err != nil {
+			_ = nc.Close()
+			return nil, fmt.Errorf("TLS handshake with %s: %w", addr, err)
+		}
+		_ = tc.SetDeadline(time.Time{})
+		nc = tc
 	}
 	size := 1024
 	for size < 2*ringSize {

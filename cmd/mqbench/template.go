@@ -46,6 +46,9 @@ type sendSpec struct {
 	Oneway     bool
 	Serialize  codec.SerializeType
 	UniqPrefix string // 16 upper-case hex chars, fixed per producer
+	// AccessKey and SecretKey, when set, sign every frame as Java's
+	// AclClientRPCHook (template_sign.go).
+	AccessKey, SecretKey string
 }
 
 // sendTemplate is a pre-encoded send frame plus the positions patched per
@@ -60,6 +63,7 @@ type sendTemplate struct {
 	stampAt   []int // int64 BE each
 	msgs      int   // messages per frame
 	bodyBytes int   // user body bytes per frame (all messages)
+	sig       *sigTemplate // nil: unsigned
 }
 
 func appendProps(dst []byte, spec *sendSpec) []byte {
@@ -146,6 +150,9 @@ func buildSendTemplate(spec *sendSpec) (*sendTemplate, error) {
 	if spec.BrokerName != "" {
 		f.Ext = append(f.Ext, codec.KV{Key: "n", Value: spec.BrokerName})
 	}
+	if spec.AccessKey != "" {
+		f.Ext = append(f.Ext, codec.KV{Key: "AccessKey", Value: spec.AccessKey}, codec.KV{Key: "Signature", Value: sigSentinel})
+	}
 	frame := f.AppendTo(nil)
 	t := &sendTemplate{frame: frame, serialize: spec.Serialize, msgs: msgs, bodyBytes: msgs * spec.Size}
 	hdrEnd := len(frame) - len(body)
@@ -179,6 +186,13 @@ func buildSendTemplate(spec *sendSpec) (*sendTemplate, error) {
 		if len(t.stampAt) != msgs {
 			return nil, fmt.Errorf("template: found %d body stamps for %d messages", len(t.stampAt), msgs)
 		}
+	}
+	if spec.AccessKey != "" {
+		sig, err := newSigTemplate(&f, frame, spec)
+		if err != nil {
+			return nil, err
+		}
+		t.sig = sig
 	}
 	return t, nil
 }
@@ -219,6 +233,9 @@ func (t *sendTemplate) patch(dst []byte, opaque int32, wallNanos int64, seq uint
 	}
 	for _, at := range t.stampAt {
 		binary.BigEndian.PutUint64(dst[at:], uint64(wallNanos))
+	}
+	if t.sig != nil {
+		t.sig.sign(dst, wallNanos, seq, t.msgs)
 	}
 }
 
