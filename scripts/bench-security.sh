@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# bench-security.sh: send TPS and p99 of plaintext, TLS, auth on and both,
+# rocketgo against the Apache RocketMQ 5.3.3 reference broker on this
+# machine (127.0.0.1, same settings), alternating Java and ours per pair.
+# Writes bench/results-security.md (medians over PAIRS).
+#
+# Each session starts one server (auth off or on: Java 5.3.3's auth keys,
+# the same lines for both), warms up, then runs cmd/mqbench's async
+# producer for STEP seconds per row: plaintext and -tls (auth off),
+# -ak/-sk signed and signed over TLS (auth on, as the super user, so
+# authorization passes after its lookup). Sends go straight to the broker
+# (-b, 4 queues of an auto-created topic).
+#
+# Knobs: STEP=10s WARMUP=15s PAIRS=2 SIZE=1024 THREADS=8 CONNS=4 INFLIGHT=16
+#        OUT=bench/results-security.md WORK=<tmpdir> ONLY=ours|java
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+STEP="${STEP:-10s}"
+WARMUP="${WARMUP:-15s}" # unrecorded load first: the JVM compiles its hot paths
+PAIRS="${PAIRS:-2}"
+SIZE="${SIZE:-1024}"
+THREADS="${THREADS:-8}"
+CONNS="${CONNS:-4}"
+INFLIGHT="${INFLIGHT:-16}"
+OUT="${OUT:-$root/bench/results-security.md}"
+WORK="${WORK:-$(mktemp -d /tmp/rocketgo-bench-sec.XXXXXX)}"
+ONLY="${ONLY:-}"
+bin="$WORK/bin"
+javaserver="$root/conformance/scripts/javaserver.sh"
+metrics="$WORK/metrics.tsv"
+: >"$metrics"
+
+OURS_NS=127.0.0.1:19876 OURS_BROKER=127.0.0.1:20911
+JAVA_NS_PORT=29876 JAVA_BROKER_PORT=30911
+JAVA_NS=127.0.0.1:$JAVA_NS_PORT JAVA_BROKER=127.0.0.1:$JAVA_BROKER_PORT
+AK=rocketmq SK=12345678
+auth_conf() {
+	printf '%s\n' authenticationEnabled=true authorizationEnabled=true \
+		authenticationProvider=org.apache.rocketmq.auth.authentication.provider.DefaultAuthenticationProvider \
+		authenticationMetadataProvider=org.apache.rocketmq.auth.authentication.provider.LocalAuthenticationMetadataProvider \
+		authorizationProvider=org.apache.rocketmq.auth.authorization.provider.DefaultAuthorizationProvider \
+		authorizationMetadataProvider=org.apache.rocketmq.auth.authorization.provider.LocalAuthorizationMetadataProvider \
+		"initAuthenticationUser={\"username\":\"$AK\",\"password\":\"$SK\"}" \
+		"innerClientAuthenticationCredentials={\"accessKey\":\"$AK\",\"secretKey\":\"$SK\"}"
+}
+
+log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+mkdir -p "$bin"
+log "building into $bin"
+(cd "$root" && go build -o "$bin/" ./cmd/rocketgo ./cmd/mqbench ./cmd/mqadmin)
+if [ "$ONLY" != ours ]; then "$javaserver" fetch; fi
+
+broker_of() { if [ "$1" = ours ]; then echo "$OURS_BROKER"; else echo "$JAVA_BROKER"; fi; }
+ns_of() { if [ "$1" = ours ]; then echo "$OURS_NS"; else echo "$JAVA_NS"; fi; }
+
+start() { # side auth dir
+	local side="$1" auth="$2" dir="$3" extra="autoCreateTopicEnable=true"
+	mkdir -p "$dir"
+	if [ "$auth" = on ]; then extra="$extra"$'\n'"$(auth_conf)"; fi
+	if [ "$side" = ours ]; then
+		printf '%s\n' "$extra" >"$dir/broker.conf"
+		setsid "$bin/rocketgo" -dataDir "$dir" -namesrvListen "$OURS_NS" -brokerListen "$OURS_BROKER" \
+			-c "$dir/broker.conf" >>"$dir/rocketgo.log" 2>&1 </dev/null &
+		echo $! >"$WORK/ours.pid"
+		disown
+	else
+		"$javaserver" start-namesrv "$JAVA_NS_PORT" "$dir/ns" >/dev/null
+		BROKER_EXTRA_CONF="$extra" "$javaserver" start-broker "$JAVA_NS" "$JAVA_BROKER_PORT" "$dir/br" >/dev/null
+	fi
+	local i
+	for i in $(seq 1 1200); do
+		if "$bin/mqadmin" clusterList -n "$(ns_of "$side")" 2>/dev/null | grep -q "$(broker_of "$side")"; then return 0; fi
+		sleep 0.1 # polling a starting server, bounded above
+	done
+	log "$side did not register"; return 1
+}
+
+stop() { # side dir
+	if [ "$1" = ours ]; then
+		local pid; pid="$(cat "$WORK/ours.pid" 2>/dev/null || true)"
+		if [ -n "$pid" ]; then kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+			for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+			kill -KILL -- "-$pid" 2>/dev/null || true; fi
+		rm -f "$WORK/ours.pid"
+	else
+		"$javaserver" stop "$2/br" >/dev/null 2>&1 || true
+		"$javaserver" stop "$2/ns" >/dev/null 2>&1 || true
+	fi
+	rm -rf "$2"
+}
+cleanup() { stop ours "$WORK/s-ours" 2>/dev/null || true; stop java "$WORK/s-java" 2>/dev/null || true; }
+trap cleanup EXIT
+trap "exit 130" INT TERM
+
+produce() { # side duration extra-flags...
+	local side="$1" d="$2"; shift 2
+	"$bin/mqbench" produce -b "$(broker_of "$side")" -t SecTopic -queues 4 -mode async -threads "$THREADS" \
+		-conns "$CONNS" -inflight "$INFLIGHT" -size "$SIZE" -duration "$d" -quiet -json "$@"
+}
+row() { # side pair name flags...
+	local side="$1" pair="$2" name="$3"; shift 3
+	local j; j="$(produce "$side" "$STEP" "$@")"
+	local tps p99 errs
+	tps="$(python3 -c 'import json,sys; print(round(json.load(sys.stdin)["tps"]))' <<<"$j")"
+	p99="$(python3 -c 'import json,sys; print(json.load(sys.stdin)["latencyMs"]["p99"])' <<<"$j")"
+	errs="$(python3 -c 'import json,sys; print(json.load(sys.stdin)["errorTotal"])' <<<"$j")"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$side" "$pair" "$name" "$tps" "$p99" "$errs" >>"$metrics"
+	log "  $side pair $pair $name: $tps msg/s p99 $p99 ms errors $errs"
+}
+
+session() { # side pair auth
+	local side="$1" pair="$2" auth="$3" dir="$WORK/s-$1"
+	log "$side pair $pair auth $auth"
+	start "$side" "$auth" "$dir"
+	if [ "$auth" = off ]; then
+		produce "$side" "$WARMUP" >/dev/null || true # warm-up: creates the topic, JIT, page cache
+		row "$side" "$pair" plaintext
+		row "$side" "$pair" tls -tls
+	else
+		produce "$side" "$WARMUP" -ak "$AK" -sk "$SK" >/dev/null || true
+		row "$side" "$pair" auth -ak "$AK" -sk "$SK"
+		row "$side" "$pair" tls+auth -tls -ak "$AK" -sk "$SK"
+	fi
+	stop "$side" "$dir"
+}
+
+for pair in $(seq 1 "$PAIRS"); do
+	for auth in off on; do
+		if [ "$ONLY" != ours ]; then session java "$pair" "$auth"; fi
+		if [ "$ONLY" != java ]; then session ours "$pair" "$auth"; fi
+	done
+done
+
+python3 - "$metrics" "$OUT" "$STEP" "$SIZE" "$THREADS" "$CONNS" "$INFLIGHT" "$PAIRS" <<'EOF'
+import sys, statistics, collections
+metrics, out, step, size, threads, conns, inflight, pairs = sys.argv[1:]
+tps, p99, errs = collections.defaultdict(list), collections.defaultdict(list), collections.defaultdict(int)
+for line in open(metrics):
+    side, pair, name, t, p, e = line.rstrip("\n").split("\t")
+    tps[(side, name)].append(float(t)); p99[(side, name)].append(float(p)); errs[(side, name)] += int(e)
+med = lambda xs: statistics.median(xs) if xs else float("nan")
+rows = ["plaintext", "tls", "auth", "tls+auth"]
+o = ["# Security cost: plaintext, TLS, auth, both (scripts/bench-security.sh)", "",
+     f"mqbench async producer, {threads} threads x {inflight} in flight over {conns} connections, {size}-byte bodies, "
+     f"4 queues, {step} per row, medians of {pairs} alternating Java/ours pairs, same machine (2 cores, shared).", "",
+     "| row | ours msg/s | ours p99 ms | Java msg/s | Java p99 ms | ours/Java | ours vs ours plaintext | errors (ours/Java) |",
+     "|---|---:|---:|---:|---:|---:|---:|---|"]
+base = med(tps[("ours", "plaintext")])
+for r in rows:
+    ot, jt = med(tps[("ours", r)]), med(tps[("java", r)])
+    op, jp = med(p99[("ours", r)]), med(p99[("java", r)])
+    ratio = f"{ot/jt:.2f}x" if jt == jt and jt > 0 else "n/a"
+    rel = f"{ot/base:.2f}x" if base == base and base > 0 else "n/a"
+    o.append(f"| {r} | {ot:,.0f} | {op:.2f} | {jt:,.0f} | {jp:.2f} | {ratio} | {rel} | {errs[('ours', r)]}/{errs[('java', r)]} |")
+open(out, "w").write("\n".join(o) + "\n")
+print("\n".join(o))
+EOF
+log "metrics in $metrics"
