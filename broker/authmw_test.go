@@ -1,13 +1,16 @@
 package broker
 
 import (
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocketgo/rocketgo/broker/auth"
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/namesrv"
 )
 
 // With authentication and authorization on, the pipeline checks every
@@ -59,4 +62,53 @@ func TestAuthOffNoMiddleware(t *testing.T) {
 	tb := startBroker(t, nil)
 	require.Nil(t, tb.authChk)
 	require.False(t, tb.authChk.enabled())
+}
+
+// With auth on everywhere — name server, master and slave — the brokers'
+// own calls carry the inner credentials: both register (the slave learns
+// its master from the registration reply), replication runs, and the
+// slave's metadata sync reads the master's tables; an unsigned reader of
+// the same tables is refused.
+func TestAuthPairRegistersAndSyncs(t *testing.T) {
+	const creds = `{"accessKey":"inner","secretKey":"inner-secret"}`
+	ncfg := namesrv.Default()
+	ncfg.BindAddress, ncfg.ListenPort = "127.0.0.1", 0
+	dir := t.TempDir()
+	ncfg.KVConfigPath = filepath.Join(dir, "kvConfig.json")
+	ncfg.ConfigStorePath = filepath.Join(dir, "namesrv.properties")
+	ncfg.Auth.AuthenticationEnabled = true
+	ncfg.Auth.InnerClientAuthenticationCredentials = creds
+	nsrv, err := namesrv.New(ncfg, testLogger())
+	require.NoError(t, err)
+	require.NoError(t, nsrv.Start())
+	t.Cleanup(func() { nsrv.Close() })
+	ns := nsrv.Addr()
+	authOn := func(c *Config) {
+		c.NamesrvAddr = ns
+		c.AuthenticationEnabled, c.AuthorizationEnabled = true, true
+		c.InnerClientAuthenticationCredentials = creds
+	}
+	master := startBroker(t, func(c *Config) { authOn(c); c.HaListenPort = 0 })
+	slave := startBroker(t, func(c *Config) {
+		authOn(c)
+		c.BrokerRole = "SLAVE"
+		c.BrokerID = 1
+		c.HaSendHeartbeatInterval = 200
+	})
+	require.Equal(t, master.BrokerAddr(), slave.MasterAddr(), "both registered with the guarded name server")
+
+	create := request(codec.ReqUpdateAndCreateTopic, "topic", "AuthSync", "defaultTopic", "TBW102",
+		"readQueueNums", "4", "writeQueueNums", "4", "perm", "6", "topicFilterType", "SINGLE_TAG", "order", "false")
+	resp := master.invoke(t, signedAs(t, create, "inner", "inner-secret"))
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+	resp = master.invoke(t, signedAs(t, sendV1("AuthSync", 0, props("UNIQ_KEY", "u"), []byte("x")), "inner", "inner-secret"))
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+	end := master.store.MaxPhyOffset()
+	require.Eventually(t, func() bool { return slave.store.MaxPhyOffset() == end }, 5*time.Second, time.Millisecond)
+
+	require.NoError(t, slave.sync.SyncOnce(t.Context()), "the slave's signed metadata sync passes the master's checks")
+	_, ok := slave.topics.get("AuthSync")
+	require.True(t, ok, "the topic reached the slave by the metadata sync")
+	resp = master.invoke(t, request(codec.ReqGetAllTopicConfig))
+	require.Equal(t, int32(codec.RespNoPermission), resp.Code, "an unsigned reader of the same table")
 }
