@@ -1,7 +1,9 @@
 package broker
 
 import (
+	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,4 +113,45 @@ func TestAuthPairRegistersAndSyncs(t *testing.T) {
 	require.True(t, ok, "the topic reached the slave by the metadata sync")
 	resp = master.invoke(t, request(codec.ReqGetAllTopicConfig))
 	require.Equal(t, int32(codec.RespNoPermission), resp.Code, "an unsigned reader of the same table")
+}
+
+// Bad input on the signature surface: a huge AccessKey, a huge or
+// malformed Signature, a signature without an AccessKey — each refused
+// with NO_PERMISSION on its own connection's request, and the next
+// well-signed request on the same connection is served.
+func TestAuthHostileSignatures(t *testing.T) {
+	tb := startBroker(t, func(c *Config) {
+		c.AuthenticationEnabled = true
+		c.InitAuthenticationUser = `{"username":"root","password":"root-secret"}`
+	})
+	tb.topics.createIfAbsent("HT", 1, body.PermRead|body.PermWrite, 0)
+	huge := strings.Repeat("k", 16<<10) // within maxHeaderLength: the check sees it
+	for _, tc := range []struct {
+		name string
+		kv   []codec.KV
+	}{
+		{"huge access key", []codec.KV{{Key: "AccessKey", Value: huge}, {Key: "Signature", Value: "AAAAAAAAAAAAAAAAAAAAAAAAAAA="}}},
+		{"huge signature", []codec.KV{{Key: "AccessKey", Value: "root"}, {Key: "Signature", Value: huge}}},
+		{"not base64", []codec.KV{{Key: "AccessKey", Value: "root"}, {Key: "Signature", Value: "!!!!!!!!!!!!!!!!!!!!!!!!!!!!"}}},
+		{"signature without access key", []codec.KV{{Key: "Signature", Value: "AAAAAAAAAAAAAAAAAAAAAAAAAAA="}}},
+		{"empty access key", []codec.KV{{Key: "AccessKey", Value: ""}, {Key: "Signature", Value: "AAAAAAAAAAAAAAAAAAAAAAAAAAA="}}},
+	} {
+		req := sendV1("HT", 0, "", []byte("x"))
+		req.Ext = append(req.Ext, tc.kv...)
+		resp := tb.invoke(t, req)
+		require.Equal(t, int32(codec.RespNoPermission), resp.Code, tc.name)
+		require.Less(t, len(resp.Remark), 4096, "%s: the remark does not echo the input", tc.name)
+		ok := tb.invoke(t, signedAs(t, sendV1("HT", 0, "", []byte("y")), "root", "root-secret"))
+		require.Equal(t, int32(codec.RespSuccess), ok.Code, "%s: then served: %s", tc.name, ok.Remark)
+	}
+	// A header past maxHeaderLength closes that connection before any
+	// check; a new one is served.
+	req := sendV1("HT", 0, "", []byte("x"))
+	req.Ext = append(req.Ext, codec.KV{Key: "AccessKey", Value: strings.Repeat("k", 1<<20)})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := tb.cli.Invoke(ctx, tb.addr, req)
+	require.Error(t, err)
+	ok := tb.invoke(t, signedAs(t, sendV1("HT", 0, "", []byte("y")), "root", "root-secret"))
+	require.Equal(t, int32(codec.RespSuccess), ok.Code, ok.Remark)
 }
