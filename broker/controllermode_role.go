@@ -152,7 +152,12 @@ func (b *Broker) becomeMasterCM(rm *replicasManager, newEpoch int32, id int64, s
 		return err
 	}
 	if b.rrt.asrv == nil {
+		hs, err := b.haServerConfig() // the HA port's TLS (rocketgo.tls.ha.enable)
+		if err != nil {
+			return err
+		}
 		srv, err := autoswitch.NewServer(autoswitch.ServerConfig{
+			TLS:                     hs.TLS,
 			Addr:                    b.haListen(),
 			SegmentSize:             b.cfg.MappedFileSizeCommitLog,
 			LocalBrokerID:           id,
@@ -207,7 +212,12 @@ func (b *Broker) becomeSlaveCM(rm *replicasManager, id int64, masterAddr string)
 		b.rrt.asrv = nil
 	}
 	if b.rrt.acli == nil {
+		hc, err := b.haClientConfig()
+		if err != nil {
+			return err
+		}
 		b.rrt.acli = autoswitch.NewClient(autoswitch.ClientConfig{
+			TLS:                  hc.TLS,
 			BrokerID:             id,
 			SyncFromLastFile:     b.cfg.SyncFromLastFile,
 			AsyncLearner:         b.cfg.AsyncLearner,

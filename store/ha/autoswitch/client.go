@@ -2,8 +2,10 @@ package autoswitch
 
 import (
 	"bufio"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/rocketgo/rocketgo/codec/transport/tlsconf"
 	"github.com/rocketgo/rocketgo/store/ha"
 	"log/slog"
 	"net"
@@ -39,6 +41,8 @@ type ClientConfig struct {
 	// BrokerID is the slave's controller-assigned broker id, sent in the
 	// handshake.
 	BrokerID int64
+	// TLS, when set, dials the master with TLS (ours, as ServerConfig.TLS).
+	TLS *tls.Config
 	// SyncFromLastFile: an empty slave starts at the master's last segment
 	// instead of its first (syncFromLastFile, false).
 	SyncFromLastFile bool
@@ -281,8 +285,7 @@ func (c *Client) run() {
 
 // session runs one connection until it fails.
 func (c *Client) session(addr string) error {
-	d := net.Dialer{Timeout: c.cfg.DialTimeout}
-	conn, err := d.Dial("tcp", addr)
+	conn, err := tlsconf.Dial("tcp", addr, c.cfg.DialTimeout, c.cfg.TLS)
 	if err != nil {
 		return fmt.Errorf("autoswitch: connect %s: %w", addr, err)
 	}

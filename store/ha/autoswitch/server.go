@@ -1,8 +1,10 @@
 package autoswitch
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/rocketgo/rocketgo/codec/transport/tlsconf"
 	"log/slog"
 	"net"
 	"sync"
@@ -38,6 +40,9 @@ type Epochs interface {
 type ServerConfig struct {
 	// Addr is the listen address (haListenPort; ":0" picks a port).
 	Addr string
+	// TLS, when set, makes the port TLS-only (ours, rocketgo.tls.ha.enable:
+	// Java's HA never uses TLS); the handshake runs on a slave's first read.
+	TLS *tls.Config
 	// SegmentSize is the commit-log segment size (mappedFileSizeCommitLog).
 	SegmentSize int64
 	// LocalBrokerID is the master's controller-assigned broker id; it is
@@ -158,7 +163,7 @@ func NewServer(cfg ServerConfig, st MasterStore, ep Epochs) (*Server, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", cfg.Addr)
+	ln, err := tlsconf.Listen("tcp", cfg.Addr, cfg.TLS)
 	if err != nil {
 		return nil, fmt.Errorf("autoswitch: listen %s: %w", cfg.Addr, err)
 	}
