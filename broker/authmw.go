@@ -37,6 +37,11 @@ func denyResp(req *codec.Frame, remark string) *codec.Frame {
 
 // check is the transport.Middleware.
 func (a *authCheck) check(c *transport.Conn, req *codec.Frame) *codec.Frame {
+	return a.checkFrom(c.RemoteAddr(), req)
+}
+
+// checkFrom checks req from the peer at remote ("ip:port").
+func (a *authCheck) checkFrom(remote string, req *codec.Frame) *codec.Frame {
 	user := ""
 	if a.authn {
 		u, remark, ok := a.svc.Authenticate(req)
@@ -61,7 +66,7 @@ func (a *authCheck) check(c *transport.Conn, req *codec.Frame) *codec.Frame {
 	if len(targets) == 0 {
 		return nil
 	}
-	ip := sourceIP(c.RemoteAddr())
+	ip := sourceIP(remote)
 	var one [1]auth.Resource
 	for i := range targets {
 		one[0] = auth.Resource{Type: auth.ResourceType(targets[i].typ), Name: targets[i].name}
