@@ -33,19 +33,7 @@ func TestControllerModeStrangerCannotSteer(t *testing.T) {
 
 	cl := transport.NewClient(transport.ClientConfig{Logger: testLogger()})
 	t.Cleanup(func() { cl.Close() })
-	call := func(code codec.RequestCode, enc func(*codec.Frame), b []byte) *codec.Frame {
-		t.Helper()
-		f := newRequest(code)
-		f.Body = b
-		if enc != nil {
-			enc(f)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		resp, err := cl.Invoke(ctx, ctrl, f)
-		require.NoError(t, err)
-		return resp
-	}
+	call := ctrlCaller(t, cl, ctrl)
 	replicaInfo := func() (header.GetReplicaInfoResponse, body.SyncStateSet) {
 		t.Helper()
 		resp := call(codec.ReqControllerGetReplicaInfo, (&header.GetReplicaInfoRequest{BrokerName: name}).Encode, nil)
@@ -124,19 +112,7 @@ func TestControllerModeStrangerRefusedWithAuth(t *testing.T) {
 		{"unknown user", auth.Credentials{AccessKey: "mallory", SecretKey: "mallory-secret"}.Signer()},
 	} {
 		cl := transport.NewClient(transport.ClientConfig{Logger: testLogger(), BeforeRequest: who.sign})
-		call := func(code codec.RequestCode, enc func(*codec.Frame), b []byte) *codec.Frame {
-			t.Helper()
-			f := newRequest(code)
-			f.Body = b
-			if enc != nil {
-				enc(f)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			resp, err := cl.Invoke(ctx, ctrl, f)
-			require.NoError(t, err)
-			return resp
-		}
+		call := ctrlCaller(t, cl, ctrl)
 		for _, resp := range []*codec.Frame{
 			call(codec.ReqControllerGetReplicaInfo, (&header.GetReplicaInfoRequest{BrokerName: name}).Encode, nil),
 			call(codec.ReqControllerRegisterBroker, (&header.RegisterBrokerToControllerRequest{ClusterName: cluster, BrokerName: name, BrokerID: master + 1, BrokerAddress: "127.0.0.1:1"}).Encode, nil),
@@ -161,4 +137,22 @@ func TestControllerModeStrangerRefusedWithAuth(t *testing.T) {
 	require.Equal(t, master, tb.rm.ID())
 	require.Equal(t, epoch, tb.rm.MasterEpoch())
 	sendN(t, tb, "STEERA", 10, 3)
+}
+
+// ctrlCaller returns a function sending one controller request on cl:
+// code, the header encoder (nil: none) and the body.
+func ctrlCaller(t *testing.T, cl *transport.Client, ctrl string) func(codec.RequestCode, func(*codec.Frame), []byte) *codec.Frame {
+	return func(code codec.RequestCode, enc func(*codec.Frame), b []byte) *codec.Frame {
+		t.Helper()
+		f := newRequest(code)
+		f.Body = b
+		if enc != nil {
+			enc(f)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		resp, err := cl.Invoke(ctx, ctrl, f)
+		require.NoError(t, err)
+		return resp
+	}
 }
