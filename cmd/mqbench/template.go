@@ -56,13 +56,13 @@ type sendSpec struct {
 type sendTemplate struct {
 	frame     []byte
 	serialize codec.SerializeType
-	opaqueAt  int   // JSON: 10 ASCII digits; ROCKETMQ: int32 BE
-	bornAt    int   // 13 ASCII digits
-	uniqAt    []int // 16 hex digits each
-	keyAt     []int // 12 ASCII digits each
-	stampAt   []int // int64 BE each
-	msgs      int   // messages per frame
-	bodyBytes int   // user body bytes per frame (all messages)
+	opaqueAt  int          // JSON: 10 ASCII digits; ROCKETMQ: int32 BE
+	bornAt    int          // 13 ASCII digits
+	uniqAt    []int        // 16 hex digits each
+	keyAt     []int        // 12 ASCII digits each
+	stampAt   []int        // int64 BE each
+	msgs      int          // messages per frame
+	bodyBytes int          // user body bytes per frame (all messages)
 	sig       *sigTemplate // nil: unsigned
 }
 

@@ -5,7 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"log/slog"
+	"github.com/rocketgo/rocketgo/compat/javalog"
 	"os"
 	"os/signal"
 	"strings"
@@ -26,9 +26,14 @@ func run() error {
 	confPath := flag.String("c", "", "broker.conf (Java properties)")
 	namesrv := flag.String("n", "", "name server address list, ';'-separated")
 	printConf := flag.Bool("p", false, "print the effective configuration and exit")
+	logHome := flag.String("logHome", "", "like Java's -Duser.home: log in Java's file layout under DIR/logs/rocketmqlogs (broker.log, store.log, remoting.log …, rolled at 128 MB); default: stderr")
 	flag.Parse()
 
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log, closeLog, err := javalog.Logger(*logHome, "broker", os.Stderr)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
 	cfg := broker.DefaultConfig()
 	if v := os.Getenv("NAMESRV_ADDR"); v != "" {
 		cfg.NamesrvAddr = v

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/rocketgo/rocketgo/compat/javalog"
 	"io"
 	"log/slog"
 	"os"
@@ -26,13 +27,19 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan os.Signal) int {
 	fs.SetOutput(stderr)
 	confPath := fs.String("c", "", "name server config file (Java .properties)")
 	printCfg := fs.Bool("p", false, "print the effective configuration and exit")
+	logHome := fs.String("logHome", "", "like Java's -Duser.home: log in Java's file layout under DIR/logs/rocketmqlogs (broker.log, store.log, remoting.log …, rolled at 128 MB); default: stderr")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log, closeLog, err := javalog.Logger(*logHome, "namesrv", stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "mqnamesrv:", err)
+		return 1
+	}
+	defer closeLog()
 
 	cfg, err := loadConfig(*confPath, log)
 	if err != nil {

@@ -203,3 +203,33 @@ func TestBinaryChildProcess(t *testing.T) {
 	require.NoError(t, cmd.Process.Kill())
 	_ = cmd.Wait()
 }
+
+// -logHome writes Java's layout: namesrv.log (and remoting.log) under
+// <home>/logs/rocketmqlogs, nothing on stderr.
+func TestLogHomeJavaLayout(t *testing.T) {
+	dir := t.TempDir()
+	conf := writeConf(t, dir)
+	home := filepath.Join(dir, "home")
+	stop := make(chan os.Signal, 1)
+	pr, pw := io.Pipe()
+	var errOut strings.Builder
+	done := make(chan int, 1)
+	go func() { done <- run([]string{"-c", conf, "-logHome", home}, pw, &errOut, stop); pw.Close() }()
+	bootAddr(t, pr)
+	go io.Copy(io.Discard, pr)
+	stop <- syscall.SIGTERM
+	select {
+	case code := <-done:
+		require.Equal(t, 0, code)
+	case <-time.After(10 * time.Second):
+		t.Fatal("run did not return after the stop signal")
+	}
+	b, err := os.ReadFile(filepath.Join(home, "logs", "rocketmqlogs", "namesrv.log"))
+	require.NoError(t, err)
+	require.Regexp(t, `(?m)^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d INFO \S+ - `, string(b))
+	for _, f := range []string{"store.log", "remoting.log"} {
+		_, err := os.Stat(filepath.Join(home, "logs", "rocketmqlogs", f))
+		require.NoError(t, err, f)
+	}
+	require.Empty(t, errOut.String(), "nothing on stderr")
+}

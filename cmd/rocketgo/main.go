@@ -16,6 +16,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/rocketgo/rocketgo/compat/javalog"
 	"io"
 	"log/slog"
 	"maps"
@@ -34,7 +35,12 @@ import (
 )
 
 func main() {
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log, closeLog, err := javalog.Logger(logHomeArg(os.Args[1:]), "broker", os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "rocketgo:", err)
+		os.Exit(1)
+	}
+	defer closeLog()
 	stop, err := start(os.Args[1:], os.Stdout, log)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "rocketgo:", err)
@@ -50,6 +56,21 @@ func main() {
 	}
 }
 
+// logHomeArg is -logHome's value in args ("" when absent): main needs the
+// logger before start parses the rest.
+func logHomeArg(args []string) string {
+	for i, a := range args {
+		a = strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+		if v, ok := strings.CutPrefix(a, "logHome="); ok {
+			return v
+		}
+		if a == "logHome" && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return ""
+}
+
 // start parses args, starts the name server and the broker, prints the
 // ready line to out and returns the function that stops both.
 func start(args []string, out io.Writer, log *slog.Logger) (func() error, error) {
@@ -61,6 +82,7 @@ func start(args []string, out io.Writer, log *slog.Logger) (func() error, error)
 	nsConfPath := fs.String("namesrvConf", "", "optional name server config (Java properties, as mqnamesrv -c): name server keys, enableControllerInNamesrv and the controller's keys")
 	withCtl := fs.Bool("controller", false, "run the embedded controller (enableControllerInNamesrv=true): a single-node group on -controllerListen unless -namesrvConf sets controllerDLegerPeers")
 	ctlListen := fs.String("controllerListen", "127.0.0.1:9878", "embedded controller's remoting address (its Raft port is this port + 1); a fixed port")
+	fs.String("logHome", "", "like Java's -Duser.home: log in Java's file layout under DIR/logs/rocketmqlogs (broker.log, store.log, remoting.log …, rolled at 128 MB); default: stderr (read by main before the servers start)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
