@@ -185,6 +185,16 @@ func (a *statsAdmin) runtimeInfo(_ *transport.Conn, req *codec.Frame) *codec.Fra
 		"timerEnqueueTps":                      "0.0",
 		"timerDequeueTps":                      "0.0",
 	}
+	if d, ok := st.(diskRatios); ok {
+		// Java's String.valueOf(double) of each store path's used ratio.
+		cl, cq, _ := d.DiskUsedRatios()
+		kv["commitLogDiskRatio"] = javaDouble(cl)
+		kv["consumeQueueDiskRatio"] = javaDouble(cq)
+	}
+	if e, ok := st.(interface{ EarliestStoreTime() int64 }); ok {
+		// clusterList's #Hour is (now - this) in hours.
+		kv["earliestMessageTimeStamp"] = strconv.FormatInt(e.EarliestStoreTime(), 10)
+	}
 	if ps, ok := st.(interface{ PutStats() (int64, int64) }); ok {
 		// Java's StoreStatsService: local puts on a master, replicated
 		// records as the slave dispatches them.

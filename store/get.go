@@ -243,3 +243,23 @@ func (s *Store) logCorrupt(topic string, qid int32, queueOffset, phy int64, err 
 
 // CorruptRecordsSeen counts reads that met a corrupt record since Open.
 func (s *Store) CorruptRecordsSeen() int64 { return s.corruptSeen.Load() }
+
+// EarliestStoreTime is the store time of the first record of the commit
+// log (Java's getEarliestMessageTime), or -1 when the log is empty or the
+// record cannot be read.
+func (s *Store) EarliestStoreTime() int64 {
+	minPhy, maxPhy := s.cl.minOffset(), s.MaxPhyOffset()
+	if maxPhy <= minPhy {
+		return -1
+	}
+	v, seg, err := s.cl.view(minPhy, int(min(80, maxPhy-minPhy)))
+	if err != nil {
+		return -1
+	}
+	defer seg.release()
+	ts, err := message.StoreTimestampOf(v)
+	if err != nil {
+		return -1
+	}
+	return ts
+}
