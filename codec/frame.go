@@ -61,6 +61,10 @@ type Frame struct {
 	Ext       []KV
 	Body      []byte
 	Serialize SerializeType
+	// Arrived is when the transport handed the request to its router, in
+	// unix nanoseconds (0: not stamped). Not on the wire: the request's
+	// latency for metrics, like Java's RemotingCommand processTimer.
+	Arrived int64
 }
 
 // IsResponse reports whether the response bit is set.

@@ -1,0 +1,359 @@
+package broker
+
+import (
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rocketgo/rocketgo/broker/metrics"
+	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/codec/message"
+	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/store/ha"
+)
+
+// msgType is Java's TopicMessageType as the message_type label has it
+// (getMetricsValue).
+type msgType uint8
+
+const (
+	msgNormal msgType = iota
+	msgFIFO
+	msgDelay
+	msgTransaction
+	numMsgTypes
+)
+
+var msgTypeNames = [numMsgTypes]string{"normal", "fifo", "delay", "transaction"}
+
+// typedPuts are a topic's stored puts of one message type.
+type typedPuts struct {
+	msgs, bytes atomic.Int64
+	size        metrics.IntHistogram // bytes per message (wroteBytes / msgNum, as Java)
+}
+
+// messageType classifies a send by its properties in one pass, as Java's
+// BrokerMetricsManager.getMessageType: a prepared transaction, then a
+// sharding key (FIFO), then any delay or timer property. It does not
+// allocate.
+func messageType(props string) msgType {
+	var fifo, delay bool
+	it := message.IterProperties(props)
+	for {
+		n, v, ok := it.Next()
+		if !ok {
+			break
+		}
+		switch n {
+		case message.PropertyTransactionPrepared:
+			if strings.EqualFold(v, "true") {
+				return msgTransaction
+			}
+		case message.PropertyShardingKey:
+			fifo = true
+		case message.PropertyStartDeliverTime, message.PropertyDelayTimeLevel, message.PropertyTimerDeliverMs,
+			message.PropertyTimerDelaySec, message.PropertyTimerDelayMs:
+			delay = true
+		}
+	}
+	switch {
+	case fifo:
+		return msgFIFO
+	case delay:
+		return msgDelay
+	}
+	return msgNormal
+}
+
+// isRetryOrDLQ reports the topics Java's metrics leave out of the in and
+// out counters (BrokerMetricsManager.isRetryOrDlqTopic).
+func isRetryOrDLQ(topic string) bool {
+	return strings.HasPrefix(topic, "%RETRY%") || strings.HasPrefix(topic, "%DLQ%")
+}
+
+// isSystemGroup is MixAll.isSysConsumerGroup / BrokerMetricsManager.isSystemGroup.
+func isSystemGroup(group string) bool {
+	return len(group) >= 12 && strings.EqualFold(group[:12], "CID_RMQ_SYS_")
+}
+
+func boolLabel(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+// brokerMetrics is the broker's exporter (metricsExporterType=PROM): the
+// request-latency observer on both routers and a collector that reads the
+// broker's tables at scrape time.
+type brokerMetrics struct {
+	exp   *metrics.Exporter
+	rpc   *metrics.RPC
+	fsync metrics.IntHistogram // rocketgo_storage_fsync_latency_milliseconds
+}
+
+// newBrokerMetrics builds the exporter when cfg asks for PROM; nil
+// otherwise (OTLP_GRPC and LOG are logged as unsupported).
+func newBrokerMetrics(b *Broker) (*brokerMetrics, error) {
+	mc := b.cfg.metricsConfig()
+	if !mc.Prom() {
+		if t := strings.ToUpper(mc.ExporterType); t == metrics.ExporterOTLPGRPC || t == metrics.ExporterLog {
+			b.log.Warn("metricsExporterType not supported, metrics off", "metricsExporterType", mc.ExporterType)
+		}
+		return nil, nil
+	}
+	exp, err := metrics.NewExporter(metrics.Node{
+		Type: metrics.NodeBroker, Cluster: b.cfg.BrokerClusterName, ID: b.cfg.BrokerName, Scope: "broker-meter",
+	}, mc)
+	if err != nil {
+		return nil, err
+	}
+	m := &brokerMetrics{exp: exp, rpc: metrics.NewRPC(exp.Registerer())}
+	m.fsync.Init(metrics.FsyncBuckets)
+	if fo, ok := b.store.(interface{ SetFsyncObserver(func(time.Duration)) }); ok {
+		fo.SetFsyncObserver(func(d time.Duration) { m.fsync.Observe(d.Milliseconds()) })
+	}
+	exp.Registerer().MustRegister(&brokerCollector{b: b, m: m})
+	return m, nil
+}
+
+// metricsConfig is the exporter's part of c.
+func (c *Config) metricsConfig() metrics.Config {
+	return metrics.Config{
+		ExporterType: c.MetricsExporterType, PromHost: c.MetricsPromExporterHost, PromPort: c.MetricsPromExporterPort,
+		Label: c.MetricsLabel, InDelta: c.MetricsInDelta,
+	}
+}
+
+// observe hangs the latency observer on r.
+func (m *brokerMetrics) observe(r *transport.Router) {
+	if m != nil {
+		r.Observe(m.rpc.Observer())
+	}
+}
+
+// MetricsAddr is the bound /metrics address, "" when metrics are off.
+func (b *Broker) MetricsAddr() string {
+	if b.metrics == nil {
+		return ""
+	}
+	return b.metrics.exp.Addr()
+}
+
+var (
+	storeLabels = []string{"storage_type", "storage_medium"}
+	inLabels    = []string{"topic", "message_type", "is_system"}
+	outLabels   = []string{"topic", "consumer_group", "is_system"}
+	lagLabels   = []string{"consumer_group", "topic", "is_retry", "is_system"}
+
+	descMessagesIn    = prometheus.NewDesc("rocketmq_messages_in_total", "Total number of incoming messages", inLabels, nil)
+	descThroughputIn  = prometheus.NewDesc("rocketmq_throughput_in_total", "Total traffic of incoming messages", inLabels, nil)
+	descMessageSize   = prometheus.NewDesc("rocketmq_message_size", "Incoming messages size", inLabels, nil)
+	descMessagesOut   = prometheus.NewDesc("rocketmq_messages_out_total", "Total number of outgoing messages", outLabels, nil)
+	descThroughputOut = prometheus.NewDesc("rocketmq_throughput_out_total", "Total traffic of outgoing messages", outLabels, nil)
+	descWatermark     = prometheus.NewDesc("rocketmq_processor_watermark", "Request processor watermark", []string{"processor"}, nil)
+	descPermission    = prometheus.NewDesc("rocketmq_broker_permission", "Broker permission", nil, nil)
+	descTopicNum      = prometheus.NewDesc("rocketmq_topic_number", "Active topic number", nil, nil)
+	descGroupNum      = prometheus.NewDesc("rocketmq_consumer_group_number", "Active subscription group number", nil, nil)
+	descProducerConns = prometheus.NewDesc("rocketmq_producer_connections", "Producer connections",
+		[]string{"language", "version", "protocol_type"}, nil)
+	descConsumerConns = prometheus.NewDesc("rocketmq_consumer_connections", "Consumer connections",
+		[]string{"consumer_group", "language", "version", "consume_mode", "protocol_type", "is_system"}, nil)
+	descLag           = prometheus.NewDesc("rocketmq_consumer_lag_messages", "Consumer lag messages", lagLabels, nil)
+	descInflight      = prometheus.NewDesc("rocketmq_consumer_inflight_messages", "Consumer inflight messages", lagLabels, nil)
+	descReady         = prometheus.NewDesc("rocketmq_consumer_ready_messages", "Consumer ready messages", lagLabels, nil)
+	descStorageSize   = prometheus.NewDesc("rocketmq_storage_size_bytes", "Broker storage size", storeLabels, nil)
+	descFlushBehind   = prometheus.NewDesc("rocketmq_storage_flush_behind_bytes", "Broker flush behind bytes", storeLabels, nil)
+	descDispatchBehnd = prometheus.NewDesc("rocketmq_storage_dispatch_behind_bytes", "Broker dispatch behind bytes", storeLabels, nil)
+
+	// Ours (not in Java).
+	descReplLagBytes = prometheus.NewDesc("rocketgo_replication_lag_bytes",
+		"Commit-log bytes a slave has not acknowledged (master only; before its first report: the whole log)", []string{"slave"}, nil)
+	descReplInSync = prometheus.NewDesc("rocketgo_replication_in_sync",
+		"1 while the slave is within haMaxGapNotInSync of the master", []string{"slave"}, nil)
+	descFsync     = prometheus.NewDesc("rocketgo_storage_fsync_latency_milliseconds", "Commit-log fsync latency", nil, nil)
+	descHeldPulls = prometheus.NewDesc("rocketgo_held_pulls", "Long-polling pulls held", nil, nil)
+)
+
+// processorPools maps our pools to Java's processor label values; Java's
+// async_put, ack, heartbeat, lite_pull and transaction executors have no
+// pool of their own here (compat/UNSUPPORTED.md).
+var processorPools = map[string]string{
+	"send": "send", "pull": "pull", "query": "query_message", "client": "client_manager",
+	"offset": "consumer_manager", "admin": "admin", "reply": "reply",
+}
+
+// brokerCollector reads the broker's tables at scrape time. It is an
+// unchecked collector (Describe sends nothing): its label sets follow the
+// tables.
+type brokerCollector struct {
+	b *Broker
+	m *brokerMetrics
+}
+
+func (c *brokerCollector) Describe(chan<- *prometheus.Desc) {}
+
+func (c *brokerCollector) Collect(ch chan<- prometheus.Metric) {
+	b := c.b
+	gauge := func(d *prometheus.Desc, v float64, lv ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, lv...)
+	}
+	counter := func(d *prometheus.Desc, v int64, lv ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), lv...)
+	}
+	b.stats.puts.eachKV(func(topic string, e *putEntry) {
+		if isRetryOrDLQ(topic) {
+			return
+		}
+		sys := boolLabel(e.system)
+		for t := range e.in {
+			in := &e.in[t]
+			if in.size.Count() == 0 {
+				continue
+			}
+			name := msgTypeNames[t]
+			counter(descMessagesIn, in.msgs.Load(), topic, name, sys)
+			counter(descThroughputIn, in.bytes.Load(), topic, name, sys)
+			ch <- in.size.Metric(descMessageSize, topic, name, sys)
+		}
+	})
+	b.stats.gets.eachKV(func(k groupTopic, e *getEntry) {
+		if isRetryOrDLQ(k.topic) {
+			return
+		}
+		sys := boolLabel(e.system || isSystemGroup(k.group))
+		counter(descMessagesOut, e.nums.value.Load(), k.topic, k.group, sys)
+		counter(descThroughputOut, e.size.value.Load(), k.topic, k.group, sys)
+	})
+	for _, p := range b.pools {
+		if name, ok := processorPools[p.Name()]; ok {
+			gauge(descWatermark, float64(p.Pending()), name)
+		}
+	}
+	gauge(descPermission, float64(b.live.perm.Load()))
+	_, topics := b.topics.snapshot()
+	gauge(descTopicNum, float64(len(topics)))
+	gauge(descGroupNum, float64(b.groups.count()))
+	c.connections(gauge)
+	c.lag(gauge, topics)
+	if st, ok := b.store.(interface {
+		StorageUsedBytes() int64
+		FlushBehind() int64
+		DispatchBehind() int64
+	}); ok {
+		gauge(descStorageSize, float64(st.StorageUsedBytes()), "local", "disk")
+		gauge(descFlushBehind, float64(st.FlushBehind()), "local", "disk")
+		gauge(descDispatchBehnd, float64(st.DispatchBehind()), "local", "disk")
+	}
+	if !b.IsSlave() {
+		for _, s := range b.HASlaves() {
+			c.slave(gauge, s)
+		}
+	}
+	ch <- c.m.fsync.Metric(descFsync)
+	gauge(descHeldPulls, float64(b.pull.holds.held()))
+}
+
+func (c *brokerCollector) slave(gauge func(*prometheus.Desc, float64, ...string), s ha.SlaveStatus) {
+	gauge(descReplLagBytes, float64(max(s.Diff, 0)), s.Addr)
+	in := 0.0
+	if s.InSync {
+		in = 1
+	}
+	gauge(descReplInSync, in, s.Addr)
+}
+
+// connections counts producer and consumer channels by Java's attributes.
+func (c *brokerCollector) connections(gauge func(*prometheus.Desc, float64, ...string)) {
+	type prodKey struct {
+		lang, version string
+	}
+	type consKey struct {
+		group, lang, version, mode string
+	}
+	prods, conss := map[prodKey]int{}, map[consKey]int{}
+	m := c.b.clients
+	m.mu.RLock()
+	for _, chs := range m.producers {
+		for _, ch := range chs {
+			prods[prodKey{metrics.LanguageName(ch.language), metrics.VersionName(ch.version)}]++
+		}
+	}
+	for group, g := range m.consumers {
+		for _, ch := range g.channels {
+			conss[consKey{group, metrics.LanguageName(ch.language), metrics.VersionName(ch.version), consumeModeName(g.consumeType)}]++
+		}
+	}
+	m.mu.RUnlock()
+	for k, n := range prods {
+		gauge(descProducerConns, float64(n), k.lang, k.version, "remoting")
+	}
+	for k, n := range conss {
+		gauge(descConsumerConns, float64(n), k.group, k.lang, k.version, k.mode, "remoting", boolLabel(isSystemGroup(k.group)))
+	}
+}
+
+// consumeModeName is ConsumeType.getTypeCN() in lower case.
+func consumeModeName(consumeType string) string {
+	switch consumeType {
+	case "CONSUME_ACTIVELY":
+		return "pull"
+	case "CONSUME_PASSIVELY":
+		return "push"
+	case "CONSUME_POP":
+		return "pop"
+	}
+	return strings.ToLower(consumeType)
+}
+
+// lag reports, per group and topic with committed offsets, the messages
+// not yet committed (lag), pulled but not committed (inflight) and not yet
+// pulled (ready), summed over the topic's queues: Java's
+// ConsumerLagCalculator without its pop and retry-topic parts.
+func (c *brokerCollector) lag(gauge func(*prometheus.Desc, float64, ...string), topics []body.TopicConfig) {
+	b := c.b
+	queues := make(map[string]int32, len(topics))
+	system := make(map[string]bool, len(topics))
+	for _, tc := range topics {
+		queues[tc.TopicName] = tc.WriteQueueNums
+		system[tc.TopicName] = b.topics.isSystem(tc.TopicName) || javaSystemTopics[tc.TopicName]
+	}
+	type row struct {
+		k                   groupTopic
+		lag, inflight, read int64
+	}
+	var rows []row
+	o := b.offsets
+	o.mu.RLock()
+	for k, offs := range o.table {
+		n, ok := queues[k.topic]
+		if !ok {
+			continue
+		}
+		r := row{k: k}
+		pulled := o.pulled[k]
+		for q, committed := range offs {
+			if q >= n {
+				continue
+			}
+			maxOff := b.store.MaxOffset(k.topic, q)
+			pull, ok := pulled[q]
+			if !ok || pull < committed {
+				pull = committed
+			}
+			r.lag += max(maxOff-committed, 0)
+			r.inflight += max(pull-committed, 0)
+			r.read += max(maxOff-pull, 0)
+		}
+		rows = append(rows, r)
+	}
+	o.mu.RUnlock()
+	for _, r := range rows {
+		lv := []string{r.k.group, r.k.topic, boolLabel(strings.HasPrefix(r.k.topic, "%RETRY%")),
+			boolLabel(system[r.k.topic] || isSystemGroup(r.k.group))}
+		gauge(descLag, float64(r.lag), lv...)
+		gauge(descInflight, float64(r.inflight), lv...)
+		gauge(descReady, float64(r.read), lv...)
+	}
+}
