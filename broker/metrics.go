@@ -160,12 +160,14 @@ var (
 		[]string{"language", "version", "protocol_type"}, nil)
 	descConsumerConns = prometheus.NewDesc("rocketmq_consumer_connections", "Consumer connections",
 		[]string{"consumer_group", "language", "version", "consume_mode", "protocol_type", "is_system"}, nil)
-	descLag           = prometheus.NewDesc("rocketmq_consumer_lag_messages", "Consumer lag messages", lagLabels, nil)
-	descInflight      = prometheus.NewDesc("rocketmq_consumer_inflight_messages", "Consumer inflight messages", lagLabels, nil)
-	descReady         = prometheus.NewDesc("rocketmq_consumer_ready_messages", "Consumer ready messages", lagLabels, nil)
-	descStorageSize   = prometheus.NewDesc("rocketmq_storage_size_bytes", "Broker storage size", storeLabels, nil)
-	descFlushBehind   = prometheus.NewDesc("rocketmq_storage_flush_behind_bytes", "Broker flush behind bytes", storeLabels, nil)
-	descDispatchBehnd = prometheus.NewDesc("rocketmq_storage_dispatch_behind_bytes", "Broker dispatch behind bytes", storeLabels, nil)
+	descLag             = prometheus.NewDesc("rocketmq_consumer_lag_messages", "Consumer lag messages", lagLabels, nil)
+	descInflight        = prometheus.NewDesc("rocketmq_consumer_inflight_messages", "Consumer inflight messages", lagLabels, nil)
+	descReady           = prometheus.NewDesc("rocketmq_consumer_ready_messages", "Consumer ready messages", lagLabels, nil)
+	descLagLatency      = prometheus.NewDesc("rocketmq_consumer_lag_latency_milliseconds", "Consumer lag time", lagLabels, nil)
+	descQueueingLatency = prometheus.NewDesc("rocketmq_consumer_queueing_latency_milliseconds", "Consumer queueing time", lagLabels, nil)
+	descStorageSize     = prometheus.NewDesc("rocketmq_storage_size_bytes", "Broker storage size", storeLabels, nil)
+	descFlushBehind     = prometheus.NewDesc("rocketmq_storage_flush_behind_bytes", "Broker flush behind bytes", storeLabels, nil)
+	descDispatchBehnd   = prometheus.NewDesc("rocketmq_storage_dispatch_behind_bytes", "Broker dispatch behind bytes", storeLabels, nil)
 
 	// Ours (not in Java).
 	descReplLagBytes = prometheus.NewDesc("rocketgo_replication_lag_bytes",
@@ -174,6 +176,11 @@ var (
 		"1 while the slave is within haMaxGapNotInSync of the master", []string{"slave"}, nil)
 	descFsync     = prometheus.NewDesc("rocketgo_storage_fsync_latency_milliseconds", "Commit-log fsync latency", nil, nil)
 	descHeldPulls = prometheus.NewDesc("rocketgo_held_pulls", "Long-polling pulls held", nil, nil)
+	descConns     = prometheus.NewDesc("rocketgo_remoting_connections", "Open remoting connections", []string{"port"}, nil)
+	descUnsent    = prometheus.NewDesc("rocketgo_remoting_unsent_bytes",
+		"Response bytes queued for slow readers (bounded by maxUnsentBytesTotal)", []string{"port"}, nil)
+	descUnread = prometheus.NewDesc("rocketgo_remoting_unread_bytes",
+		"Request bytes read but not yet handled (bounded by maxUnreadBytesTotal)", []string{"port"}, nil)
 )
 
 // processorPools maps our pools to Java's processor label values; Java's
@@ -251,6 +258,18 @@ func (c *brokerCollector) Collect(ch chan<- prometheus.Metric) {
 			c.slave(gauge, s)
 		}
 	}
+	for _, srv := range []struct {
+		port string
+		s    *transport.Server
+	}{{"main", b.main}, {"fast", b.fast}} {
+		if srv.s == nil {
+			continue
+		}
+		unsent, unread := srv.s.Buffered()
+		gauge(descConns, float64(srv.s.ConnCount()), srv.port)
+		gauge(descUnsent, float64(unsent), srv.port)
+		gauge(descUnread, float64(unread), srv.port)
+	}
 	ch <- c.m.fsync.Metric(descFsync)
 	gauge(descHeldPulls, float64(b.pull.holds.held()))
 }
@@ -309,8 +328,11 @@ func consumeModeName(consumeType string) string {
 
 // lag reports, per group and topic with committed offsets, the messages
 // not yet committed (lag), pulled but not committed (inflight) and not yet
-// pulled (ready), summed over the topic's queues: Java's
-// ConsumerLagCalculator without its pop and retry-topic parts.
+// pulled (ready), summed over the topic's queues, and the age of the
+// oldest message not committed (lag latency) and not pulled (queueing
+// latency): Java's ConsumerLagCalculator without its pop and retry-topic
+// parts. Offsets are copied under the table's lock; the store is read
+// after.
 func (c *brokerCollector) lag(gauge func(*prometheus.Desc, float64, ...string), topics []body.TopicConfig) {
 	b := c.b
 	queues := make(map[string]int32, len(topics))
@@ -319,9 +341,13 @@ func (c *brokerCollector) lag(gauge func(*prometheus.Desc, float64, ...string), 
 		queues[tc.TopicName] = tc.WriteQueueNums
 		system[tc.TopicName] = b.topics.isSystem(tc.TopicName) || javaSystemTopics[tc.TopicName]
 	}
+	type queueOffsets struct {
+		q               int32
+		committed, pull int64
+	}
 	type row struct {
-		k                   groupTopic
-		lag, inflight, read int64
+		k  groupTopic
+		qs []queueOffsets
 	}
 	var rows []row
 	o := b.offsets
@@ -337,23 +363,47 @@ func (c *brokerCollector) lag(gauge func(*prometheus.Desc, float64, ...string), 
 			if q >= n {
 				continue
 			}
-			maxOff := b.store.MaxOffset(k.topic, q)
 			pull, ok := pulled[q]
 			if !ok || pull < committed {
 				pull = committed
 			}
-			r.lag += max(maxOff-committed, 0)
-			r.inflight += max(pull-committed, 0)
-			r.read += max(maxOff-pull, 0)
+			r.qs = append(r.qs, queueOffsets{q, committed, pull})
 		}
 		rows = append(rows, r)
 	}
 	o.mu.RUnlock()
+	now := time.Now().UnixMilli()
+	oldest := func(earliest *int64, topic string, q int32, off int64) {
+		if ts, err := b.store.StoreTime(topic, q, off); err == nil && ts > 0 && (*earliest == 0 || ts < *earliest) {
+			*earliest = ts
+		}
+	}
+	age := func(ts int64) float64 {
+		if ts == 0 {
+			return 0
+		}
+		return float64(max(now-ts, 0))
+	}
 	for _, r := range rows {
+		var lag, inflight, ready, unconsumed, unpulled int64
+		for _, q := range r.qs {
+			maxOff := b.store.MaxOffset(r.k.topic, q.q)
+			lag += max(maxOff-q.committed, 0)
+			inflight += max(q.pull-q.committed, 0)
+			ready += max(maxOff-q.pull, 0)
+			if maxOff > q.committed {
+				oldest(&unconsumed, r.k.topic, q.q, q.committed)
+			}
+			if maxOff > q.pull {
+				oldest(&unpulled, r.k.topic, q.q, q.pull)
+			}
+		}
 		lv := []string{r.k.group, r.k.topic, boolLabel(strings.HasPrefix(r.k.topic, "%RETRY%")),
 			boolLabel(system[r.k.topic] || isSystemGroup(r.k.group))}
-		gauge(descLag, float64(r.lag), lv...)
-		gauge(descInflight, float64(r.inflight), lv...)
-		gauge(descReady, float64(r.read), lv...)
+		gauge(descLag, float64(lag), lv...)
+		gauge(descInflight, float64(inflight), lv...)
+		gauge(descReady, float64(ready), lv...)
+		gauge(descLagLatency, age(unconsumed), lv...)
+		gauge(descQueueingLatency, age(unpulled), lv...)
 	}
 }
