@@ -33,12 +33,13 @@ type Exporter struct {
 	done    chan struct{}
 }
 
-// Node names the server on every series.
+// Node names the server on every series; an empty field adds no label.
 type Node struct {
-	Type    string // NodeBroker, NodeController, NodeNameServer
-	Cluster string
-	ID      string // Java: the broker name (not its id)
-	Scope   string // otel_scope_name: "broker-meter", "controller-meter"
+	Type    string // node_type: NodeBroker, NodeNameServer ("" for the controller, as Java)
+	Cluster string // cluster
+	ID      string // node_id; Java: the broker name (not its id)
+	Scope   string // otel_scope_name: "broker-meter", "controller"
+	Extra   [][2]string
 }
 
 // NewExporter builds a registry with n's and cfg's common labels.
@@ -47,12 +48,12 @@ func NewExporter(n Node, cfg Config) (*Exporter, error) {
 		return nil, err
 	}
 	extra, _ := ParseLabels(cfg.Label)
-	labels := prometheus.Labels{"node_type": n.Type, "cluster": n.Cluster, "node_id": n.ID}
-	if n.Scope != "" {
-		labels["otel_scope_name"] = n.Scope
-	}
-	for _, kv := range extra {
-		labels[kv[0]] = kv[1]
+	labels := prometheus.Labels{}
+	for _, kv := range append(append([][2]string{{"node_type", n.Type}, {"cluster", n.Cluster}, {"node_id", n.ID},
+		{"otel_scope_name", n.Scope}}, n.Extra...), extra...) {
+		if kv[1] != "" {
+			labels[kv[0]] = kv[1]
+		}
 	}
 	if cfg.InDelta {
 		labels["aggregation"] = "delta"
