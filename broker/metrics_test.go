@@ -184,12 +184,12 @@ func TestJavaGoldenNames(t *testing.T) {
 
 	var diffs []string
 	for name, js := range java {
-		os, ok := ours[name]
+		o, ok := ours[name]
 		switch {
 		case !ok:
 			diffs = append(diffs, name+": Java only ("+js.String()+")")
-		case os.Type != js.Type || !slices.Equal(os.Labels, js.Labels) || !slices.Equal(os.Buckets, js.Buckets):
-			diffs = append(diffs, name+": ours "+os.String()+", Java "+js.String())
+		case o.Type != js.Type || !slices.Equal(o.Labels, js.Labels) || !slices.Equal(o.Buckets, js.Buckets):
+			diffs = append(diffs, name+": ours "+o.String()+", Java "+js.String())
 		default:
 			continue
 		}
@@ -197,12 +197,12 @@ func TestJavaGoldenNames(t *testing.T) {
 			diffs = diffs[:len(diffs)-1]
 		}
 	}
-	for name, os := range ours {
+	for name, o := range ours {
 		if _, ok := java[name]; ok || strings.HasPrefix(name, "rocketgo_") || !strings.HasPrefix(name, "rocketmq_") {
 			continue
 		}
 		if !listed(name) {
-			diffs = append(diffs, name+": ours only ("+os.String()+")")
+			diffs = append(diffs, name+": ours only ("+o.String()+")")
 		}
 	}
 	sort.Strings(diffs)
