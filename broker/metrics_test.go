@@ -302,3 +302,39 @@ func BenchmarkMetricsPutPathBaseline(b *testing.B) {
 		s.onPut("T", r)
 	}
 }
+
+// TestMetricsReplicationAndFsync: a SYNC_MASTER with SYNC_FLUSH serves
+// each slave's unacknowledged bytes (0 once it caught up) and counts its
+// commit-log syncs.
+func TestMetricsReplicationAndFsync(t *testing.T) {
+	master := startMetricsBroker(t, func(c *Config) {
+		c.BrokerRole = "SYNC_MASTER"
+		c.FlushDiskType = "SYNC_FLUSH"
+		c.HaListenPort = 0
+		c.InSyncReplicas, c.TotalReplicas = 2, 2
+		c.SlaveTimeout = 300
+		c.HaSendHeartbeatInterval = 200
+	})
+	haAddr := master.HAAddr()
+	startBroker(t, func(c *Config) {
+		c.BrokerRole = "SLAVE"
+		c.BrokerID = 1
+		c.HaMasterAddress = haAddr
+		c.HaSendHeartbeatInterval = 200
+	})
+	require.Eventually(t, func() bool { return len(master.HASlaves()) == 1 }, 5*time.Second, 5*time.Millisecond)
+	metricsSend(t, master, "ReplM", 10, "")
+	slave := master.HASlaves()[0].Addr
+	require.Eventually(t, func() bool {
+		text := scrapeBroker(t, master)
+		lag, ok := metrics.Value(text, "rocketgo_replication_lag_bytes", map[string]string{"slave": slave})
+		in, _ := metrics.Value(text, "rocketgo_replication_in_sync", map[string]string{"slave": slave})
+		return ok && lag == 0 && in == 1
+	}, 5*time.Second, 20*time.Millisecond)
+	text := scrapeBroker(t, master)
+	syncs, ok := metrics.Value(text, "rocketgo_storage_fsync_latency_milliseconds_count", nil)
+	require.True(t, ok)
+	require.GreaterOrEqual(t, syncs, 1.0)
+	behind, _ := metrics.Value(text, "rocketmq_storage_flush_behind_bytes", nil)
+	require.Equal(t, 0.0, behind)
+}
