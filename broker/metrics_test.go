@@ -338,3 +338,60 @@ func TestMetricsReplicationAndFsync(t *testing.T) {
 	behind, _ := metrics.Value(text, "rocketmq_storage_flush_behind_bytes", nil)
 	require.Equal(t, 0.0, behind)
 }
+
+// TestMetricsRoundTripAllocs: with metricsExporterType=PROM a send and a
+// 32-message pull round trip still allocate nothing on the broker's side
+// (the arrival stamp, the latency observer, the typed put counters).
+func TestMetricsRoundTripAllocs(t *testing.T) {
+	skipAllocsUnderRace(t)
+	tb := startMetricsBroker(t, nil)
+	rc := dialRawClient(t, tb.addr)
+	wire := sendV2Wire("AllocMetrics", 0, props("TAGS", "TagA", "UNIQ_KEY", "0A0000010000000000000000000000AA"), make([]byte, 1024))
+	send := func() {
+		if code := replyCode(t, rc.roundTrip(wire)); code != int(codec.RespSuccess) {
+			t.Fatalf("send answered %d", code)
+		}
+	}
+	for range 200 {
+		send()
+	}
+	n := testing.AllocsPerRun(300, send)
+	t.Logf("%.2f allocs per send round trip with metrics", n)
+	require.Zero(t, n)
+
+	tb.waitDispatched(t, "AllocMetrics", 0, 32)
+	pf := pullReq("cg", "AllocMetrics", 0, 0, pullFlagSubscription, 0, "TagA")
+	pf.Opaque = 2
+	pull := pf.AppendTo(nil)
+	get := func() {
+		if code := replyCode(t, rc.roundTrip(pull)); code != int(codec.RespSuccess) {
+			t.Fatalf("pull answered %d", code)
+		}
+	}
+	for range 100 {
+		get()
+	}
+	n = testing.AllocsPerRun(300, get)
+	t.Logf("%.2f allocs per pull round trip with metrics", n)
+	require.Zero(t, n)
+	text := scrapeBroker(t, tb)
+	sends, _ := metrics.Value(text, metrics.RPCLatencyName+"_count", map[string]string{"request_code": "send_message_v2"})
+	require.Equal(t, float64(200+300+1), sends)
+}
+
+// BenchmarkServerSideSendMetrics is BenchmarkServerSideSend with
+// metricsExporterType=PROM: the difference is the metrics' cost per send.
+func BenchmarkServerSideSendMetrics(b *testing.B) {
+	tb := startBroker(b, func(c *Config) {
+		c.MetricsExporterType, c.MetricsPromExporterHost, c.MetricsPromExporterPort = "PROM", "127.0.0.1", 0
+	})
+	rc := dialRawClient(b, tb.addr)
+	wire := sendV2Wire("BenchRawSend", 0, props("TAGS", "TagA", "UNIQ_KEY", "0A0000010000000000000000000000AA"), make([]byte, 1024))
+	b.SetBytes(1024)
+	b.ReportAllocs()
+	for b.Loop() {
+		if code := replyCode(b, rc.roundTrip(wire)); code != int(codec.RespSuccess) {
+			b.Fatalf("send answered %d", code)
+		}
+	}
+}
