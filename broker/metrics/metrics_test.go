@@ -121,7 +121,7 @@ func TestIntHistogram(t *testing.T) {
 type constCollector struct{ m prometheus.Metric }
 
 func (c constCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.m.Desc() }
-func (c constCollector) Collect(ch chan<- prometheus.Metric)  { ch <- c.m }
+func (c constCollector) Collect(ch chan<- prometheus.Metric) { ch <- c.m }
 
 func TestConfig(t *testing.T) {
 	require.NoError(t, Config{ExporterType: "prom", PromPort: 5557}.Validate())
