@@ -35,6 +35,12 @@
 // diffs our shape against it, and compat/UNSUPPORTED.md lists every
 // difference.
 //
-// Ours, not in Java, start with rocketgo_: replication lag per slave
-// (bytes and milliseconds), the commit log's fsync latency, held pulls.
+// Ours, not in Java, start with rocketgo_: replication lag per slave in
+// bytes and its in-sync flag, the commit log's fsync latency, held pulls,
+// remoting connections and buffered bytes.
+//
+// The controller (Java's ControllerMetricsManager names: role,
+// active_broker_num, request_total, request_latency_microseconds) and the
+// name server (ours; Java's has no metrics) build their exporters from
+// this package too.
 package metrics
