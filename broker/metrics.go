@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"maps"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -326,13 +327,16 @@ func consumeModeName(consumeType string) string {
 	return strings.ToLower(consumeType)
 }
 
-// lag reports, per group and topic with committed offsets, the messages
-// not yet committed (lag), pulled but not committed (inflight) and not yet
-// pulled (ready), summed over the topic's queues, and the age of the
-// oldest message not committed (lag latency) and not pulled (queueing
-// latency): Java's ConsumerLagCalculator without its pop and retry-topic
-// parts. Offsets are copied under the table's lock; the store is read
-// after.
+// lag reports, per group and topic, the messages not yet committed
+// (lag), pulled but not committed (inflight) and not yet pulled (ready),
+// summed over the topic's write queues, and the age of the oldest message
+// not committed (lag latency) and not pulled (queueing latency): Java's
+// ConsumerLagCalculator. The pairs are those of Java — the topics live
+// consumers subscribe to and those a group pulled (Java's compensation
+// table) — and ours besides: any pair with committed offsets, so a group
+// that went offline keeps its lag. A missing committed offset counts as
+// the queue's end, a missing pull offset as the committed one (Java).
+// Offsets are copied under the tables' locks; the store is read after.
 func (c *brokerCollector) lag(gauge func(*prometheus.Desc, float64, ...string), topics []body.TopicConfig) {
 	b := c.b
 	queues := make(map[string]int32, len(topics))
@@ -341,37 +345,41 @@ func (c *brokerCollector) lag(gauge func(*prometheus.Desc, float64, ...string), 
 		queues[tc.TopicName] = tc.WriteQueueNums
 		system[tc.TopicName] = b.topics.isSystem(tc.TopicName) || javaSystemTopics[tc.TopicName]
 	}
-	type queueOffsets struct {
-		q               int32
-		committed, pull int64
-	}
-	type row struct {
-		k  groupTopic
-		qs []queueOffsets
-	}
-	var rows []row
-	o := b.offsets
-	o.mu.RLock()
-	for k, offs := range o.table {
-		n, ok := queues[k.topic]
-		if !ok {
-			continue
+	type offsets struct{ committed, pulled map[int32]int64 }
+	pairs := map[groupTopic]*offsets{}
+	add := func(k groupTopic) *offsets {
+		if _, ok := queues[k.topic]; !ok || strings.HasPrefix(k.topic, "%RETRY%") {
+			return nil
 		}
-		r := row{k: k}
-		pulled := o.pulled[k]
-		for q, committed := range offs {
-			if q >= n {
-				continue
-			}
-			pull, ok := pulled[q]
-			if !ok || pull < committed {
-				pull = committed
-			}
-			r.qs = append(r.qs, queueOffsets{q, committed, pull})
+		o := pairs[k]
+		if o == nil {
+			o = &offsets{}
+			pairs[k] = o
 		}
-		rows = append(rows, r)
+		return o
 	}
-	o.mu.RUnlock()
+	m := b.clients
+	m.mu.RLock()
+	for group, g := range m.consumers {
+		for topic := range g.subs {
+			add(groupTopic{topic: topic, group: group})
+		}
+	}
+	m.mu.RUnlock()
+	ot := b.offsets
+	ot.mu.RLock()
+	for k, offs := range ot.table {
+		if o := add(k); o != nil {
+			o.committed = maps.Clone(offs)
+		}
+	}
+	for k, offs := range ot.pulled {
+		if o := add(k); o != nil {
+			o.pulled = maps.Clone(offs)
+		}
+	}
+	ot.mu.RUnlock()
+
 	now := time.Now().UnixMilli()
 	oldest := func(earliest *int64, topic string, q int32, off int64) {
 		if ts, err := b.store.StoreTime(topic, q, off); err == nil && ts > 0 && (*earliest == 0 || ts < *earliest) {
@@ -384,22 +392,29 @@ func (c *brokerCollector) lag(gauge func(*prometheus.Desc, float64, ...string), 
 		}
 		return float64(max(now-ts, 0))
 	}
-	for _, r := range rows {
+	for k, o := range pairs {
 		var lag, inflight, ready, unconsumed, unpulled int64
-		for _, q := range r.qs {
-			maxOff := b.store.MaxOffset(r.k.topic, q.q)
-			lag += max(maxOff-q.committed, 0)
-			inflight += max(q.pull-q.committed, 0)
-			ready += max(maxOff-q.pull, 0)
-			if maxOff > q.committed {
-				oldest(&unconsumed, r.k.topic, q.q, q.committed)
+		for q := range queues[k.topic] {
+			maxOff := max(b.store.MaxOffset(k.topic, q), 0)
+			committed, hasCommit := o.committed[q]
+			pulled, hasPull := o.pulled[q]
+			if !hasCommit {
+				committed = maxOff
 			}
-			if maxOff > q.pull {
-				oldest(&unpulled, r.k.topic, q.q, q.pull)
+			if !hasPull {
+				pulled = committed
+			}
+			lag += max(maxOff-committed, 0)
+			inflight += max(pulled-committed, 0)
+			ready += max(maxOff-pulled, 0)
+			if maxOff > committed {
+				oldest(&unconsumed, k.topic, q, committed)
+			}
+			if maxOff > pulled {
+				oldest(&unpulled, k.topic, q, pulled)
 			}
 		}
-		lv := []string{r.k.group, r.k.topic, boolLabel(strings.HasPrefix(r.k.topic, "%RETRY%")),
-			boolLabel(system[r.k.topic] || isSystemGroup(r.k.group))}
+		lv := []string{k.group, k.topic, "false", boolLabel(system[k.topic] || isSystemGroup(k.group))}
 		gauge(descLag, float64(lag), lv...)
 		gauge(descInflight, float64(inflight), lv...)
 		gauge(descReady, float64(ready), lv...)
