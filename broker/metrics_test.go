@@ -395,3 +395,27 @@ func BenchmarkServerSideSendMetrics(b *testing.B) {
 		}
 	}
 }
+
+// TestMetricsLongPolling: a pull the broker held is counted with
+// is_long_polling="true" (Java's RemotingCommand.isSuspended), one
+// answered at once with "false".
+func TestMetricsLongPolling(t *testing.T) {
+	tb := startMetricsBroker(t, nil)
+	metricsSend(t, tb, "LongPoll", 1, "")
+	tb.waitDispatched(t, "LongPoll", 0, 1)
+	resp := tb.invoke(t, pullReq("g", "LongPoll", 0, 0, pullFlagSubscription, 0, "*"))
+	require.Equal(t, int32(codec.RespSuccess), resp.Code)
+	held := tb.invoke(t, pullReq("g", "LongPoll", 0, 1, pullFlagSubscription|pullFlagSuspend, 200, "*"))
+	require.Equal(t, int32(codec.RespPullNotFound), held.Code)
+	text := scrapeBroker(t, tb)
+	count := func(longPolling, respCode string) float64 {
+		v, _ := metrics.Value(text, metrics.RPCLatencyName+"_count", map[string]string{
+			"request_code": "pull_message", "is_long_polling": longPolling, "response_code": respCode})
+		return v
+	}
+	require.Equal(t, 1.0, count("false", "success"))
+	require.Equal(t, 1.0, count("true", "pull_not_found"))
+	// It waited its 200 ms: above the 100 ms bucket.
+	le100, _ := metrics.Value(text, metrics.RPCLatencyName+"_bucket", map[string]string{"is_long_polling": "true", "le": "100"})
+	require.Equal(t, 0.0, le100)
+}

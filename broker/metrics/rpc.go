@@ -17,8 +17,8 @@ const RPCLatencyName = "rocketmq_rpc_latency_milliseconds"
 
 // rpcKey is one child of the latency histogram.
 type rpcKey struct {
-	req, resp int32
-	oneway    bool
+	req, resp         int32
+	oneway, suspended bool
 }
 
 // RPC is rocketmq_rpc_latency: every request's time from arrival to its
@@ -27,7 +27,8 @@ type rpcKey struct {
 // Observer. Like Java, protocol_type="remoting"; result is "success", or
 // "oneway" for a oneway request (Java records it only when the processor
 // made a response, and with that response's code; ours has none, so its
-// response_code is "success").
+// response_code is "success"); is_long_polling is the request's Suspended
+// mark (a held pull).
 type RPC struct {
 	vec *prometheus.HistogramVec
 
@@ -54,7 +55,7 @@ func (r *RPC) Observer() transport.Observer { return r.Observe }
 // Observe records one request's outcome. It does not allocate once its
 // (request code, response code) pair has been seen.
 func (r *RPC) Observe(_ *transport.Conn, req, resp *codec.Frame) {
-	k := rpcKey{req: req.Code, oneway: resp == nil}
+	k := rpcKey{req: req.Code, oneway: resp == nil, suspended: req.Suspended}
 	if resp != nil {
 		k.resp = resp.Code
 	}
@@ -81,7 +82,11 @@ func (r *RPC) child(k rpcKey) prometheus.Observer {
 	if k.oneway {
 		result = "oneway"
 	}
-	o := r.vec.WithLabelValues("remoting", RequestCodeName(k.req), ResponseCodeName(k.resp), "false", result)
+	longPolling := "false"
+	if k.suspended {
+		longPolling = "true"
+	}
+	o := r.vec.WithLabelValues("remoting", RequestCodeName(k.req), ResponseCodeName(k.resp), longPolling, result)
 	m := make(map[rpcKey]prometheus.Observer, len(old)+1)
 	for kk, v := range old {
 		m[kk] = v
