@@ -169,6 +169,7 @@ var (
 	descStorageSize     = prometheus.NewDesc("rocketmq_storage_size_bytes", "Broker storage size", storeLabels, nil)
 	descFlushBehind     = prometheus.NewDesc("rocketmq_storage_flush_behind_bytes", "Broker flush behind bytes", storeLabels, nil)
 	descDispatchBehnd   = prometheus.NewDesc("rocketmq_storage_dispatch_behind_bytes", "Broker dispatch behind bytes", storeLabels, nil)
+	descReserveTime     = prometheus.NewDesc("rocketmq_storage_message_reserve_time_milliseconds", "Broker message reserve time", storeLabels, nil)
 
 	// Ours (not in Java).
 	descReplLagBytes = prometheus.NewDesc("rocketgo_replication_lag_bytes",
@@ -249,10 +250,14 @@ func (c *brokerCollector) Collect(ch chan<- prometheus.Metric) {
 		StorageUsedBytes() int64
 		FlushBehind() int64
 		DispatchBehind() int64
+		EarliestStoreTime() int64
 	}); ok {
 		gauge(descStorageSize, float64(st.StorageUsedBytes()), "local", "disk")
 		gauge(descFlushBehind, float64(st.FlushBehind()), "local", "disk")
 		gauge(descDispatchBehnd, float64(st.DispatchBehind()), "local", "disk")
+		if ts := st.EarliestStoreTime(); ts > 0 { // Java serves nothing for an empty store
+			gauge(descReserveTime, float64(max(time.Now().UnixMilli()-ts, 0)), "local", "disk")
+		}
 	}
 	if !b.IsSlave() {
 		for _, s := range b.HASlaves() {

@@ -219,7 +219,9 @@ func TestJavaGoldenNames(t *testing.T) {
 		"rocketmq_throughput_out_total", "rocketmq_message_size", metrics.RPCLatencyName, "rocketmq_broker_permission",
 		"rocketmq_topic_number", "rocketmq_consumer_group_number", "rocketmq_consumer_lag_messages",
 		"rocketmq_consumer_inflight_messages", "rocketmq_consumer_ready_messages", "rocketmq_storage_size_bytes",
-		"rocketmq_storage_flush_behind_bytes", "rocketmq_storage_dispatch_behind_bytes", "rocketmq_processor_watermark"} {
+		"rocketmq_storage_flush_behind_bytes", "rocketmq_storage_dispatch_behind_bytes", "rocketmq_processor_watermark",
+		"rocketmq_storage_message_reserve_time_milliseconds", "rocketmq_consumer_lag_latency_milliseconds",
+		"rocketmq_consumer_queueing_latency_milliseconds"} {
 		require.Equal(t, java[name], ours[name], name)
 	}
 }

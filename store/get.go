@@ -243,3 +243,18 @@ func (s *Store) logCorrupt(topic string, qid int32, queueOffset, phy int64, err 
 
 // CorruptRecordsSeen counts reads that met a corrupt record since Open.
 func (s *Store) CorruptRecordsSeen() int64 { return s.corruptSeen.Load() }
+
+// EarliestStoreTime is the store time of the commit log's first record
+// (Java's getEarliestMessageTime: how long the store keeps messages); 0
+// when the log is empty or the record unreadable. It copies the record.
+func (s *Store) EarliestStoreTime() int64 {
+	b, err := s.ReadRecord(s.cl.minOffset(), 0)
+	if err != nil {
+		return 0
+	}
+	ts, err := message.StoreTimestampOf(b)
+	if err != nil {
+		return 0
+	}
+	return ts
+}
