@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rocketgo/rocketgo/broker/metrics"
+	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/message"
 	"github.com/rocketgo/rocketgo/codec/transport"
@@ -92,6 +93,13 @@ type brokerMetrics struct {
 	exp   *metrics.Exporter
 	rpc   *metrics.RPC
 	fsync metrics.IntHistogram // rocketgo_storage_fsync_latency_milliseconds
+
+	// rocketmq_topic_create_execution_time_milliseconds by
+	// [failure][is_system], rocketmq_consumer_group_create_execution_time_milliseconds
+	// by [failure]: resolved once.
+	topicCreate [2][2]prometheus.Observer
+	groupCreate [2]prometheus.Observer
+	isSystem    func(topic string) bool
 }
 
 // newBrokerMetrics builds the exporter when cfg asks for PROM; nil
@@ -112,6 +120,20 @@ func newBrokerMetrics(b *Broker) (*brokerMetrics, error) {
 	}
 	m := &brokerMetrics{exp: exp, rpc: metrics.NewRPC(exp.Registerer())}
 	m.fsync.Init(metrics.FsyncBuckets)
+	topicCreate := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "rocketmq_topic_create_execution_time_milliseconds",
+		Help: "The distribution of create topic time", Buckets: metrics.CreateTimeBuckets}, []string{"invocation_status", "is_system"})
+	groupCreate := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "rocketmq_consumer_group_create_execution_time_milliseconds",
+		Help: "The distribution of create subscription time", Buckets: metrics.CreateTimeBuckets}, []string{"invocation_status"})
+	for f, status := range []string{"success", "failure"} {
+		m.groupCreate[f] = groupCreate.WithLabelValues(status)
+		for sys, is := range []string{"false", "true"} {
+			m.topicCreate[f][sys] = topicCreate.WithLabelValues(status, is)
+		}
+	}
+	m.isSystem = func(topic string) bool {
+		return javaSystemTopics[topic] || strings.HasPrefix(topic, "rmq_sys_") || b.topics.isSystem(topic)
+	}
+	exp.Registerer().MustRegister(topicCreate, groupCreate)
 	if fo, ok := b.store.(interface{ SetFsyncObserver(func(time.Duration)) }); ok {
 		fo.SetFsyncObserver(func(d time.Duration) { m.fsync.Observe(d.Milliseconds()) })
 	}
@@ -127,10 +149,43 @@ func (c *Config) metricsConfig() metrics.Config {
 	}
 }
 
-// observe hangs the latency observer on r.
+// observe hangs the broker's observer on r.
 func (m *brokerMetrics) observe(r *transport.Router) {
 	if m != nil {
-		r.Observe(m.rpc.Observer())
+		r.Observe(m.observeRequest)
+	}
+}
+
+// observeRequest records every request's latency, and the topic and
+// group creations' execution times (Java's AdminBrokerProcessor records
+// them around its handlers; here the observer sees the same span).
+func (m *brokerMetrics) observeRequest(c *transport.Conn, req, resp *codec.Frame) {
+	m.rpc.Observe(c, req, resp)
+	switch codec.RequestCode(req.Code) {
+	case codec.ReqUpdateAndCreateTopic, codec.ReqUpdateAndCreateTopicList,
+		codec.ReqUpdateAndCreateSubscriptiongroup, codec.ReqUpdateAndCreateSubscriptiongroupList:
+	default:
+		return
+	}
+	if resp == nil || req.Arrived == 0 {
+		return
+	}
+	failed := 0
+	if resp.Code != int32(codec.RespSuccess) {
+		failed = 1
+	}
+	ms := float64((time.Now().UnixNano() - req.Arrived) / int64(time.Millisecond))
+	switch codec.RequestCode(req.Code) {
+	case codec.ReqUpdateAndCreateTopic:
+		sys := 0
+		if topic, _ := req.Get("topic"); m.isSystem(topic) {
+			sys = 1
+		}
+		m.topicCreate[failed][sys].Observe(ms)
+	case codec.ReqUpdateAndCreateTopicList:
+		m.topicCreate[failed][0].Observe(ms)
+	default:
+		m.groupCreate[failed].Observe(ms)
 	}
 }
 

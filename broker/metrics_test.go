@@ -221,7 +221,7 @@ func TestJavaGoldenNames(t *testing.T) {
 		"rocketmq_consumer_inflight_messages", "rocketmq_consumer_ready_messages", "rocketmq_storage_size_bytes",
 		"rocketmq_storage_flush_behind_bytes", "rocketmq_storage_dispatch_behind_bytes", "rocketmq_processor_watermark",
 		"rocketmq_storage_message_reserve_time_milliseconds", "rocketmq_consumer_lag_latency_milliseconds",
-		"rocketmq_consumer_queueing_latency_milliseconds"} {
+		"rocketmq_consumer_queueing_latency_milliseconds", "rocketmq_topic_create_execution_time_milliseconds"} {
 		require.Equal(t, java[name], ours[name], name)
 	}
 }
@@ -420,4 +420,24 @@ func TestMetricsLongPolling(t *testing.T) {
 	// It waited its 200 ms: above the 100 ms bucket.
 	le100, _ := metrics.Value(text, metrics.RPCLatencyName+"_bucket", map[string]string{"is_long_polling": "true", "le": "100"})
 	require.Equal(t, 0.0, le100)
+}
+
+// TestMetricsCreateExecutionTime: topic and group creations are counted in
+// Java's execution-time histograms.
+func TestMetricsCreateExecutionTime(t *testing.T) {
+	tb := startMetricsBroker(t, nil)
+	resp := tb.invoke(t, request(codec.ReqUpdateAndCreateTopic, "topic", "CreatedT", "defaultTopic", "TBW102",
+		"readQueueNums", "3", "writeQueueNums", "3", "perm", "6", "topicFilterType", "SINGLE_TAG", "topicSysFlag", "0", "order", "false"))
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+	g := request(codec.ReqUpdateAndCreateSubscriptiongroup)
+	g.Body = []byte(`{"groupName":"CreatedG","consumeEnable":true,"consumeFromMinEnable":true,"consumeBroadcastEnable":true,"retryQueueNums":1,"retryMaxTimes":16,"brokerId":0,"whichBrokerWhenConsumeSlowly":1}`)
+	resp = tb.invoke(t, g)
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+	text := scrapeBroker(t, tb)
+	topics, _ := metrics.Value(text, "rocketmq_topic_create_execution_time_milliseconds_count",
+		map[string]string{"invocation_status": "success", "is_system": "false"})
+	groups, _ := metrics.Value(text, "rocketmq_consumer_group_create_execution_time_milliseconds_count",
+		map[string]string{"invocation_status": "success"})
+	require.Equal(t, 1.0, topics)
+	require.Equal(t, 1.0, groups)
 }
