@@ -138,6 +138,7 @@ func newBrokerMetrics(b *Broker) (*brokerMetrics, error) {
 		fo.SetFsyncObserver(func(d time.Duration) { m.fsync.Observe(d.Milliseconds()) })
 	}
 	exp.Registerer().MustRegister(&brokerCollector{b: b, m: m})
+	b.stats.typed = true // before any send: New has not returned
 	return m, nil
 }
 

@@ -292,7 +292,7 @@ func (p *sendProcessor) putCtx(sc *sendCtx) {
 // onPut answers the send once the store is done with it.
 func (sc *sendCtx) onPut(r store.PutResult) {
 	p := sc.p
-	p.stats.onTypedPut(sc.topic, messageType(sc.msg.Properties), r)
+	p.stats.onTypedPut(sc.topic, p.stats.putType(sc.msg.Properties), r)
 	if !sc.req.IsOneway() {
 		p.reply(sc.c, sc.req, p.putResponseInto(sc, r))
 	}
@@ -480,7 +480,7 @@ func (p *sendProcessor) sendBatch(c *transport.Conn, req *codec.Frame, l *transp
 	}
 	uniq, _ := message.Property(h.Properties, message.PropertyUniqKey)
 	topic := h.Topic
-	mt := messageType(h.Properties)
+	mt := p.stats.putType(h.Properties)
 	p.store.PutBatch(msgs, func(r store.PutResult) {
 		p.stats.onTypedPut(topic, mt, r)
 		p.reply(c, req, p.putResponse(req, r, queueID, uniq, msgs))

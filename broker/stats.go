@@ -39,6 +39,19 @@ type brokerStats struct {
 
 	storePuts func() (times, bytes int64) // the store's putMessageTimesTotal; nil: brokerPut
 	sampler   statsSampler
+
+	// typed: the metrics read putEntry.in by message type (set once by
+	// New when metrics are on): the senders classify their messages only
+	// then (putType).
+	typed bool
+}
+
+// putType is props' message type when the metrics need it, else normal.
+func (s *brokerStats) putType(props string) msgType {
+	if !s.typed {
+		return msgNormal
+	}
+	return messageType(props)
 }
 
 // putEntry is a topic's put statistics.
