@@ -92,16 +92,17 @@ type Store struct {
 	// ErrDiskFull); set by a failed allocation or the cleaner's check,
 	// cleared by the cleaner once usage is back down (clean.go).
 	diskFull       atomic.Pointer[error]
-	allocFailed    atomic.Bool                   // an allocation hit ENOSPC since the last check
-	allocNeed      atomic.Int64                  // largest failed allocation since puts were last accepted
-	cleanWake      chan struct{}                 // runs the cleaner now
-	usage          func() (float64, int64)       // disk usage in percent and free bytes; tests only (nil = statfs)
-	cleanRounds    atomic.Int64                  // cleaner rounds run; tests wait on it
-	corruptSeen    atomic.Int64                  // reads that met a corrupt record
-	noVerify       bool                          // GetMessages skips verifyRecord; benchmarks only
-	beforeSync     func()                        // runs before each commit-log fdatasync; tests only
-	onFsync        atomic.Pointer[fsyncObserver] // SetFsyncObserver
-	onTruncateStep func(step int)                // runs after each step of TruncateTo; tests only
+	allocFailed    atomic.Bool             // an allocation hit ENOSPC since the last check
+	allocNeed      atomic.Int64            // largest failed allocation since puts were last accepted
+	cleanWake      chan struct{}           // runs the cleaner now
+	usage          func() (float64, int64) // disk usage in percent and free bytes; tests only (nil = statfs)
+	cleanRounds    atomic.Int64            // cleaner rounds run; tests wait on it
+	corruptSeen    atomic.Int64            // reads that met a corrupt record
+	noVerify       bool                    // GetMessages skips verifyRecord; benchmarks only
+	beforeSync     func()                  // runs before each commit-log fdatasync; tests only
+	onTruncateStep func(step int)          // runs after each step of TruncateTo; tests only
+
+	onFsync atomic.Pointer[fsyncObserver] // SetFsyncObserver (metrics)
 
 	// puts counts appends between the lock and their hand-off to done or
 	// the group commit; Close waits for it. Add only under mu while open.
