@@ -62,6 +62,8 @@ type Broker struct {
 
 	auth *auth.Service // users and ACLs (authconf.go); nil unless an ACL 2.0 key is set
 
+	metrics *brokerMetrics // metricsExporterType=PROM (metrics.go); nil otherwise
+
 	pools      []*transport.Pool
 	sendPool   *transport.Pool    // the send requests' (waitTimeMillsInSendQueue is live)
 	authChk    *authCheck         // the request middleware; nil without auth
@@ -165,6 +167,13 @@ func New(cfg Config, deps Deps) (*Broker, error) {
 	}
 	if b.auth != nil {
 		b.authChk = newAuthCheck(b.auth, cfg.BrokerClusterName)
+	}
+	if b.metrics, err = newBrokerMetrics(b); err != nil {
+		b.closeAuth()
+		b.nsCli.Close()
+		b.timer.close()
+		b.closeStore()
+		return nil, err
 	}
 	if cfg.EnableControllerMode {
 		rm, err := newReplicasManager(b)
@@ -303,6 +312,11 @@ func (b *Broker) Start() error {
 		return fmt.Errorf("broker: start as %s: %w", b.role.Role(), err)
 	}
 
+	if b.metrics != nil {
+		if err := b.metrics.exp.Serve(b.cfg.metricsConfig().Addr(b.cfg.BrokerIP1)); err != nil {
+			return fmt.Errorf("broker: %w", err) // Close cleans up
+		}
+	}
 	b.reg.start()
 	b.sync.Start() // idle unless the role is SLAVE (checked every tick)
 	if b.rm != nil {
@@ -360,6 +374,11 @@ func (b *Broker) Close() error {
 		}
 		b.reg.stop()
 		b.sync.Stop()
+		if b.metrics != nil {
+			if err := b.metrics.exp.Close(); err != nil {
+				errs = append(errs, err)
+			}
+		}
 		close(b.quit)
 		b.wg.Wait()
 		if err := b.main.Close(); err != nil {
@@ -469,6 +488,7 @@ func (b *Broker) routers() (mainR, fastR *transport.Router) {
 	}
 	build := func(withPull bool) *transport.Router {
 		r := transport.NewRouter()
+		b.metrics.observe(r)
 		if b.authChk.enabled() {
 			r.Use(b.authChk.check)
 		}

@@ -206,6 +206,15 @@ type Config struct {
 	AuthenticationWhitelist              string `conf:"authenticationWhitelist"`              // request codes, comma-separated
 	AuthorizationWhitelist               string `conf:"authorizationWhitelist"`
 	MigrateAuthFromV1Enabled             bool   `conf:"migrateAuthFromV1Enabled"` // reads $ROCKETMQ_HOME/conf/plain_acl.yml
+
+	// Metrics (Java's BrokerConfig keys and defaults, restart-only; see
+	// broker/metrics and metrics.go): PROM serves /metrics on
+	// metricsPromExporterHost (blank: brokerIP1):metricsPromExporterPort.
+	MetricsExporterType     string `conf:"metricsExporterType"` // DISABLE | PROM | OTLP_GRPC | LOG
+	MetricsPromExporterHost string `conf:"metricsPromExporterHost"`
+	MetricsPromExporterPort int    `conf:"metricsPromExporterPort"`
+	MetricsLabel            string `conf:"metricsLabel"` // k:v,k:v
+	MetricsInDelta          bool   `conf:"metricsInDelta"`
 }
 
 // BindIP is the interface to bind: bindAddress when set, else listenIP
@@ -245,6 +254,8 @@ func DefaultConfig() Config {
 		BrokerTopicEnable:           true,
 		MsgTraceTopicName:           "RMQ_SYS_TRACE_TOPIC",
 		BrokerPermission:            6,
+		MetricsExporterType:         "DISABLE",
+		MetricsPromExporterPort:     5557,
 		MessageDelayLevel:           "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h",
 		RegionID:                    "DefaultRegion",
 		TraceOn:                     true,
@@ -405,6 +416,9 @@ func (c *Config) Validate() error {
 	}
 	if err := c.checkRanges(); err != nil {
 		return err
+	}
+	if err := c.metricsConfig().Validate(); err != nil {
+		return fmt.Errorf("broker: %w", err)
 	}
 	return c.checkCombinations()
 }

@@ -304,12 +304,15 @@ func (p *pullProcessor) process(pr *pullRequest, allowSuspend bool) {
 		if hold > 0 {
 			res.Release()
 			pr.deadline = time.Now().Add(hold)
+			req.Suspended = true // before park: once parked another goroutine may answer it
 			switch p.holds.park(pr) {
 			case holdParked:
 				return
 			case holdConnFull:
+				req.Suspended = false
 				p.reply(pr, pullErr(req, codec.RespSystemBusy, p.connFullRemark))
 			default:
+				req.Suspended = false
 				p.reply(pr, pullErr(req, codec.RespSystemBusy, p.tableFullRemark))
 			}
 			return

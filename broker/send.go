@@ -292,7 +292,7 @@ func (p *sendProcessor) putCtx(sc *sendCtx) {
 // onPut answers the send once the store is done with it.
 func (sc *sendCtx) onPut(r store.PutResult) {
 	p := sc.p
-	p.stats.onPut(sc.topic, r)
+	p.stats.onTypedPut(sc.topic, p.stats.putType(sc.msg.Properties), r)
 	if !sc.req.IsOneway() {
 		p.reply(sc.c, sc.req, p.putResponseInto(sc, r))
 	}
@@ -480,8 +480,9 @@ func (p *sendProcessor) sendBatch(c *transport.Conn, req *codec.Frame, l *transp
 	}
 	uniq, _ := message.Property(h.Properties, message.PropertyUniqKey)
 	topic := h.Topic
+	mt := p.stats.putType(h.Properties)
 	p.store.PutBatch(msgs, func(r store.PutResult) {
-		p.stats.onPut(topic, r)
+		p.stats.onTypedPut(topic, mt, r)
 		p.reply(c, req, p.putResponse(req, r, queueID, uniq, msgs))
 		l.Release()
 		c.EndTask()

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rocketgo/rocketgo/broker/metrics"
 	"github.com/rocketgo/rocketgo/store"
 )
 
@@ -38,12 +39,28 @@ type brokerStats struct {
 
 	storePuts func() (times, bytes int64) // the store's putMessageTimesTotal; nil: brokerPut
 	sampler   statsSampler
+
+	// typed: the metrics read putEntry.in by message type (set once by
+	// New when metrics are on): the senders classify their messages only
+	// then (putType).
+	typed bool
+}
+
+// putType is props' message type when the metrics need it, else normal.
+func (s *brokerStats) putType(props string) msgType {
+	if !s.typed {
+		return msgNormal
+	}
+	return messageType(props)
 }
 
 // putEntry is a topic's put statistics.
 type putEntry struct {
 	nums, size statsItem
 	system     bool // TopicValidator.isSystemTopic: left out of the …_WITHOUT_SYSTEM_TOPIC totals
+	// in splits the stored puts by message type for rocketmq_messages_in_total,
+	// rocketmq_throughput_in_total and rocketmq_message_size (metrics.go).
+	in [numMsgTypes]typedPuts
 }
 
 // getEntry is a group's get statistics on one topic.
@@ -90,6 +107,9 @@ func newBrokerStats(d statsDeps) *brokerStats {
 		e := &putEntry{system: system(topic)}
 		e.nums.init()
 		e.size.init()
+		for i := range e.in {
+			e.in[i].size.Init(metrics.MessageSizeBuckets)
+		}
 		return strings.Clone(topic), e
 	})
 	s.gets.init(func(k groupTopic) (groupTopic, *getEntry) {
@@ -112,7 +132,13 @@ func newBrokerStats(d statsDeps) *brokerStats {
 // onPut counts a put the store finished (SendMessageProcessor's
 // incTopicPutNums, incTopicPutSize and incBrokerPutNums for stored puts).
 // It does not allocate once the topic's entry exists.
-func (s *brokerStats) onPut(topic string, r store.PutResult) {
+func (s *brokerStats) onPut(topic string, r store.PutResult) { s.onTypedPut(topic, msgNormal, r) }
+
+// onTypedPut is onPut for a put of message type mt (Java's
+// BrokerMetricsManager.getMessageType); it adds to the metrics' per-type
+// counters too (SendMessageProcessor's messagesInTotal, throughputInTotal
+// and messageSize).
+func (s *brokerStats) onTypedPut(topic string, mt msgType, r store.PutResult) {
 	if !putStored(r.Status) {
 		s.putFailed.Add(1)
 		return
@@ -121,6 +147,10 @@ func (s *brokerStats) onPut(topic string, r store.PutResult) {
 	e := s.puts.get(topic)
 	e.nums.add(n, 1)
 	e.size.add(int64(r.WroteBytes), 1)
+	in := &e.in[mt]
+	in.msgs.Add(n)
+	in.bytes.Add(int64(r.WroteBytes))
+	in.size.Observe(int64(r.WroteBytes) / n)
 	s.brokerPut.value.Add(n)
 	if !e.system {
 		s.brokerPutNoSys.value.Add(n)
@@ -302,6 +332,24 @@ func (s *statsSet[K, E]) publish() {
 	}
 	s.read.Store(&m)
 	s.pending = map[K]*E{}
+}
+
+// eachKV calls fn for every entry with its key, published or pending
+// (for a scrape: a pending key's counts are live already).
+func (s *statsSet[K, E]) eachKV(fn func(K, *E)) {
+	for k, e := range *s.read.Load() {
+		fn(k, e)
+	}
+	s.mu.Lock()
+	pending := make([]K, 0, len(s.pending))
+	entries := make([]*E, 0, len(s.pending))
+	for k, e := range s.pending {
+		pending, entries = append(pending, k), append(entries, e)
+	}
+	s.mu.Unlock()
+	for i := range pending {
+		fn(pending[i], entries[i])
+	}
 }
 
 // each calls fn for every published entry.

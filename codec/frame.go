@@ -61,6 +61,14 @@ type Frame struct {
 	Ext       []KV
 	Body      []byte
 	Serialize SerializeType
+	// Arrived is when the transport handed the request to its router, in
+	// unix nanoseconds (0: not stamped). Not on the wire: the request's
+	// latency for metrics, like Java's RemotingCommand processTimer.
+	Arrived int64
+	// Suspended marks a request its handler held before answering (a
+	// long-polling pull), like Java's RemotingCommand.isSuspended: the
+	// is_long_polling label of the latency metrics. Not on the wire.
+	Suspended bool
 }
 
 // IsResponse reports whether the response bit is set.

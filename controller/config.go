@@ -79,6 +79,15 @@ type Config struct {
 	// Read from the file only (compat/blacklist.Policy).
 	RefuseSensitiveRemoteConfig bool
 	SensitiveRemoteConfigKeys   string
+
+	// Metrics (Java's ControllerConfig keys and defaults, read at start;
+	// see metrics.go): PROM serves /metrics on metricsPromExporterHost
+	// (blank: the remoting address's host):metricsPromExporterPort.
+	MetricsExporterType     string // DISABLE | PROM | OTLP_GRPC | LOG
+	MetricsPromExporterHost string
+	MetricsPromExporterPort int
+	MetricsLabel            string // k:v,k:v
+	MetricsInDelta          bool
 }
 
 // sensitiveKeys are the keys refuseSensitiveRemoteConfig refuses besides
@@ -120,6 +129,8 @@ func Default() Config {
 		MaxBrokerSets:               10000,
 		MaxBrokersPerSet:            64,
 		RefuseSensitiveRemoteConfig: true,
+		MetricsExporterType:         "DISABLE",
+		MetricsPromExporterPort:     5557,
 	}
 }
 
@@ -225,6 +236,9 @@ func (c *Config) Validate() error {
 	case c.MaxLiveBrokers <= 0, c.MaxBrokerSets <= 0, c.MaxBrokersPerSet <= 0:
 		return errors.New("controller: bounds must be positive")
 	}
+	if err := c.metricsConfig().Validate(); err != nil {
+		return fmt.Errorf("controller: %w", err)
+	}
 	return nil
 }
 
@@ -256,6 +270,11 @@ var props = javaprops.Fields[Config]{
 	javaprops.Bool("controllerAllowAdminOnLiveBrokers", func(c *Config) *bool { return &c.AllowAdminOnLiveBrokers }),
 	javaprops.Bool("refuseSensitiveRemoteConfig", func(c *Config) *bool { return &c.RefuseSensitiveRemoteConfig }),
 	javaprops.String("sensitiveRemoteConfigKeys", func(c *Config) *string { return &c.SensitiveRemoteConfigKeys }),
+	javaprops.String("metricsExporterType", func(c *Config) *string { return &c.MetricsExporterType }),
+	javaprops.String("metricsPromExporterHost", func(c *Config) *string { return &c.MetricsPromExporterHost }),
+	javaprops.Int("metricsPromExporterPort", func(c *Config) *int { return &c.MetricsPromExporterPort }),
+	javaprops.String("metricsLabel", func(c *Config) *string { return &c.MetricsLabel }),
+	javaprops.Bool("metricsInDelta", func(c *Config) *bool { return &c.MetricsInDelta }),
 }
 
 // Apply sets the keys of p that Config knows and returns the others.

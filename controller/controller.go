@@ -51,6 +51,8 @@ type Controller struct {
 	pool   *transport.Pool
 	client *transport.Client // NOTIFY_BROKER_ROLE_CHANGED to brokers
 
+	metrics *controllerMetrics // metricsExporterType=PROM (metrics.go); nil otherwise
+
 	stop      chan struct{}
 	bg        sync.WaitGroup
 	closeOnce sync.Once
@@ -133,12 +135,25 @@ func (c *Controller) Start() error {
 			}()
 		},
 	}.WithTLS(cfg.TLS)
-	c.srv = transport.NewServer(scfg, c.router())
+	r := c.router()
 	if err == nil {
 		err = tlsErr
 	}
 	if err == nil {
+		if c.metrics, err = newControllerMetrics(c, cfg); err == nil && c.metrics != nil {
+			r.Observe(c.metrics.observe)
+		}
+	}
+	c.srv = transport.NewServer(scfg, r)
+	if err == nil {
 		err = c.srv.Start()
+	}
+	if err == nil && c.metrics != nil {
+		host, _, _ := net.SplitHostPort(c.self.Addr)
+		if err = c.metrics.exp.Serve(cfg.metricsConfig().Addr(host)); err != nil {
+			_ = c.srv.Close()
+			c.srv = nil
+		}
 	}
 	if err != nil {
 		c.pool.Close()
@@ -181,6 +196,11 @@ func (c *Controller) Close() error {
 	var err error
 	c.closeOnce.Do(func() {
 		close(c.stop)
+		if c.metrics != nil {
+			if e := c.metrics.exp.Close(); e != nil {
+				c.log.Warn("controller: close metrics endpoint", "err", e)
+			}
+		}
 		if c.srv != nil {
 			err = c.srv.Close()
 		}

@@ -80,6 +80,15 @@ type Config struct {
 	// item (footprint.go): topic names, queue and broker data, mappings,
 	// filter server lists, header strings.
 	MaxRouteTableBytes int64
+
+	// Metrics (ours: Java's name server has none; the broker's keys, off
+	// by default, restart-only): PROM serves /metrics on
+	// metricsPromExporterHost (blank: bindAddress):metricsPromExporterPort.
+	MetricsExporterType     string // DISABLE | PROM
+	MetricsPromExporterHost string
+	MetricsPromExporterPort int
+	MetricsLabel            string // k:v,k:v
+	MetricsInDelta          bool
 }
 
 // Default returns Java's defaults, with paths under the user's home.
@@ -113,6 +122,8 @@ func Default() Config {
 		MaxKVConfigBytes:               DefaultMaxKVConfigBytes,
 		MaxKVConfigValueLength:         DefaultMaxKVConfigValueLength,
 		MaxRouteTableBytes:             DefaultMaxRouteTableBytes,
+		MetricsExporterType:            "DISABLE",
+		MetricsPromExporterPort:        DefaultMetricsPromPort,
 	}
 }
 
@@ -150,6 +161,9 @@ const (
 // at start and UPDATE_NAMESRV_CONFIG before it applies or persists any.
 func (c *Config) Validate() error {
 	var errs []error
+	if err := c.metricsConfig().Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.ListenPort < 0 || c.ListenPort > 65535 {
 		errs = append(errs, fmt.Errorf("listenPort %d out of range", c.ListenPort))
 	}
@@ -252,6 +266,11 @@ var props = javaprops.Fields[Config]{
 	javaprops.Int("maxKVConfigBytes", func(c *Config) *int { return &c.MaxKVConfigBytes }),
 	javaprops.Int("maxKVConfigValueLength", func(c *Config) *int { return &c.MaxKVConfigValueLength }),
 	javaprops.Int64("maxRouteTableBytes", func(c *Config) *int64 { return &c.MaxRouteTableBytes }),
+	javaprops.String("metricsExporterType", func(c *Config) *string { return &c.MetricsExporterType }),
+	javaprops.String("metricsPromExporterHost", func(c *Config) *string { return &c.MetricsPromExporterHost }),
+	javaprops.Int("metricsPromExporterPort", func(c *Config) *int { return &c.MetricsPromExporterPort }),
+	javaprops.String("metricsLabel", func(c *Config) *string { return &c.MetricsLabel }),
+	javaprops.Bool("metricsInDelta", func(c *Config) *bool { return &c.MetricsInDelta }),
 }
 
 // Apply sets the properties p names. Unknown keys are returned (Java
@@ -300,6 +319,11 @@ var startOnlyKeys = map[string]bool{
 	"defaultThreadPoolQueueCapacity":       true,
 	"scanNotActiveBrokerInterval":          true, // the controller's too
 	"enableControllerInNamesrv":            true,
+	"metricsExporterType":                  true,
+	"metricsPromExporterHost":              true,
+	"metricsPromExporterPort":              true,
+	"metricsLabel":                         true,
+	"metricsInDelta":                       true,
 	// The embedded controller's keys without the controller prefix
 	// (cmd/mqnamesrv's tests check every controller key is refused).
 	"electMasterMaxRetryCount":   true,

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rocketgo/rocketgo/broker/metrics"
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/transport"
 )
@@ -31,6 +32,7 @@ type Server struct {
 	auth    *auth.Service // with authentication on: who may write
 	general *transport.Pool
 	client  *transport.Pool
+	metrics *metrics.Exporter // metricsExporterType=PROM (metrics.go); nil otherwise
 
 	stop      chan struct{}
 	done      chan struct{}
@@ -83,6 +85,15 @@ func (s *Server) Start() error {
 		},
 	}).WithTLS(cfg.TLS)
 	r := s.router()
+	exp, rpc, err := s.newMetrics(cfg)
+	if err != nil {
+		s.general.Close()
+		s.client.Close()
+		return fmt.Errorf("namesrv: start: %w", err)
+	}
+	if rpc != nil {
+		r.Observe(rpc.Observer())
+	}
 	if cfg.Auth.AuthenticationEnabled && tlsErr == nil {
 		svc, err := auth.Open(cfg.Auth, filepath.Join(filepath.Dir(cfg.KVConfigPath), "auth"), s.log.With("component", "auth"))
 		if err != nil {
@@ -106,6 +117,18 @@ func (s *Server) Start() error {
 		}
 		return fmt.Errorf("namesrv: start: %w", err)
 	}
+	if exp != nil {
+		if err := exp.Serve(cfg.metricsConfig().Addr(cfg.BindAddress)); err != nil {
+			_ = s.srv.Close()
+			s.general.Close()
+			s.client.Close()
+			if s.auth != nil {
+				_ = s.auth.Close()
+			}
+			return fmt.Errorf("namesrv: start: %w", err)
+		}
+		s.metrics = exp
+	}
 	go s.scan(cfg.ScanNotActiveBrokerInterval)
 	level, msg := listenNotice(s.srv.Addr())
 	s.log.Log(context.Background(), level, msg, "addr", s.srv.Addr())
@@ -123,6 +146,9 @@ func (s *Server) Close() error {
 		if s.srv == nil {
 			close(s.done)
 			return
+		}
+		if merr := s.metrics.Close(); merr != nil {
+			s.log.Warn("namesrv: close metrics endpoint", "err", merr)
 		}
 		err = s.srv.Close()
 		<-s.done

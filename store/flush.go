@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The SYNC_FLUSH group commit and the replication wait are expressed
@@ -243,6 +245,11 @@ func (s *Store) flushCommitLogTo() (int64, error) {
 	if s.beforeSync != nil {
 		s.beforeSync()
 	}
+	var began time.Time
+	onFsync := s.onFsync.Load()
+	if onFsync != nil {
+		began = time.Now()
+	}
 	for _, seg := range s.cl.list() {
 		if seg.end() <= from || seg.start >= target {
 			continue
@@ -257,9 +264,40 @@ func (s *Store) flushCommitLogTo() (int64, error) {
 			return target, err
 		}
 	}
+	if onFsync != nil {
+		(*onFsync)(time.Since(began))
+	}
 	s.flushedTS.Store(ts)
 	s.flushed.advance(target)
 	return target, nil
+}
+
+// fsyncObserver is told the duration of each commit-log sync.
+type fsyncObserver = func(time.Duration)
+
+// SetFsyncObserver has fn told how long each commit-log sync took (every
+// segment the flush covered); nil removes it. fn runs on the flusher and
+// must be quick.
+func (s *Store) SetFsyncObserver(fn func(time.Duration)) {
+	if fn == nil {
+		s.onFsync.Store(nil)
+		return
+	}
+	s.onFsync.Store(&fn)
+}
+
+// FlushBehind is the number of commit-log bytes written but not yet
+// durable (Java's flushBehindBytes).
+func (s *Store) FlushBehind() int64 { return max(s.written.Load()-s.flushed.Load(), 0) }
+
+// StorageUsedBytes is the used space of the file system holding the
+// store's root directory (Java's rocketmq_storage_size: total minus free).
+func (s *Store) StorageUsedBytes() int64 {
+	var st unix.Statfs_t
+	if err := unix.Statfs(s.cfg.RootDir, &st); err != nil {
+		return 0
+	}
+	return int64(st.Blocks-st.Bfree) * int64(st.Bsize)
 }
 
 // cqFlushLoop periodically makes consume queues, the index and the

@@ -102,6 +102,8 @@ type Store struct {
 	beforeSync     func()                  // runs before each commit-log fdatasync; tests only
 	onTruncateStep func(step int)          // runs after each step of TruncateTo; tests only
 
+	onFsync atomic.Pointer[fsyncObserver] // SetFsyncObserver (metrics)
+
 	// puts counts appends between the lock and their hand-off to done or
 	// the group commit; Close waits for it. Add only under mu while open.
 	puts      sync.WaitGroup

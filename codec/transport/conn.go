@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rocketgo/rocketgo/codec"
 )
@@ -301,6 +302,9 @@ func (c *Conn) handleFrame(r *Router, f *codec.Frame, l *Lease) (resp *codec.Fra
 			c.log.Warn("transport: response without pending request, dropped", "remote", c.remote, "opaque", f.Opaque, "code", f.Code)
 		}
 		return nil, false
+	}
+	if r != nil && r.obs != nil {
+		f.Arrived = time.Now().UnixNano() // the observer's latency starts here
 	}
 	return c.dispatch(r, f, l)
 }

@@ -187,3 +187,34 @@ func TestClientBeforeRequestHook(t *testing.T) {
 	require.Equal(t, 2, count)
 	n.Unlock()
 }
+
+// The observer gets each request's arrival time (Frame.Arrived): stamped
+// before the handler ran, also for a deferred reply and a refusal.
+func TestPipelineObserverSeesArrival(t *testing.T) {
+	pool := newPool(t, "p", 1, 4)
+	type seen struct{ arrived, observed int64 }
+	got := make(chan seen, 4)
+	r := NewRouter()
+	r.Observe(func(_ *Conn, req, _ *codec.Frame) {
+		got <- seen{req.Arrived, time.Now().UnixNano()}
+	})
+	r.Handle(codec.ReqPullMessage, pool, func(c *Conn, req *codec.Frame) *codec.Frame {
+		go func() {
+			time.Sleep(30 * time.Millisecond)
+			_ = c.Reply(req, codec.NewResponse(req, int32(codec.RespPullNotFound), ""))
+		}()
+		return nil
+	})
+	s := startServer(t, ServerConfig{}, r)
+	rc := dialRaw(t, s.Addr())
+	before := time.Now().UnixNano()
+	rc.send(request(codec.ReqPullMessage, 1))
+	require.Equal(t, int32(codec.RespPullNotFound), rc.recv().Code)
+	rc.send(request(codec.RequestCode(9999), 2))
+	require.Equal(t, int32(codec.RespRequestCodeNotSupported), rc.recv().Code)
+	held, refused := <-got, <-got
+	require.GreaterOrEqual(t, held.arrived, before)
+	require.GreaterOrEqual(t, held.observed-held.arrived, int64(30*time.Millisecond))
+	require.NotZero(t, refused.arrived)
+	require.LessOrEqual(t, refused.arrived, refused.observed)
+}

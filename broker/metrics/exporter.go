@@ -1,0 +1,115 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Node types: Java's LABEL_NODE_TYPE values.
+const (
+	NodeBroker     = "broker"
+	NodeController = "controller"
+	NodeNameServer = "namesrv" // ours: Java's name server has no metrics
+)
+
+// Exporter is one server's registry and, once Serve runs, its /metrics
+// endpoint. Everything registered through Registerer carries the common
+// labels Java puts on every series: cluster, node_type, node_id, the
+// metricsLabel pairs, aggregation="delta" with metricsInDelta, and
+// otel_scope_name (the OpenTelemetry meter's name, which Java's exporter
+// adds).
+type Exporter struct {
+	reg     *prometheus.Registry
+	wrapped prometheus.Registerer
+	srv     *http.Server
+	ln      net.Listener
+	done    chan struct{}
+}
+
+// Node names the server on every series; an empty field adds no label.
+type Node struct {
+	Type    string // node_type: NodeBroker, NodeNameServer ("" for the controller, as Java)
+	Cluster string // cluster
+	ID      string // node_id; Java: the broker name (not its id)
+	Scope   string // otel_scope_name: "broker-meter", "controller"
+	Extra   [][2]string
+}
+
+// NewExporter builds a registry with n's and cfg's common labels.
+func NewExporter(n Node, cfg Config) (*Exporter, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	extra, _ := ParseLabels(cfg.Label)
+	labels := prometheus.Labels{}
+	for _, kv := range append(append([][2]string{{"node_type", n.Type}, {"cluster", n.Cluster}, {"node_id", n.ID},
+		{"otel_scope_name", n.Scope}}, n.Extra...), extra...) {
+		if kv[1] != "" {
+			labels[kv[0]] = kv[1]
+		}
+	}
+	if cfg.InDelta {
+		labels["aggregation"] = "delta"
+	}
+	reg := prometheus.NewRegistry()
+	return &Exporter{reg: reg, wrapped: prometheus.WrapRegistererWith(labels, reg)}, nil
+}
+
+// Registerer registers collectors whose series get the common labels.
+func (e *Exporter) Registerer() prometheus.Registerer { return e.wrapped }
+
+// Gatherer is the registry, for tests and handlers.
+func (e *Exporter) Gatherer() prometheus.Gatherer { return e.reg }
+
+// Handler serves the registry in the text or protobuf exposition.
+func (e *Exporter) Handler() http.Handler {
+	return promhttp.HandlerFor(e.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}
+
+// Serve listens on addr and serves /metrics until Close. It returns once
+// the listener is bound.
+func (e *Exporter) Serve(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("metrics: listen %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", e.Handler())
+	e.ln, e.done = ln, make(chan struct{})
+	e.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	go func() {
+		defer close(e.done)
+		_ = e.srv.Serve(ln)
+	}()
+	return nil
+}
+
+// Addr is the bound endpoint address, "" before Serve.
+func (e *Exporter) Addr() string {
+	if e == nil || e.ln == nil {
+		return ""
+	}
+	return e.ln.Addr().String()
+}
+
+// Close stops the endpoint (in-flight scrapes get a second to finish).
+func (e *Exporter) Close() error {
+	if e == nil || e.srv == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	err := e.srv.Shutdown(ctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = e.srv.Close()
+	}
+	<-e.done
+	return err
+}

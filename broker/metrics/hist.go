@@ -1,0 +1,74 @@
+package metrics
+
+import (
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Java's histogram buckets.
+var (
+	// MessageSizeBuckets: rocketmq_message_size (1K, 4K, 512K, 1M, 2M, 4M bytes).
+	MessageSizeBuckets = []int64{1 << 10, 4 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20}
+	// RPCLatencyBuckets: rocketmq_rpc_latency, milliseconds.
+	RPCLatencyBuckets = []float64{1, 3, 5, 7, 10, 100, 1000, 2000, 3000}
+	// CreateTimeBuckets: rocketmq_topic_create_execution_time and
+	// rocketmq_consumer_group_create_execution_time, milliseconds.
+	CreateTimeBuckets = []float64{10, 100, 1000, 3000, 5000}
+	// FsyncBuckets (ours): rocketgo_storage_fsync_latency, milliseconds.
+	FsyncBuckets = []int64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}
+)
+
+// maxBuckets bounds IntHistogram's bounds: the counters are an array, so
+// a histogram is one allocation-free value inside its owner.
+const maxBuckets = 12
+
+// IntHistogram is a lock-free histogram of integer observations for
+// counters kept in the servers' own tables (per topic, per message type)
+// and read at scrape time. The zero value needs Init. Observe is a few
+// atomic adds and never allocates.
+type IntHistogram struct {
+	bounds []int64                      // upper bounds, ascending; shared
+	counts [maxBuckets + 1]atomic.Int64 // per bucket (not cumulative); the last is +Inf
+	sum    atomic.Int64
+}
+
+// Init sets the bucket bounds (at most 12, ascending).
+func (h *IntHistogram) Init(bounds []int64) {
+	if len(bounds) > maxBuckets {
+		panic("metrics: IntHistogram with more than 12 buckets")
+	}
+	h.bounds = bounds
+}
+
+// Observe counts v.
+func (h *IntHistogram) Observe(v int64) {
+	i := 0
+	for i < len(h.bounds) && v > h.bounds[i] {
+		i++
+	}
+	h.counts[i].Add(1)
+	h.sum.Add(v)
+}
+
+// Count is the number of observations.
+func (h *IntHistogram) Count() uint64 {
+	var n int64
+	for i := 0; i <= len(h.bounds); i++ {
+		n += h.counts[i].Load()
+	}
+	return uint64(n)
+}
+
+// Metric is h as a constant histogram of desc with labelValues (at scrape
+// time; allocates).
+func (h *IntHistogram) Metric(desc *prometheus.Desc, labelValues ...string) prometheus.Metric {
+	buckets := make(map[float64]uint64, len(h.bounds))
+	var cum uint64
+	for i, b := range h.bounds {
+		cum += uint64(h.counts[i].Load())
+		buckets[float64(b)] = cum
+	}
+	cum += uint64(h.counts[len(h.bounds)].Load())
+	return prometheus.MustNewConstHistogram(desc, cum, float64(h.sum.Load()), buckets, labelValues...)
+}
