@@ -98,15 +98,23 @@ produce() { # side duration extra-flags...
 	"$bin/mqbench" produce -b "$(broker_of "$side")" -t SecTopic -queues 4 -mode async -threads "$THREADS" \
 		-conns "$CONNS" -inflight "$INFLIGHT" -size "$SIZE" -duration "$d" -quiet -json "$@"
 }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+server_pid() { # side: the broker process (ours: rocketgo, name server inside)
+	if [ "$1" = ours ]; then cat "$WORK/ours.pid"; else cat "$WORK/s-java/br/broker.pid"; fi
+}
 row() { # side pair name flags...
 	local side="$1" pair="$2" name="$3"; shift 3
+	local pid t0 t1; pid="$(server_pid "$side")"; t0="$(cpu_ticks "$pid")"
 	local j; j="$(produce "$side" "$STEP" "$@")"
-	local tps p99 errs
+	t1="$(cpu_ticks "$pid")"
+	local tps p99 errs cpu
 	tps="$(python3 -c 'import json,sys; print(round(json.load(sys.stdin)["tps"]))' <<<"$j")"
 	p99="$(python3 -c 'import json,sys; print(json.load(sys.stdin)["latencyMs"]["p99"])' <<<"$j")"
 	errs="$(python3 -c 'import json,sys; print(json.load(sys.stdin)["errorTotal"])' <<<"$j")"
-	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$side" "$pair" "$name" "$tps" "$p99" "$errs" >>"$metrics"
-	log "  $side pair $pair $name: $tps msg/s p99 $p99 ms errors $errs"
+	# Server CPU per message: clock ticks (1/100 s) of user + system time.
+	cpu="$(python3 -c 'import json,sys; m=json.load(sys.stdin)["messages"]; print(round(('"$t1"'-'"$t0"')*10000/max(m,1),2))' <<<"$j")"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$side" "$pair" "$name" "$tps" "$p99" "$errs" "$cpu" >>"$metrics"
+	log "  $side pair $pair $name: $tps msg/s p99 $p99 ms errors $errs server CPU $cpu µs/msg"
 }
 
 session() { # side pair auth
@@ -135,24 +143,29 @@ done
 python3 - "$metrics" "$OUT" "$STEP" "$SIZE" "$THREADS" "$CONNS" "$INFLIGHT" "$PAIRS" <<'EOF'
 import sys, statistics, collections
 metrics, out, step, size, threads, conns, inflight, pairs = sys.argv[1:]
-tps, p99, errs = collections.defaultdict(list), collections.defaultdict(list), collections.defaultdict(int)
+tps, p99, cpu, errs = collections.defaultdict(list), collections.defaultdict(list), collections.defaultdict(list), collections.defaultdict(int)
 for line in open(metrics):
-    side, pair, name, t, p, e = line.rstrip("\n").split("\t")
+    side, pair, name, t, p, e, c = line.rstrip("\n").split("\t")
     tps[(side, name)].append(float(t)); p99[(side, name)].append(float(p)); errs[(side, name)] += int(e)
+    cpu[(side, name)].append(float(c))
 med = lambda xs: statistics.median(xs) if xs else float("nan")
 rows = ["plaintext", "tls", "auth", "tls+auth"]
 o = ["# Security cost: plaintext, TLS, auth, both (scripts/bench-security.sh)", "",
      f"mqbench async producer, {threads} threads x {inflight} in flight over {conns} connections, {size}-byte bodies, "
-     f"4 queues, {step} per row, medians of {pairs} alternating Java/ours pairs, same machine (2 cores, shared).", "",
-     "| row | ours msg/s | ours p99 ms | Java msg/s | Java p99 ms | ours/Java | ours vs ours plaintext | errors (ours/Java) |",
-     "|---|---:|---:|---:|---:|---:|---:|---|"]
+     f"4 queues, {step} per row, medians of {pairs} alternating Java/ours pairs, same machine (2 cores, shared; the load "
+     "generator runs there too and signs every send itself, ~1.5 µs of client CPU per message). CPU is the broker "
+     "process's user+system time per message (ours: one process with the name server inside).", "",
+     "| row | ours msg/s | ours p99 ms | ours CPU µs/msg | Java msg/s | Java p99 ms | Java CPU µs/msg | ours/Java msg/s | ours vs ours plaintext (msg/s, CPU) | errors (ours/Java) |",
+     "|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
 base = med(tps[("ours", "plaintext")])
+cbase = med(cpu[("ours", "plaintext")])
 for r in rows:
     ot, jt = med(tps[("ours", r)]), med(tps[("java", r)])
     op, jp = med(p99[("ours", r)]), med(p99[("java", r)])
     ratio = f"{ot/jt:.2f}x" if jt == jt and jt > 0 else "n/a"
-    rel = f"{ot/base:.2f}x" if base == base and base > 0 else "n/a"
-    o.append(f"| {r} | {ot:,.0f} | {op:.2f} | {jt:,.0f} | {jp:.2f} | {ratio} | {rel} | {errs[('ours', r)]}/{errs[('java', r)]} |")
+    oc, jc = med(cpu[("ours", r)]), med(cpu[("java", r)])
+    rel = f"{ot/base:.2f}x, {oc/cbase:.2f}x" if base == base and base > 0 and cbase > 0 else "n/a"
+    o.append(f"| {r} | {ot:,.0f} | {op:.2f} | {oc:.2f} | {jt:,.0f} | {jp:.2f} | {jc:.2f} | {ratio} | {rel} | {errs[('ours', r)]}/{errs[('java', r)]} |")
 open(out, "w").write("\n".join(o) + "\n")
 print("\n".join(o))
 EOF
