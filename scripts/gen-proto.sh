@@ -5,24 +5,26 @@
 #                                 committed files differ (make verify-gen)
 # protoc comes from the system (Debian: protobuf-compiler); the two Go plugins
 # are built from the versions go.mod pins (see tools_deps.go), so every machine
-# generates the same code. Without protoc the check skips with a message: the
-# committed .pb.go files keep the build working. The protoc version line of
-# the generated headers is ignored by the check, since protoc only prints it.
+# generates the same code; PROTOC names another protoc binary. Without protoc
+# the check skips with a message: the committed .pb.go files keep the build
+# working. The protoc version line of the generated headers is ignored by the
+# check, since protoc only prints it there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
+PROTOC=${PROTOC:-protoc}
 mode=${1:-}
 
-if ! command -v protoc >/dev/null; then
+if ! command -v "$PROTOC" >/dev/null; then
 	if [ "$mode" = -check ]; then
-		echo "gen-proto: protoc not found; skipping the proxy/apiv2 staleness check (apt-get install protobuf-compiler)"
+		echo "gen-proto: $PROTOC not found; skipping the proxy/apiv2 staleness check (apt-get install protobuf-compiler)"
 		exit 0
 	fi
-	echo "gen-proto: protoc not found (apt-get install protobuf-compiler)" >&2
+	echo "gen-proto: $PROTOC not found (apt-get install protobuf-compiler)" >&2
 	exit 1
 fi
 inc=""
-for d in /usr/include /usr/local/include; do
+for d in "$(dirname "$(command -v "$PROTOC")")/../include" /usr/include /usr/local/include; do
 	if [ -f "$d/google/protobuf/timestamp.proto" ]; then inc=$d; break; fi
 done
 if [ -z "$inc" ]; then
@@ -36,7 +38,7 @@ $GO build -o "$tmp/bin/" google.golang.org/protobuf/cmd/protoc-gen-go google.gol
 
 out=$tmp/out
 mkdir -p "$out"
-protoc -I proxy/apiv2/proto -I "$inc" \
+"$PROTOC" -I proxy/apiv2/proto -I "$inc" \
 	--plugin=protoc-gen-go="$tmp/bin/protoc-gen-go" \
 	--plugin=protoc-gen-go-grpc="$tmp/bin/protoc-gen-go-grpc" \
 	--go_out="$out" --go_opt=paths=source_relative \

@@ -11,7 +11,9 @@ import (
 
 // Compile-time: the generated server interfaces are satisfiable by
 // embedding, the way the gRPC front will implement them piece by piece.
-type messagingServer struct{ UnimplementedMessagingServiceServer }
+type messagingServer struct {
+	UnimplementedMessagingServiceServer
+}
 type adminServer struct{ UnimplementedAdminServer }
 
 var (

@@ -12,8 +12,10 @@
 //   - make gen-proto regenerates the Go files (protoc + the plugin versions
 //     go.mod pins through tools_deps.go);
 //   - make verify-gen fails when they are stale (skips without protoc);
-//   - conformance/proto_drift_test.go compares every message, field, enum
-//     value and rpc with the descriptors inside Apache's jar.
+//   - drift_test.go compares every message, field, enum value and rpc with
+//     the descriptors inside Apache's jar, dumped by conformance's
+//     TestProtoDrift (java/.../ProtoDump.java; runs in make test when java
+//     and mvn are installed).
 //
 // compat: the descriptor names are Apache's (apache/rocketmq/v2/*.proto in
 // package apache.rocketmq.v2), so a binary cannot link both this package and
