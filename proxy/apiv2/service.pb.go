@@ -181,7 +181,8 @@ type SendResultEntry struct {
 	MessageId     string                 `protobuf:"bytes,2,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
 	TransactionId string                 `protobuf:"bytes,3,opt,name=transaction_id,json=transactionId,proto3" json:"transaction_id,omitempty"`
 	Offset        int64                  `protobuf:"varint,4,opt,name=offset,proto3" json:"offset,omitempty"`
-	RecallHandle  string                 `protobuf:"bytes,5,opt,name=recall_handle,json=recallHandle,proto3" json:"recall_handle,omitempty"`
+	// Set for delayed messages: RecallMessage cancels the delivery with it.
+	RecallHandle  string `protobuf:"bytes,5,opt,name=recall_handle,json=recallHandle,proto3" json:"recall_handle,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -416,17 +417,21 @@ func (x *QueryAssignmentResponse) GetAssignments() []*Assignment {
 }
 
 type ReceiveMessageRequest struct {
-	state              protoimpl.MessageState `protogen:"open.v1"`
-	Group              *Resource              `protobuf:"bytes,1,opt,name=group,proto3" json:"group,omitempty"`
-	MessageQueue       *MessageQueue          `protobuf:"bytes,2,opt,name=message_queue,json=messageQueue,proto3" json:"message_queue,omitempty"`
-	FilterExpression   *FilterExpression      `protobuf:"bytes,3,opt,name=filter_expression,json=filterExpression,proto3" json:"filter_expression,omitempty"`
-	BatchSize          int32                  `protobuf:"varint,4,opt,name=batch_size,json=batchSize,proto3" json:"batch_size,omitempty"`
-	InvisibleDuration  *durationpb.Duration   `protobuf:"bytes,5,opt,name=invisible_duration,json=invisibleDuration,proto3,oneof" json:"invisible_duration,omitempty"`
-	AutoRenew          bool                   `protobuf:"varint,6,opt,name=auto_renew,json=autoRenew,proto3" json:"auto_renew,omitempty"`
-	LongPollingTimeout *durationpb.Duration   `protobuf:"bytes,7,opt,name=long_polling_timeout,json=longPollingTimeout,proto3,oneof" json:"long_polling_timeout,omitempty"`
-	AttemptId          *string                `protobuf:"bytes,8,opt,name=attempt_id,json=attemptId,proto3,oneof" json:"attempt_id,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Group             *Resource              `protobuf:"bytes,1,opt,name=group,proto3" json:"group,omitempty"`
+	MessageQueue      *MessageQueue          `protobuf:"bytes,2,opt,name=message_queue,json=messageQueue,proto3" json:"message_queue,omitempty"`
+	FilterExpression  *FilterExpression      `protobuf:"bytes,3,opt,name=filter_expression,json=filterExpression,proto3" json:"filter_expression,omitempty"`
+	BatchSize         int32                  `protobuf:"varint,4,opt,name=batch_size,json=batchSize,proto3" json:"batch_size,omitempty"`
+	InvisibleDuration *durationpb.Duration   `protobuf:"bytes,5,opt,name=invisible_duration,json=invisibleDuration,proto3,oneof" json:"invisible_duration,omitempty"`
+	// The server keeps renewing the invisible time while the client holds the
+	// message (push consumers) instead of letting it reappear after
+	// invisible_duration.
+	AutoRenew          bool                 `protobuf:"varint,6,opt,name=auto_renew,json=autoRenew,proto3" json:"auto_renew,omitempty"`
+	LongPollingTimeout *durationpb.Duration `protobuf:"bytes,7,opt,name=long_polling_timeout,json=longPollingTimeout,proto3,oneof" json:"long_polling_timeout,omitempty"`
+	// Identifies a retried receive so the server can return the same messages.
+	AttemptId     *string `protobuf:"bytes,8,opt,name=attempt_id,json=attemptId,proto3,oneof" json:"attempt_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ReceiveMessageRequest) Reset() {
@@ -1086,7 +1091,8 @@ type EndTransactionRequest struct {
 	TransactionId string                 `protobuf:"bytes,3,opt,name=transaction_id,json=transactionId,proto3" json:"transaction_id,omitempty"`
 	Resolution    TransactionResolution  `protobuf:"varint,4,opt,name=resolution,proto3,enum=apache.rocketmq.v2.TransactionResolution" json:"resolution,omitempty"`
 	Source        TransactionSource      `protobuf:"varint,5,opt,name=source,proto3,enum=apache.rocketmq.v2.TransactionSource" json:"source,omitempty"`
-	TraceContext  string                 `protobuf:"bytes,6,opt,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty"`
+	// Carried for tracing only.
+	TraceContext  string `protobuf:"bytes,6,opt,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1820,12 +1826,13 @@ func (x *NotifyClientTerminationResponse) GetStatus() *Status {
 }
 
 type ChangeInvisibleDurationRequest struct {
-	state             protoimpl.MessageState `protogen:"open.v1"`
-	Group             *Resource              `protobuf:"bytes,1,opt,name=group,proto3" json:"group,omitempty"`
-	Topic             *Resource              `protobuf:"bytes,2,opt,name=topic,proto3" json:"topic,omitempty"`
-	ReceiptHandle     string                 `protobuf:"bytes,3,opt,name=receipt_handle,json=receiptHandle,proto3" json:"receipt_handle,omitempty"`
-	InvisibleDuration *durationpb.Duration   `protobuf:"bytes,4,opt,name=invisible_duration,json=invisibleDuration,proto3" json:"invisible_duration,omitempty"`
-	MessageId         string                 `protobuf:"bytes,5,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Group         *Resource              `protobuf:"bytes,1,opt,name=group,proto3" json:"group,omitempty"`
+	Topic         *Resource              `protobuf:"bytes,2,opt,name=topic,proto3" json:"topic,omitempty"`
+	ReceiptHandle string                 `protobuf:"bytes,3,opt,name=receipt_handle,json=receiptHandle,proto3" json:"receipt_handle,omitempty"`
+	// The new hidden time, counted from now.
+	InvisibleDuration *durationpb.Duration `protobuf:"bytes,4,opt,name=invisible_duration,json=invisibleDuration,proto3" json:"invisible_duration,omitempty"`
+	MessageId         string               `protobuf:"bytes,5,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
