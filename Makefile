@@ -4,7 +4,7 @@ PKGS    := ./...
 DATA    ?= $(CURDIR)/data
 FUZZTIME ?= 60s
 
-.PHONY: build test test-long fuzz bench bench-compare bench-repl conformance run verify-gen gen vet test-failover
+.PHONY: build test test-long fuzz bench bench-compare bench-repl conformance run verify-gen gen gen-proto vet test-failover
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -12,12 +12,19 @@ build:
 vet:
 	$(GO) vet $(PKGS)
 
-gen:
+gen: gen-proto
 	$(GO) run ./codec/internal/gen
 
-# verify-gen fails when generated code is stale.
+# proxy/apiv2/*.pb.go from proxy/apiv2/proto (needs protoc; the Go plugins
+# are the versions go.mod pins, see tools_deps.go).
+gen-proto:
+	GO=$(GO) ./scripts/gen-proto.sh
+
+# verify-gen fails when generated code is stale (the proto half skips with a
+# message when protoc is missing).
 verify-gen:
 	$(GO) run ./codec/internal/gen -check
+	GO=$(GO) ./scripts/gen-proto.sh -check
 
 test: verify-gen vet
 	$(GO) test -count=1 -timeout 12m $(PKGS)
