@@ -48,6 +48,8 @@ type Broker struct {
 
 	send   *sendProcessor
 	pull   *pullProcessor
+	pop    *popProcessor
+	revive []*reviveService
 	delays *delayTable
 	delay  *delayService
 	retry  *retryProcessor
@@ -144,6 +146,10 @@ func New(cfg Config, deps Deps) (*Broker, error) {
 	b.send.delays = b.delays
 	b.send.role = b.role
 	b.pull = newPullProcessor(&b.cfg, b.live, b.store, b.topics, b.groups, b.clients, b.offsets, b.stats, b.filters, log)
+	b.pop = newPopProcessor(&b.cfg, b.live, b.store, b.topics, b.groups, b.offsets, b.filters, b.clients, b.stats, b.host, log)
+	for q := range b.pop.reviveQueue {
+		b.revive = append(b.revive, newReviveService(b.pop, q))
+	}
 	timers, err := newTimerService(&b.cfg, b.store, b.offsets, log)
 	if err != nil {
 		b.nsCli.Close()
@@ -243,11 +249,14 @@ func (b *Broker) Start() error {
 	}
 	b.store.OnArrival(func(topic string, queueID int32, maxOffset int64, tagsCode int64, props string) {
 		b.pull.holds.arrived(topic, queueID, maxOffset, tagsCode, props)
+		b.pop.holds.arrived(topic)
 		if topic == timerTopic {
 			b.timer.arrived()
 		}
 	})
 	b.pull.holds.start()
+	b.pop.holds.start()
+	b.pop.ensureReviveTopic()
 
 	mainRouter, fastRouter := b.routers()
 	listenIP := b.cfg.BindIP()
@@ -265,6 +274,7 @@ func (b *Broker) Start() error {
 	}
 	if err != nil {
 		b.pull.holds.stop()
+		b.pop.holds.stop()
 		for _, p := range b.pools {
 			p.Close()
 		}
@@ -307,6 +317,10 @@ func (b *Broker) Start() error {
 	b.sync.Start() // idle unless the role is SLAVE (checked every tick)
 	if b.rm != nil {
 		b.rm.start()
+	}
+	for _, rs := range b.revive {
+		b.wg.Add(1)
+		go func() { defer b.wg.Done(); rs.run(b.quit) }()
 	}
 	b.wg.Add(3)
 	go b.persistLoop()
@@ -373,6 +387,7 @@ func (b *Broker) Close() error {
 		b.closeRole()
 		b.timer.close()
 		b.pull.holds.stop()
+		b.pop.holds.stop()
 		for _, p := range b.pools {
 			p.Close()
 		}
@@ -451,6 +466,10 @@ func (b *Broker) routers() (mainR, fastR *transport.Router) {
 	queryPool := b.pool("query", 4, 10000)
 	adminPool := b.pool("admin", b.cfg.AdminBrokerThreadPoolNums, 10000)
 	replyPool := b.pool("reply", 4, 10000)
+	// POP runs on pools of its own (Java's popMessageThreadPoolNums,
+	// ackMessageThreadPoolNums: 16 and 3 + cores; queue 100000).
+	popPool := b.pool("pop", max(b.cfg.PullMessageThreadPoolNums, 4), b.cfg.PullThreadPoolQueueCapacity)
+	ackPool := b.pool("ack", 4, 100000)
 	rp := &replyProcessor{send: b.send, clients: b.clients, storeHost: b.host, log: b.log}
 
 	off := newOffsetProcessor(b.store, b.offsets)
@@ -480,7 +499,15 @@ func (b *Broker) routers() (mainR, fastR *transport.Router) {
 		if withPull {
 			r.HandleLeased(codec.ReqPullMessage, pullPool, b.pull.handle)
 			r.HandleLeased(codec.ReqLitePullMessage, pullPool, b.pull.handle)
+			// compat: like pulls, Java serves POP, PEEK, NOTIFICATION and
+			// POLLING_INFO on the main port only.
+			r.HandleLeased(codec.ReqPopMessage, popPool, b.pop.handlePop)
+			r.HandleLeased(codec.ReqNotification, popPool, b.pop.handleNotification)
+			r.Handle(codec.ReqPollingInfo, popPool, b.pop.pollingInfo)
 		}
+		r.Handle(codec.ReqAckMessage, ackPool, b.pop.ack)
+		r.Handle(codec.ReqBatchAckMessage, ackPool, b.pop.batchAck)
+		r.Handle(codec.ReqChangeMessageInvisibletime, ackPool, b.pop.changeInvisible)
 		r.Handle(codec.ReqHeartBeat, clientPool, cp.heartbeat)
 		r.Handle(codec.ReqUnregisterClient, clientPool, cp.unregisterClient)
 		r.Handle(codec.ReqGetConsumerListByGroup, clientPool, cp.consumerList)

@@ -1,0 +1,657 @@
+package broker
+
+import (
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rocketgo/rocketgo/broker/filter"
+	"github.com/rocketgo/rocketgo/broker/popfmt"
+	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/codec/header"
+	"github.com/rocketgo/rocketgo/codec/message"
+	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/compat/remarks"
+	"github.com/rocketgo/rocketgo/store"
+)
+
+// Java's ConsumeInitMode.
+const (
+	popInitMax = 0
+	popInitMin = 1
+)
+
+// maxPopMsgs is Java's cap on POP_MESSAGE's maxMsgNums.
+const maxPopMsgs = 32
+
+// popKey names one (topic, group, queue): the queue lock of a pop and the
+// order-pop state.
+type popKey struct {
+	topic, group string
+	queue        int32
+}
+
+// popRequest is one POP_MESSAGE or NOTIFICATION in flight, possibly held
+// for long polling. Like pullRequest it has one owner at a time: the
+// handler, the hold table (park) or the writer (ReplyWithBody's callback),
+// and it is freed exactly once (popProcessor.free).
+type popRequest struct {
+	p      *popProcessor
+	c      *transport.Conn
+	req    *codec.Frame
+	lease  *transport.Lease
+	notify bool // NOTIFICATION rather than POP_MESSAGE
+	h      header.PopMessageRequest
+	nh     header.NotificationRequest
+
+	sub   filter.Subscription
+	sf    store.Filter
+	retry []string // the pop retry topics read besides h.Topic
+
+	// Hold bookkeeping; guarded by popHolds.mu once parked.
+	deadline time.Time
+	gens     [3]uint64 // arrival generations of watched topics when the scan began
+	watched  [3]*popWatch
+	nwatched int
+	claimed  bool
+	index    int // in the deadline heap
+
+	// Scan state, reused across requests.
+	results []store.GetResult
+	nres    int
+	records [][]byte
+	recoded [][]byte // re-encoded retry records (own memory)
+	offs    []int64
+	start   []byte // startOffsetInfo
+	msgInfo []byte // msgOffsetInfo
+	order   []byte // orderCountInfo
+	scratch []byte
+	resp    codec.Frame
+	written func(error)
+}
+
+func (pr *popRequest) onWritten(error) {
+	pr.releaseResults()
+	pr.p.free(pr)
+}
+
+func (pr *popRequest) releaseResults() {
+	for i := 0; i < pr.nres; i++ {
+		pr.results[i].Release()
+	}
+	pr.nres = 0
+}
+
+func (pr *popRequest) topic() string {
+	if pr.notify {
+		return pr.nh.Topic
+	}
+	return pr.h.Topic
+}
+
+func (pr *popRequest) group() string {
+	if pr.notify {
+		return pr.nh.ConsumerGroup
+	}
+	return pr.h.ConsumerGroup
+}
+
+func (pr *popRequest) queueID() int32 {
+	if pr.notify {
+		return pr.nh.QueueID
+	}
+	return pr.h.QueueID
+}
+
+func (pr *popRequest) pollTime() int64 {
+	if pr.notify {
+		return pr.nh.PollTime
+	}
+	return pr.h.PollTime
+}
+
+// popProcessor serves POP_MESSAGE, NOTIFICATION and POLLING_INFO; acks,
+// changes and revive live in popack.go and poprevive.go.
+type popProcessor struct {
+	cfg     *Config
+	live    *liveConfig
+	store   MessageStore
+	topics  *topicTable
+	groups  *groupTable
+	offsets *offsetTable
+	filters *filter.Cache
+	clients *clientManager
+	stats   *brokerStats
+	host    *hostBox
+	log     *slog.Logger
+	holds   *popHolds
+	orders  *popOrders
+
+	reviveTopic string
+	reviveQueue int32         // reviveQueueNum
+	ckCounter   atomic.Uint64 // rotates reviveQid (Java's ckMessageNumber)
+
+	qmu    sync.Mutex
+	qlocks map[popKey]*atomic.Bool // Java's QueueLockManager; guarded by qmu
+
+	reqs     sync.Pool
+	inflight atomic.Int64
+}
+
+func newPopProcessor(cfg *Config, live *liveConfig, st MessageStore, topics *topicTable, groups *groupTable, offsets *offsetTable,
+	filters *filter.Cache, clients *clientManager, stats *brokerStats, host *hostBox, log *slog.Logger) *popProcessor {
+	p := &popProcessor{cfg: cfg, live: live, store: st, topics: topics, groups: groups, offsets: offsets, filters: filters,
+		clients: clients, stats: stats, host: host, log: log.With("svc", "pop"),
+		reviveTopic: popfmt.ReviveTopic(cfg.BrokerClusterName), reviveQueue: int32(max(cfg.ReviveQueueNum, 1)),
+		qlocks: make(map[popKey]*atomic.Bool), orders: newPopOrders()}
+	p.holds = newPopHolds(p.rerun, cfg.PopPollingSize, cfg.MaxPopPollingSize)
+	return p
+}
+
+// ensureReviveTopic creates the revive topic (Java's TopicConfigManager
+// creates rmq_sys_REVIVE_LOG_<cluster> with reviveQueueNum queues).
+func (p *popProcessor) ensureReviveTopic() {
+	p.topics.createIfAbsent(p.reviveTopic, p.reviveQueue, body.PermRead|body.PermWrite, 0)
+}
+
+func (p *popProcessor) retryTopic(topic, group string) string {
+	return popfmt.RetryTopic(topic, group, p.cfg.EnableRetryTopicV2)
+}
+
+func (p *popProcessor) alloc(c *transport.Conn, req *codec.Frame, l *transport.Lease) *popRequest {
+	pr, _ := p.reqs.Get().(*popRequest)
+	if pr == nil {
+		pr = &popRequest{p: p}
+		pr.written = pr.onWritten
+		pr.sf.CQ = func(code int64) bool { return pr.sub.MatchCode(code) }
+		pr.sf.Record = func(rec []byte) bool { return pr.sub.MatchRecord(rec) }
+	}
+	l.Hold()
+	pr.c, pr.req, pr.lease = c, req, l
+	pr.sub = filter.Subscription{Tag: filter.TagFilter{All: true}}
+	p.inflight.Add(1)
+	return pr
+}
+
+func (p *popProcessor) free(pr *popRequest) {
+	p.inflight.Add(-1)
+	pr.releaseResults()
+	pr.lease.Release()
+	for i := range pr.recoded {
+		pr.recoded[i] = nil
+	}
+	pr.c, pr.req, pr.lease, pr.resp = nil, nil, nil, codec.Frame{}
+	pr.h, pr.nh, pr.notify = header.PopMessageRequest{}, header.NotificationRequest{}, false
+	pr.sub, pr.retry, pr.recoded = filter.Subscription{}, pr.retry[:0], pr.recoded[:0]
+	pr.nwatched, pr.watched, pr.deadline = 0, [3]*popWatch{}, time.Time{}
+	p.reqs.Put(pr)
+}
+
+func (p *popProcessor) reply(pr *popRequest, resp *codec.Frame) {
+	if err := pr.c.Reply(pr.req, resp); err != nil {
+		p.log.Debug("pop: write response", "remote", pr.c.RemoteAddr(), "err", err)
+	}
+	p.free(pr)
+}
+
+// handlePop is POP_MESSAGE's handler (pop pool); it always answers itself.
+func (p *popProcessor) handlePop(c *transport.Conn, req *codec.Frame, l *transport.Lease) *codec.Frame {
+	pr := p.alloc(c, req, l)
+	if r := headerFailure(req, pr.h.Decode(req)); r != nil {
+		p.reply(pr, r)
+		return nil
+	}
+	if r := p.checkPop(pr); r != nil {
+		p.reply(pr, r)
+		return nil
+	}
+	p.process(pr, true)
+	return nil
+}
+
+// checkPop runs Java PopMessageProcessor's checks in its order and sets
+// the filter.
+func (p *popProcessor) checkPop(pr *popRequest) *codec.Frame {
+	req, h := pr.req, &pr.h
+	ip := p.cfg.BrokerIP1
+	if p.live.perm.Load()&body.PermRead == 0 {
+		return errResp(req, codec.RespNoPermission, remarks.PopForbidden(ip))
+	}
+	if h.MaxMsgNums > maxPopMsgs {
+		return errResp(req, codec.RespInvalidParameter, remarks.PopTooMany(ip))
+	}
+	tc, ok := p.topics.get(h.Topic)
+	if !ok {
+		return errResp(req, codec.RespTopicNotExist, remarks.PullTopicNotExist(h.Topic))
+	}
+	if tc.Perm&body.PermRead == 0 {
+		return errResp(req, codec.RespNoPermission, remarks.PopTopicForbidden(h.Topic))
+	}
+	if h.QueueID >= tc.ReadQueueNums {
+		return errResp(req, codec.RespInvalidParameter, remarks.PopQueueIllegal(h.QueueID, h.Topic, tc.ReadQueueNums, pr.c.RemoteAddr()))
+	}
+	sg, ok := p.groups.find(h.ConsumerGroup)
+	if !ok {
+		return errResp(req, codec.RespSubscriptionGroupNotExist, remarks.PopGroupNotExist(h.ConsumerGroup))
+	}
+	if !sg.ConsumeEnable {
+		return errResp(req, codec.RespNoPermission, remarks.PopGroupNoPermission(h.ConsumerGroup))
+	}
+	if h.Exp != "" {
+		sub, err := p.filters.Subscription(h.ExpType, h.Exp)
+		if err != nil && !errors.Is(err, filter.ErrUnsupportedType) {
+			return errResp(req, codec.RespSubscriptionParseFailed, remarks.ParseSubscriptionFailedPop)
+		}
+		if err != nil || (!filter.IsTagType(h.ExpType) && !p.live.propertyFilter.Load()) {
+			return errResp(req, codec.RespSystemError, remarks.FilterTypeNotSupported(h.ExpType))
+		}
+		pr.sub = sub
+	}
+	if !h.Order {
+		// Java reads the v2 retry topic, and with
+		// retrieveMessageFromPopRetryTopicV1 the v1 one too.
+		pr.retry = append(pr.retry, p.retryTopic(h.Topic, h.ConsumerGroup))
+		if p.cfg.EnableRetryTopicV2 {
+			pr.retry = append(pr.retry, popfmt.RetryTopic(h.Topic, h.ConsumerGroup, false))
+		}
+	}
+	return nil
+}
+
+// rerun re-runs a held request after an arrival or its deadline (a
+// hold-table goroutine); it always answers.
+func (p *popProcessor) rerun(pr *popRequest) {
+	c := pr.c
+	defer func() {
+		if v := recover(); v != nil {
+			p.log.Error("pop: held request panic", "remote", c.RemoteAddr(), "panic", v, "stack", string(debug.Stack()))
+		}
+	}()
+	if c.Closed() {
+		p.free(pr)
+		return
+	}
+	p.process(pr, time.Now().Before(pr.deadline))
+}
+
+// process scans, then answers or parks pr.
+func (p *popProcessor) process(pr *popRequest, mayPark bool) {
+	for {
+		gensOK := p.holds.snapshot(pr)
+		if pr.notify {
+			if p.hasMessage(pr) || !mayPark || pr.nh.PollTime <= 0 {
+				p.replyNotify(pr, p.hasMessage(pr), false)
+				return
+			}
+		} else {
+			popTime := time.Now().UnixMilli()
+			reviveQid, rest := p.scan(pr, popTime)
+			if len(pr.records) > 0 {
+				p.replyPop(pr, codec.RespSuccess, popTime, reviveQid, rest)
+				return
+			}
+			if !mayPark || pr.h.PollTime <= 0 {
+				p.replyPop(pr, codec.RespPollingTimeout, popTime, reviveQid, rest)
+				return
+			}
+		}
+		if pr.deadline.IsZero() {
+			pr.deadline = time.Now().Add(min(time.Duration(pr.pollTime())*time.Millisecond, maxHold))
+		}
+		switch p.holds.park(pr, gensOK) {
+		case popParked:
+			return
+		case popFull:
+			if pr.notify {
+				p.replyNotify(pr, false, true)
+			} else {
+				p.replyPop(pr, codec.RespPollingFull, time.Now().UnixMilli(), 0, 0)
+			}
+			return
+		}
+		// popChanged: something arrived since the scan began; scan again.
+	}
+}
+
+// replyPop answers a POP_MESSAGE with Java's response header; on SUCCESS
+// the records go out with one vectored write.
+func (p *popProcessor) replyPop(pr *popRequest, code codec.ResponseCode, popTime int64, reviveQid int32, rest int64) {
+	h := header.PopMessageResponse{PopTime: popTime, InvisibleTime: pr.h.InvisibleTime, ReviveQid: reviveQid, RestNum: rest,
+		StartOffsetInfo: bytesString(pr.start), MsgOffsetInfo: bytesString(pr.msgInfo)}
+	if pr.h.Order {
+		h.OrderCountInfo = bytesString(pr.order)
+	}
+	remark := "NO_MESSAGE_IN_QUEUE"
+	if code == codec.RespSuccess {
+		remark = "FOUND"
+	}
+	pr.resp = codec.Frame{Code: int32(code), Language: codec.LangJava, Version: codec.ServerVersion,
+		Opaque: pr.req.Opaque, Flag: codec.FlagResponse, Remark: remark, Ext: pr.resp.Ext[:0]}
+	pr.scratch = h.AppendExt(&pr.resp, pr.scratch[:0])
+	if code != codec.RespSuccess {
+		p.reply(pr, &pr.resp)
+		return
+	}
+	c := pr.c
+	if err := c.ReplyWithBody(pr.req, &pr.resp, pr.records, pr.written); err != nil {
+		p.log.Debug("pop: write response", "remote", c.RemoteAddr(), "err", err)
+	}
+}
+
+// scan is Java's pop over the retry topic(s) and the topic's queues; it
+// fills pr.records, the info strings, and returns the reviveQid and
+// restNum.
+func (p *popProcessor) scan(pr *popRequest, popTime int64) (int32, int64) {
+	h := &pr.h
+	pr.releaseResults()
+	pr.records, pr.start, pr.msgInfo, pr.order = pr.records[:0], pr.start[:0], pr.msgInfo[:0], pr.order[:0]
+	for i := range pr.recoded {
+		pr.recoded[i] = nil
+	}
+	pr.recoded = pr.recoded[:0]
+	reviveQid := int32(popfmt.OrderReviveQueue)
+	if !h.Order {
+		reviveQid = int32(p.ckCounter.Add(1) % uint64(p.reviveQueue))
+	}
+	maxMsgs := int(h.MaxMsgNums)
+	if maxMsgs <= 0 {
+		maxMsgs = 1
+	}
+	randomQ := rand.IntN(100)
+	needRetry := randomQ < p.cfg.PopFromRetryProbability
+	var rest int64
+	fromTopic := func(topic string, retry bool) {
+		tc, ok := p.topics.get(topic)
+		if !ok || tc.ReadQueueNums <= 0 {
+			return
+		}
+		for i := int32(0); i < tc.ReadQueueNums; i++ {
+			q := (int32(randomQ) + i) % tc.ReadQueueNums
+			rest += p.popQueue(pr, topic, retry, q, maxMsgs, popTime, reviveQid)
+		}
+	}
+	retries := func() {
+		for _, rt := range pr.retry {
+			fromTopic(rt, true)
+		}
+	}
+	if needRetry {
+		retries()
+	}
+	if h.QueueID < 0 {
+		fromTopic(h.Topic, false)
+	} else {
+		rest += p.popQueue(pr, h.Topic, false, h.QueueID, maxMsgs, popTime, reviveQid)
+	}
+	if !needRetry && len(pr.records) < maxMsgs {
+		retries()
+	}
+	return reviveQid, rest
+}
+
+// queueLock is Java's QueueLockManager.tryLock: one pop at a time per
+// (topic, group, queue).
+func (p *popProcessor) queueLock(k popKey) *atomic.Bool {
+	p.qmu.Lock()
+	l := p.qlocks[k]
+	if l == nil {
+		l = new(atomic.Bool)
+		p.qlocks[popKey{strings.Clone(k.topic), strings.Clone(k.group), k.queue}] = l
+	}
+	p.qmu.Unlock()
+	if !l.CompareAndSwap(false, true) {
+		return nil
+	}
+	return l
+}
+
+// popOffset is Java's getPopOffset + getInitOffset: the group's committed
+// offset, or the initial one (committed at once).
+func (p *popProcessor) popOffset(topic, group string, q int32, initMode int32) int64 {
+	if off, ok := p.offsets.query(group, topic, q); ok && off >= 0 {
+		return off
+	}
+	var off int64
+	if initMode == popInitMin || strings.HasPrefix(topic, RetryGroupPrefix) {
+		off = p.store.MinOffset(topic, q)
+	} else if p.store.MinOffset(topic, q) <= 0 {
+		// compat: initPopOffsetByCheckMsgInMem (default true): a queue
+		// that still holds its first message is read from 0.
+		off = 0
+	} else {
+		off = max(p.store.MaxOffset(topic, q)-1, 0) // Java: "pop last one"
+	}
+	p.offsets.commit(group, topic, q, off)
+	return off
+}
+
+// popQueue is Java's popMsgFromQueue; it returns the queue's rest count.
+func (p *popProcessor) popQueue(pr *popRequest, topic string, retry bool, q int32, maxMsgs int, popTime int64, reviveQid int32) int64 {
+	h := &pr.h
+	k := popKey{topic, h.ConsumerGroup, q}
+	lock := p.queueLock(k)
+	if lock == nil {
+		off := p.popOffset(topic, h.ConsumerGroup, q, h.InitMode)
+		if h.Order {
+			return 0
+		}
+		return p.store.MaxOffset(topic, q) - off
+	}
+	defer lock.Store(false)
+	off := p.popOffset(topic, h.ConsumerGroup, q, h.InitMode)
+	if h.Order && p.orders.blocked(k, h.AttemptID, time.Now().UnixMilli()) {
+		return 0
+	}
+	if len(pr.records) >= maxMsgs {
+		return p.store.MaxOffset(topic, q) - off
+	}
+	if pr.nres == len(pr.results) {
+		pr.results = append(pr.results, store.GetResult{})
+	}
+	res := &pr.results[pr.nres]
+	pr.nres++
+	var sf *store.Filter
+	if !retry && !pr.sub.MatchAllCodes() {
+		sf = &pr.sf
+	}
+	get := func() {
+		p.store.GetMessages(topic, q, off, maxMsgs-len(pr.records), int(p.live.maxTransferBytes.Load()), sf, res)
+	}
+	get()
+	switch res.Status {
+	case store.OffsetTooSmall, store.OffsetOverflowBadly, store.OffsetFoundNull:
+		// compat: Java commits the corrected offset and reads again.
+		res.Release()
+		off = res.NextBeginOffset
+		p.offsets.commit(h.ConsumerGroup, topic, q, off)
+		get()
+	}
+	rest := res.MaxOffset - res.NextBeginOffset
+	if len(res.Records) == 0 {
+		switch res.Status {
+		case store.NoMatchedMessage, store.OffsetFoundNull, store.MessageWasRemoving, store.NoMatchedLogicQueue:
+			if res.NextBeginOffset > off {
+				// Java's addCkMock: filtered-out messages move the offset on.
+				p.offsets.commit(h.ConsumerGroup, topic, q, res.NextBeginOffset)
+			}
+		}
+		return rest
+	}
+	if h.Order {
+		p.orders.update(k, h.AttemptID, popTime, h.InvisibleTime, res.QueueOffsets)
+		pr.order = popfmt.AppendOrderCountInfo(pr.order, topic, q, 0)
+	} else {
+		ck := popfmt.CheckPoint{StartOffset: off, PopTime: popTime, InvisibleTime: h.InvisibleTime, Num: int8(len(res.Records)),
+			QueueID: q, Topic: topic, CID: h.ConsumerGroup, BrokerName: p.cfg.BrokerName}
+		ck.Diff = make([]int32, len(res.QueueOffsets))
+		for i, o := range res.QueueOffsets {
+			ck.Diff[i] = int32(o - off)
+		}
+		if !p.putRevive(&ck, reviveQid) {
+			// Java: the messages stay unpopped (the offset does not move).
+			res.Release()
+			return rest + int64(len(res.QueueOffsets))
+		}
+		// Java's addCkJustOffset: the offset moves once the checkpoint is stored.
+		p.offsets.commit(h.ConsumerGroup, topic, q, res.NextBeginOffset)
+	}
+	pr.start = popfmt.AppendStartOffsetInfo(pr.start, topic, q, off)
+	pr.msgInfo = popfmt.AppendMsgOffsetInfo(pr.msgInfo, topic, q, res.QueueOffsets)
+	if retry {
+		// compat: popResponseReturnActualRetryTopic=false: a retry record
+		// goes out re-encoded under the original topic, with POP_CK built
+		// by the broker (the client builds it for the others).
+		for _, rec := range res.Records {
+			if b := p.recode(rec, off, popTime, h.InvisibleTime, reviveQid, h.Topic); b != nil {
+				pr.recoded = append(pr.recoded, b)
+				pr.records = append(pr.records, b)
+			}
+		}
+		res.Release()
+	} else {
+		pr.records = append(pr.records, res.Records...)
+	}
+	p.stats.onGet(h.ConsumerGroup, topic, len(res.QueueOffsets), res.TotalBytes)
+	return rest
+}
+
+// recode re-encodes a retry record with POP_CK and the original topic.
+func (p *popProcessor) recode(rec []byte, ckOffset, popTime, invisible int64, reviveQid int32, topic string) []byte {
+	var e message.Ext
+	if message.Decode(rec, &e) != nil {
+		return nil
+	}
+	ck := popfmt.AppendExtraInfo(nil, ckOffset, popTime, invisible, reviveQid, e.Topic, p.cfg.BrokerName, e.QueueID, e.QueueOffset)
+	m := e.Message()
+	if _, ok := message.Property(m.Properties, message.PropertyPopCK); !ok {
+		m.Properties = message.SetProperty(m.Properties, message.PropertyPopCK, string(ck))
+	}
+	m.Topic = topic
+	return message.AppendRecord(nil, &m, e.BodyCRC, e.QueueOffset, e.PhysicalOffset)
+}
+
+// putRevive appends a checkpoint to the revive log (Java's buildCkMsg) and
+// waits for the put.
+func (p *popProcessor) putRevive(ck *popfmt.CheckPoint, reviveQid int32) bool {
+	return p.putReviveRecord(ck.AppendJSON(nil), popfmt.CKTag, ck.UniqID(), reviveQid)
+}
+
+func (p *popProcessor) putReviveRecord(body []byte, tag, uniq string, reviveQid int32) bool {
+	host := p.host.get()
+	props := string(message.AppendProperty(message.AppendProperty(nil, message.PropertyTags, tag), message.PropertyUniqKey, uniq))
+	m := &message.Message{Topic: p.reviveTopic, QueueID: reviveQid, Body: body, Properties: props,
+		BornTimestamp: time.Now().UnixMilli(), BornHost: host, StoreHost: host, TagsCode: message.TagsHash(tag)}
+	done := make(chan bool, 1)
+	p.store.Put(m, func(r store.PutResult) { done <- putStored(r.Status) })
+	ok := <-done
+	if !ok {
+		p.log.Warn("pop: revive log put failed", "tag", tag, "queue", reviveQid)
+	}
+	return ok
+}
+
+// hasMessage is NOTIFICATION's check (Java's NotificationProcessor.hasMsgFromQueue):
+// a queue of the topic or the retry topic past the group's pop offset.
+func (p *popProcessor) hasMessage(pr *popRequest) bool {
+	h := &pr.nh
+	check := func(topic string, q int32) bool {
+		off, ok := p.offsets.query(h.ConsumerGroup, topic, q)
+		if !ok || off < 0 {
+			off = p.store.MinOffset(topic, q)
+		}
+		return p.store.MaxOffset(topic, q) > off
+	}
+	all := func(topic string) bool {
+		tc, ok := p.topics.get(topic)
+		if !ok {
+			return false
+		}
+		for q := int32(0); q < tc.ReadQueueNums; q++ {
+			if check(topic, q) {
+				return true
+			}
+		}
+		return false
+	}
+	if h.QueueID < 0 {
+		if all(h.Topic) {
+			return true
+		}
+	} else if check(h.Topic, h.QueueID) {
+		return true
+	}
+	for _, rt := range pr.retry {
+		if all(rt) {
+			return true
+		}
+	}
+	return false
+}
+
+// handleNotification is NOTIFICATION's handler (pop pool).
+func (p *popProcessor) handleNotification(c *transport.Conn, req *codec.Frame, l *transport.Lease) *codec.Frame {
+	pr := p.alloc(c, req, l)
+	pr.notify = true
+	if r := headerFailure(req, pr.nh.Decode(req)); r != nil {
+		p.reply(pr, r)
+		return nil
+	}
+	h := &pr.nh
+	if p.live.perm.Load()&body.PermRead == 0 {
+		p.reply(pr, errResp(req, codec.RespNoPermission, remarks.PopForbidden(p.cfg.BrokerIP1)))
+		return nil
+	}
+	tc, ok := p.topics.get(h.Topic)
+	if !ok {
+		p.reply(pr, errResp(req, codec.RespTopicNotExist, remarks.PullTopicNotExist(h.Topic)))
+		return nil
+	}
+	if h.QueueID >= tc.ReadQueueNums {
+		p.reply(pr, errResp(req, codec.RespInvalidParameter, remarks.PopQueueIllegal(h.QueueID, h.Topic, tc.ReadQueueNums, c.RemoteAddr())))
+		return nil
+	}
+	if _, ok := p.groups.find(h.ConsumerGroup); !ok {
+		p.reply(pr, errResp(req, codec.RespSubscriptionGroupNotExist, remarks.PopGroupNotExist(h.ConsumerGroup)))
+		return nil
+	}
+	if !h.Order {
+		pr.retry = append(pr.retry, p.retryTopic(h.Topic, h.ConsumerGroup))
+	}
+	p.process(pr, true)
+	return nil
+}
+
+func (p *popProcessor) replyNotify(pr *popRequest, hasMsg, full bool) {
+	resp := codec.NewResponse(pr.req, int32(codec.RespSuccess), "")
+	nh := header.NotificationResponse{HasMsg: hasMsg, PollingFull: full}
+	nh.Encode(resp)
+	p.reply(pr, resp)
+}
+
+// pollingInfo is POLLING_INFO: how many requests are held for the queue.
+func (p *popProcessor) pollingInfo(c *transport.Conn, req *codec.Frame) *codec.Frame {
+	var h header.PollingInfoRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	tc, ok := p.topics.get(h.Topic)
+	if !ok {
+		return errResp(req, codec.RespTopicNotExist, remarks.PullTopicNotExist(h.Topic))
+	}
+	if h.QueueID >= tc.ReadQueueNums {
+		return errResp(req, codec.RespInvalidParameter, remarks.PopQueueIllegal(h.QueueID, h.Topic, tc.ReadQueueNums, c.RemoteAddr()))
+	}
+	if _, ok := p.groups.find(h.ConsumerGroup); !ok {
+		return errResp(req, codec.RespSubscriptionGroupNotExist, remarks.PopGroupNotExist(h.ConsumerGroup))
+	}
+	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
+	ph := header.PollingInfoResponse{PollingNum: int32(p.holds.polling(h.Topic, h.ConsumerGroup, h.QueueID))}
+	ph.Encode(resp)
+	return resp
+}
