@@ -152,7 +152,6 @@ func TestPopAckRevive(t *testing.T) {
 	require.Empty(t, tb.popMsgs(t, "pg", "PT", -1, 32, 1000))
 }
 
-
 // pull reads a queue from offset 0 with the store (no group).
 func (tb *testBroker) readQueue(t *testing.T, topic string, q int32) []message.Ext {
 	t.Helper()

@@ -7,11 +7,11 @@ import (
 
 // popOrder is one orderly pop's in-flight batch of a queue.
 type popOrder struct {
-	attempt          string
-	popTime, invis   int64
-	offsets          []int64
-	acked            []bool
-	count            int // how often this batch was popped again
+	attempt        string
+	popTime, invis int64
+	offsets        []int64
+	acked          []bool
+	count          int // how often this batch was popped again
 }
 
 // popOrders is a simplified ConsumerOrderInfoManager: per (topic, group,

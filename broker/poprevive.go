@@ -42,10 +42,10 @@ type reviveService struct {
 	qid      int32
 	interval time.Duration
 
-	mu     sync.Mutex // serializes rounds (the loop, tests)
-	next   int64      // next revive-log offset to read; guarded by mu
-	cks    map[string]*reviveCK
-	res    store.GetResult
+	mu   sync.Mutex // serializes rounds (the loop, tests)
+	next int64      // next revive-log offset to read; guarded by mu
+	cks  map[string]*reviveCK
+	res  store.GetResult
 }
 
 func newReviveService(p *popProcessor, qid int32) *reviveService {
