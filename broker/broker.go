@@ -49,6 +49,7 @@ type Broker struct {
 	send   *sendProcessor
 	pull   *pullProcessor
 	pop    *popProcessor
+	assign *assignProcessor
 	revive []*reviveService
 	delays *delayTable
 	delay  *delayService
@@ -147,6 +148,13 @@ func New(cfg Config, deps Deps) (*Broker, error) {
 	b.send.role = b.role
 	b.pull = newPullProcessor(&b.cfg, b.live, b.store, b.topics, b.groups, b.clients, b.offsets, b.stats, b.filters, log)
 	b.pop = newPopProcessor(&b.cfg, b.live, b.store, b.topics, b.groups, b.offsets, b.filters, b.clients, b.stats, b.host, log)
+	b.assign = &assignProcessor{modes: newRequestModes(cfg.StorePathRootDir), topics: b.topics, groups: b.groups, clients: b.clients,
+		brokerName: cfg.BrokerName, route: b.routeSubscribeInfo, log: log}
+	if err := b.assign.modes.load(); err != nil {
+		b.nsCli.Close()
+		b.closeStore()
+		return nil, err
+	}
 	for q := range b.pop.reviveQueue {
 		b.revive = append(b.revive, newReviveService(b.pop, q))
 	}
@@ -508,6 +516,9 @@ func (b *Broker) routers() (mainR, fastR *transport.Router) {
 		r.Handle(codec.ReqAckMessage, ackPool, b.pop.ack)
 		r.Handle(codec.ReqBatchAckMessage, ackPool, b.pop.batchAck)
 		r.Handle(codec.ReqChangeMessageInvisibletime, ackPool, b.pop.changeInvisible)
+		r.Handle(codec.ReqQueryAssignment, clientPool, b.assign.queryAssignment)
+		r.Handle(codec.ReqSetMessageRequestMode, adminPool, b.assign.setRequestMode)
+		r.Handle(codec.ReqGetAllMessageRequestMode, adminPool, b.assign.getAllRequestModes)
 		r.Handle(codec.ReqHeartBeat, clientPool, cp.heartbeat)
 		r.Handle(codec.ReqUnregisterClient, clientPool, cp.unregisterClient)
 		r.Handle(codec.ReqGetConsumerListByGroup, clientPool, cp.consumerList)

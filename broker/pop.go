@@ -21,11 +21,9 @@ import (
 	"github.com/rocketgo/rocketgo/store"
 )
 
-// Java's ConsumeInitMode.
-const (
-	popInitMax = 0
-	popInitMin = 1
-)
+// Java's ConsumeInitMode (MIN reads a new group from the queue start;
+// MAX, from its last message).
+const popInitMin = 0
 
 // maxPopMsgs is Java's cap on POP_MESSAGE's maxMsgNums.
 const maxPopMsgs = 32

@@ -17,7 +17,7 @@ import (
 func popReq(group, topic string, queueID int, maxMsgs int, invisibleMs, pollMs int64, kv ...string) *codec.Frame {
 	f := request(codec.ReqPopMessage, "consumerGroup", group, "topic", topic, "queueId", strconv.Itoa(queueID),
 		"maxMsgNums", strconv.Itoa(maxMsgs), "invisibleTime", strconv.FormatInt(invisibleMs, 10),
-		"pollTime", strconv.FormatInt(pollMs, 10), "bornTime", strconv.FormatInt(time.Now().UnixMilli(), 10), "initMode", "1")
+		"pollTime", strconv.FormatInt(pollMs, 10), "bornTime", strconv.FormatInt(time.Now().UnixMilli(), 10), "initMode", "0")
 	for i := 0; i+1 < len(kv); i += 2 {
 		f.Ext = append(f.Ext, codec.KV{Key: kv[i], Value: kv[i+1]})
 	}
@@ -370,4 +370,12 @@ func TestPopOrderly(t *testing.T) {
 	next := popResult(t, resp, "broker-a")
 	require.Len(t, next, 1)
 	require.Equal(t, "m2", string(next[0].Body))
+}
+
+func (tb *testBroker) dumpRevive(t *testing.T) {
+	for q := int32(0); q < tb.Broker.pop.reviveQueue; q++ {
+		for _, e := range tb.readQueue(t, tb.Broker.pop.reviveTopic, q) {
+			t.Logf("revive q%d %s %s", q, e.Properties, e.Body)
+		}
+	}
 }

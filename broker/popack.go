@@ -120,7 +120,10 @@ func (p *popProcessor) changeInvisible(c *transport.Conn, req *codec.Frame) *cod
 	if err != nil {
 		return errResp(req, codec.RespMessageIllegal, "extraInfo is illegal: "+h.ExtraInfo)
 	}
-	now := time.Now().UnixMilli()
+	// ours: a change in the pop's own millisecond would give the new
+	// checkpoint the original's identity (Java's merge key includes the
+	// pop time), and the ack of the original would close both.
+	now := max(time.Now().UnixMilli(), ei.PopTime+1)
 	if ei.ReviveQid == popfmt.OrderReviveQueue {
 		// Orderly: the batch stays locked for the new time.
 		p.orders.extend(popKey{h.Topic, h.ConsumerGroup, h.QueueID}, now, h.InvisibleTime)
