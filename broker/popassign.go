@@ -3,12 +3,12 @@ package broker
 import (
 	"context"
 	"encoding/json"
-	"time"
 	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
