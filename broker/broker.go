@@ -167,7 +167,7 @@ func New(cfg Config, deps Deps) (*Broker, error) {
 	b.timer = timers
 	b.txn = newTxnService(&b.cfg, b.live, b.store, b.topics, b.clients, b.offsets, b.host, log)
 	b.retry = &retryProcessor{cfg: &b.cfg, live: b.live, store: b.store, topics: b.topics, groups: b.groups, delays: b.delays, storeHost: b.host, stats: b.stats, log: log}
-	b.pull.role, b.txn.role, b.retry.role = b.role, b.role, b.role
+	b.pull.role, b.txn.role, b.retry.role, b.pop.role = b.role, b.role, b.role, b.role
 	b.sync = newSlaveSync(b.nsCli, b.role, b.BrokerAddr, slaveSyncTables{
 		topics: b.topics, offsets: b.offsets, groups: b.groups, delay: b.delay, timerWheel: b.timer.ts != nil,
 	}, log)
@@ -270,6 +270,7 @@ func (b *Broker) Start() error {
 	listenIP := b.cfg.BindIP()
 	onClose := func(c *transport.Conn) {
 		b.pull.holds.connClosed(c)
+		b.pop.holds.connClosed(c)
 		b.clients.notifyChanged(b.clients.connClosed(c)...)
 	}
 	mainCfg, err := b.cfg.transportLimits().Apply(transport.ServerConfig{

@@ -130,6 +130,7 @@ type popProcessor struct {
 	log     *slog.Logger
 	holds   *popHolds
 	orders  *popOrders
+	role    *roleState // a slave runs no revive (nil: a master)
 
 	reviveTopic string
 	reviveQueue int32         // reviveQueueNum
@@ -149,6 +150,7 @@ func newPopProcessor(cfg *Config, live *liveConfig, st MessageStore, topics *top
 		reviveTopic: popfmt.ReviveTopic(cfg.BrokerClusterName), reviveQueue: int32(max(cfg.ReviveQueueNum, 1)),
 		qlocks: make(map[popKey]*atomic.Bool), orders: newPopOrders()}
 	p.holds = newPopHolds(p.rerun, cfg.PopPollingSize, cfg.MaxPopPollingSize)
+	p.holds.drop = p.free
 	return p
 }
 

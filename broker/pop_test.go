@@ -283,6 +283,17 @@ func TestPopLongPollWokenBySend(t *testing.T) {
 	resp = tb.invoke(t, popReq("lg", "LT", -1, 32, 60000, 200))
 	require.Equal(t, int32(codec.RespPollingTimeout), resp.Code)
 	require.Eventually(t, func() bool { return tb.Broker.pop.inflight.Load() == 0 }, 5*time.Second, time.Millisecond)
+
+	// A held pop whose connection closes is freed at once.
+	cli := newTestClient(t)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_, _ = cli.Invoke(ctx, tb.addr, popReq("lg", "LT", -1, 32, 60000, 20000))
+	}()
+	require.Eventually(t, func() bool { return held.held() == 1 }, 5*time.Second, time.Millisecond)
+	cli.Close()
+	require.Eventually(t, func() bool { return held.held() == 0 && tb.Broker.pop.inflight.Load() == 0 }, 5*time.Second, time.Millisecond)
 }
 
 func TestPopNotification(t *testing.T) {

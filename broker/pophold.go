@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/rocketgo/rocketgo/codec/transport"
 )
 
 // Java's PopLongPollingService bounds: popPollingSize held requests per
@@ -41,6 +43,7 @@ const (
 // makes the request scan again instead of sleeping.
 type popHolds struct {
 	run             func(*popRequest)
+	drop            func(*popRequest) // frees a request whose connection closed
 	perKey, maxHeld int
 
 	mu      sync.Mutex
@@ -195,6 +198,25 @@ func (t *popHolds) arrived(topic string) {
 	t.mu.Unlock()
 	for _, pr := range ready {
 		t.dispatch(pr)
+	}
+}
+
+// connClosed frees at once every request held for c (the broker's
+// OnClose hook; a scan of the held requests, which a close can afford).
+func (t *popHolds) connClosed(c *transport.Conn) {
+	t.mu.Lock()
+	var gone []*popRequest
+	for _, pr := range t.timers {
+		if pr.c == c {
+			gone = append(gone, pr)
+		}
+	}
+	for _, pr := range gone {
+		t.claimLocked(pr)
+	}
+	t.mu.Unlock()
+	for _, pr := range gone {
+		t.drop(pr)
 	}
 }
 

@@ -76,6 +76,13 @@ func (s *reviveService) round(now int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.p
+	if p.role != nil && p.role.IsSlave() {
+		// Like Java ("slave skip scan"): the master revives; a slave
+		// re-reads from the replicated offset if it becomes master.
+		s.next = -1
+		s.cks = make(map[string]*reviveCK)
+		return
+	}
 	topic := p.reviveTopic
 	if s.next < 0 {
 		if off, ok := p.offsets.query(popfmt.ReviveGroup, topic, s.qid); ok && off >= 0 {
