@@ -512,6 +512,7 @@ func (b *Broker) routers() (mainR, fastR *transport.Router) {
 			// POLLING_INFO on the main port only.
 			r.HandleLeased(codec.ReqPopMessage, popPool, b.pop.handlePop)
 			r.HandleLeased(codec.ReqNotification, popPool, b.pop.handleNotification)
+			r.HandleLeased(codec.ReqPeekMessage, popPool, b.pop.handlePeek)
 			r.Handle(codec.ReqPollingInfo, popPool, b.pop.pollingInfo)
 		}
 		r.Handle(codec.ReqAckMessage, ackPool, b.pop.ack)

@@ -23,7 +23,10 @@ import (
 
 // Java's ConsumeInitMode (MIN reads a new group from the queue start;
 // MAX, from its last message).
-const popInitMin = 0
+const (
+	popInitMin = 0
+	popInitMax = 1
+)
 
 // maxPopMsgs is Java's cap on POP_MESSAGE's maxMsgNums.
 const maxPopMsgs = 32
@@ -45,6 +48,7 @@ type popRequest struct {
 	req    *codec.Frame
 	lease  *transport.Lease
 	notify bool // NOTIFICATION rather than POP_MESSAGE
+	peek   bool // PEEK_MESSAGE: read from the pop offset, change nothing
 	h      header.PopMessageRequest
 	nh     header.NotificationRequest
 
@@ -187,7 +191,7 @@ func (p *popProcessor) free(pr *popRequest) {
 		pr.recoded[i] = nil
 	}
 	pr.c, pr.req, pr.lease, pr.resp = nil, nil, nil, codec.Frame{}
-	pr.h, pr.nh, pr.notify = header.PopMessageRequest{}, header.NotificationRequest{}, false
+	pr.h, pr.nh, pr.notify, pr.peek = header.PopMessageRequest{}, header.NotificationRequest{}, false, false
 	pr.sub, pr.retry, pr.recoded = filter.Subscription{}, pr.retry[:0], pr.recoded[:0]
 	pr.nwatched, pr.watched, pr.deadline = 0, [3]*popWatch{}, time.Time{}
 	p.reqs.Put(pr)
@@ -413,7 +417,7 @@ func (p *popProcessor) queueLock(k popKey) *atomic.Bool {
 
 // popOffset is Java's getPopOffset + getInitOffset: the group's committed
 // offset, or the initial one (committed at once).
-func (p *popProcessor) popOffset(topic, group string, q int32, initMode int32) int64 {
+func (p *popProcessor) popOffset(topic, group string, q int32, initMode int32, commit bool) int64 {
 	if off, ok := p.offsets.query(group, topic, q); ok && off >= 0 {
 		return off
 	}
@@ -427,24 +431,29 @@ func (p *popProcessor) popOffset(topic, group string, q int32, initMode int32) i
 	} else {
 		off = max(p.store.MaxOffset(topic, q)-1, 0) // Java: "pop last one"
 	}
-	p.offsets.commit(group, topic, q, off)
+	if commit {
+		p.offsets.commit(group, topic, q, off)
+	}
 	return off
 }
 
 // popQueue is Java's popMsgFromQueue; it returns the queue's rest count.
 func (p *popProcessor) popQueue(pr *popRequest, topic string, retry bool, q int32, maxMsgs int, popTime int64, reviveQid int32) int64 {
 	h := &pr.h
+	if pr.peek {
+		return p.peekQueue(pr, topic, q, maxMsgs)
+	}
 	k := popKey{topic, h.ConsumerGroup, q}
 	lock := p.queueLock(k)
 	if lock == nil {
-		off := p.popOffset(topic, h.ConsumerGroup, q, h.InitMode)
+		off := p.popOffset(topic, h.ConsumerGroup, q, h.InitMode, true)
 		if h.Order {
 			return 0
 		}
 		return p.store.MaxOffset(topic, q) - off
 	}
 	defer lock.Store(false)
-	off := p.popOffset(topic, h.ConsumerGroup, q, h.InitMode)
+	off := p.popOffset(topic, h.ConsumerGroup, q, h.InitMode, true)
 	if h.Order && p.orders.blocked(k, h.AttemptID, time.Now().UnixMilli()) {
 		return 0
 	}
@@ -519,6 +528,52 @@ func (p *popProcessor) popQueue(pr *popRequest, topic string, retry bool, q int3
 	}
 	p.stats.onGet(h.ConsumerGroup, topic, len(res.QueueOffsets), res.TotalBytes)
 	return rest
+}
+
+// peekQueue is Java's peekMsgFromQueue: the records from the group's pop
+// offset, with no checkpoint and no offset change.
+func (p *popProcessor) peekQueue(pr *popRequest, topic string, q int32, maxMsgs int) int64 {
+	if len(pr.records) >= maxMsgs {
+		return 0
+	}
+	off := p.popOffset(topic, pr.h.ConsumerGroup, q, popInitMax, false)
+	if pr.nres == len(pr.results) {
+		pr.results = append(pr.results, store.GetResult{})
+	}
+	res := &pr.results[pr.nres]
+	pr.nres++
+	p.store.GetMessages(topic, q, off, maxMsgs-len(pr.records), int(p.live.maxTransferBytes.Load()), nil, res)
+	pr.records = append(pr.records, res.Records...)
+	return res.MaxOffset - res.NextBeginOffset
+}
+
+// handlePeek is PEEK_MESSAGE (Java PeekMessageProcessor): answers
+// SUCCESS with the records or PULL_NOT_FOUND; nothing is held.
+func (p *popProcessor) handlePeek(c *transport.Conn, req *codec.Frame, l *transport.Lease) *codec.Frame {
+	pr := p.alloc(c, req, l)
+	pr.peek = true
+	var ph header.PeekMessageRequest
+	if r := headerFailure(req, ph.Decode(req)); r != nil {
+		p.reply(pr, r)
+		return nil
+	}
+	pr.h = header.PopMessageRequest{ConsumerGroup: ph.ConsumerGroup, Topic: ph.Topic, QueueID: ph.QueueID, MaxMsgNums: ph.MaxMsgNums}
+	if p.live.perm.Load()&body.PermRead == 0 {
+		p.reply(pr, errResp(req, codec.RespNoPermission, "the broker["+p.cfg.BrokerIP1+"] peeking message is forbidden"))
+		return nil
+	}
+	pr.h.MaxMsgNums = min(max(pr.h.MaxMsgNums, 1), maxPopMsgs)
+	if r := p.checkPop(pr); r != nil {
+		p.reply(pr, r)
+		return nil
+	}
+	_, rest := p.scan(pr, 0)
+	code := codec.RespSuccess
+	if len(pr.records) == 0 {
+		code = codec.RespPullNotFound
+	}
+	p.replyPop(pr, code, 0, 0, rest)
+	return nil
 }
 
 // recode re-encodes a retry record with POP_CK and the original topic.

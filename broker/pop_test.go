@@ -390,3 +390,24 @@ func (tb *testBroker) dumpRevive(t *testing.T) {
 		}
 	}
 }
+
+func TestPeekChangesNothing(t *testing.T) {
+	tb := startBroker(t, popConfig)
+	tb.sendN(t, "KT", 0, 2)
+	peek := func() *codec.Frame {
+		return tb.invoke(t, request(codec.ReqPeekMessage, "consumerGroup", "kg", "topic", "KT", "queueId", "0", "maxMsgNums", "32"))
+	}
+	resp := peek()
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+	require.Len(t, decodeRecords(t, resp.Body), 2)
+	require.Len(t, decodeRecords(t, peek().Body), 2, "a peek moves nothing")
+	require.Len(t, tb.popMsgs(t, "kg", "KT", 0, 32, 60000), 2)
+	resp = peek()
+	require.Equal(t, int32(codec.RespPullNotFound), resp.Code)
+	tb.store.AwaitDispatched(time.Second)
+	var cks int64
+	for q := range tb.Broker.pop.reviveQueue {
+		cks += tb.store.MaxOffset(tb.Broker.pop.reviveTopic, q)
+	}
+	require.Equal(t, int64(1), cks, "only the pop wrote a checkpoint")
+}
