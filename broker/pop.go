@@ -74,8 +74,10 @@ type popRequest struct {
 	msgInfo []byte // msgOffsetInfo
 	order   []byte // orderCountInfo
 	scratch []byte
+	ext     [8]codec.KV // backing array of resp.Ext
 	resp    codec.Frame
 	written func(error)
+	rb      reviveBuf // the checkpoint put's buffers
 }
 
 func (pr *popRequest) onWritten(error) {
@@ -143,6 +145,9 @@ type popProcessor struct {
 	qmu    sync.Mutex
 	qlocks map[popKey]*atomic.Bool // Java's QueueLockManager; guarded by qmu
 
+	rmu        sync.Mutex
+	retryNames map[groupTopic]string // guarded by rmu
+
 	reqs     sync.Pool
 	inflight atomic.Int64
 }
@@ -152,7 +157,7 @@ func newPopProcessor(cfg *Config, live *liveConfig, st MessageStore, topics *top
 	p := &popProcessor{cfg: cfg, live: live, store: st, topics: topics, groups: groups, offsets: offsets, filters: filters,
 		clients: clients, stats: stats, host: host, log: log.With("svc", "pop"),
 		reviveTopic: popfmt.ReviveTopic(cfg.BrokerClusterName), reviveQueue: int32(max(cfg.ReviveQueueNum, 1)),
-		qlocks: make(map[popKey]*atomic.Bool), orders: newPopOrders()}
+		qlocks: make(map[popKey]*atomic.Bool), orders: newPopOrders(), retryNames: make(map[groupTopic]string)}
 	p.holds = newPopHolds(p.rerun, cfg.PopPollingSize, cfg.MaxPopPollingSize)
 	p.holds.drop = p.free
 	return p
@@ -164,8 +169,20 @@ func (p *popProcessor) ensureReviveTopic() {
 	p.topics.createIfAbsent(p.reviveTopic, p.reviveQueue, body.PermRead|body.PermWrite, 0)
 }
 
+// retryTopic is the pop retry topic of (topic, group), built once.
 func (p *popProcessor) retryTopic(topic, group string) string {
-	return popfmt.RetryTopic(topic, group, p.cfg.EnableRetryTopicV2)
+	k := groupTopic{topic: topic, group: group}
+	p.rmu.Lock()
+	defer p.rmu.Unlock()
+	if rt, ok := p.retryNames[k]; ok {
+		return rt
+	}
+	rt := popfmt.RetryTopic(topic, group, p.cfg.EnableRetryTopicV2)
+	if len(p.retryNames) >= 1<<16 {
+		clear(p.retryNames) // bounded: names come from requests
+	}
+	p.retryNames[groupTopic{topic: strings.Clone(topic), group: strings.Clone(group)}] = rt
+	return rt
 }
 
 func (p *popProcessor) alloc(c *transport.Conn, req *codec.Frame, l *transport.Lease) *popRequest {
@@ -336,7 +353,7 @@ func (p *popProcessor) replyPop(pr *popRequest, code codec.ResponseCode, popTime
 		remark = "FOUND"
 	}
 	pr.resp = codec.Frame{Code: int32(code), Language: codec.LangJava, Version: codec.ServerVersion,
-		Opaque: pr.req.Opaque, Flag: codec.FlagResponse, Remark: remark, Ext: pr.resp.Ext[:0]}
+		Opaque: pr.req.Opaque, Flag: codec.FlagResponse, Remark: remark, Ext: pr.ext[:0]}
 	pr.scratch = h.AppendExt(&pr.resp, pr.scratch[:0])
 	if code != codec.RespSuccess {
 		p.reply(pr, &pr.resp)
@@ -469,17 +486,15 @@ func (p *popProcessor) popQueue(pr *popRequest, topic string, retry bool, q int3
 	if !retry && !pr.sub.MatchAllCodes() {
 		sf = &pr.sf
 	}
-	get := func() {
-		p.store.GetMessages(topic, q, off, maxMsgs-len(pr.records), int(p.live.maxTransferBytes.Load()), sf, res)
-	}
-	get()
+	maxBytes := int(p.live.maxTransferBytes.Load())
+	p.store.GetMessages(topic, q, off, maxMsgs-len(pr.records), maxBytes, sf, res)
 	switch res.Status {
 	case store.OffsetTooSmall, store.OffsetOverflowBadly, store.OffsetFoundNull:
 		// compat: Java commits the corrected offset and reads again.
 		res.Release()
 		off = res.NextBeginOffset
 		p.offsets.commit(h.ConsumerGroup, topic, q, off)
-		get()
+		p.store.GetMessages(topic, q, off, maxMsgs-len(pr.records), maxBytes, sf, res)
 	}
 	rest := res.MaxOffset - res.NextBeginOffset
 	if len(res.Records) == 0 {
@@ -498,11 +513,12 @@ func (p *popProcessor) popQueue(pr *popRequest, topic string, retry bool, q int3
 	} else {
 		ck := popfmt.CheckPoint{StartOffset: off, PopTime: popTime, InvisibleTime: h.InvisibleTime, Num: int8(len(res.Records)),
 			QueueID: q, Topic: topic, CID: h.ConsumerGroup, BrokerName: p.cfg.BrokerName}
-		ck.Diff = make([]int32, len(res.QueueOffsets))
-		for i, o := range res.QueueOffsets {
-			ck.Diff[i] = int32(o - off)
+		ck.Diff = pr.rb.diff[:0]
+		for _, o := range res.QueueOffsets {
+			ck.Diff = append(ck.Diff, int32(o-off))
 		}
-		if !p.putRevive(&ck, reviveQid) {
+		pr.rb.diff = ck.Diff
+		if !p.putReviveWith(&pr.rb, &ck, reviveQid) {
 			// Java: the messages stay unpopped (the offset does not move).
 			res.Release()
 			return rest + int64(len(res.QueueOffsets))
@@ -596,6 +612,43 @@ func (p *popProcessor) recode(rec []byte, ckOffset, popTime, invisible int64, re
 func (p *popProcessor) putRevive(ck *popfmt.CheckPoint, reviveQid int32) bool {
 	return p.putReviveRecord(ck.AppendJSON(nil), popfmt.CKTag, ck.UniqID(), reviveQid)
 }
+
+// reviveBuf holds a pop's checkpoint put, reused across requests so a pop
+// allocates nothing for it. The store has encoded the record when its
+// done callback runs, so the buffers may be reused after the wait.
+type reviveBuf struct {
+	diff  []int32
+	body  []byte
+	props []byte
+	m     message.Message
+	done  chan bool
+	cb    func(store.PutResult)
+}
+
+func (p *popProcessor) putReviveWith(rb *reviveBuf, ck *popfmt.CheckPoint, reviveQid int32) bool {
+	if rb.done == nil {
+		rb.done = make(chan bool, 1)
+		rb.cb = func(r store.PutResult) { rb.done <- putStored(r.Status) }
+	}
+	rb.body = ck.AppendJSON(rb.body[:0])
+	rb.props = message.AppendProperty(rb.props[:0], message.PropertyTags, popfmt.CKTag)
+	rb.props = append(rb.props, message.PropertyUniqKey...)
+	rb.props = append(rb.props, message.NameValueSeparator)
+	rb.props = ck.AppendUniqID(rb.props)
+	rb.props = append(rb.props, message.PropertySeparator)
+	host := p.host.get()
+	rb.m = message.Message{Topic: p.reviveTopic, QueueID: reviveQid, Body: rb.body, Properties: bytesString(rb.props),
+		BornTimestamp: time.Now().UnixMilli(), BornHost: host, StoreHost: host, TagsCode: ckTagsCode}
+	p.store.Put(&rb.m, rb.cb)
+	ok := <-rb.done
+	rb.m = message.Message{}
+	if !ok {
+		p.log.Warn("pop: revive log put failed", "tag", popfmt.CKTag, "queue", reviveQid)
+	}
+	return ok
+}
+
+var ckTagsCode = message.TagsHash(popfmt.CKTag)
 
 func (p *popProcessor) putReviveRecord(body []byte, tag, uniq string, reviveQid int32) bool {
 	host := p.host.get()

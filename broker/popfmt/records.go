@@ -62,9 +62,23 @@ func (c *CheckPoint) Key() string {
 }
 
 // UniqID is PopMessageProcessor.genCkUniqueId (the record's UNIQ_KEY).
-func (c *CheckPoint) UniqID() string {
-	return c.Topic + Split + strconv.Itoa(int(c.QueueID)) + Split + strconv.FormatInt(c.StartOffset, 10) + Split +
-		c.CID + Split + strconv.FormatInt(c.PopTime, 10) + Split + c.BrokerName + Split + CKTag
+func (c *CheckPoint) UniqID() string { return string(c.AppendUniqID(nil)) }
+
+// AppendUniqID appends UniqID.
+func (c *CheckPoint) AppendUniqID(dst []byte) []byte {
+	dst = append(dst, c.Topic...)
+	dst = append(dst, Split...)
+	dst = strconv.AppendInt(dst, int64(c.QueueID), 10)
+	dst = append(dst, Split...)
+	dst = strconv.AppendInt(dst, c.StartOffset, 10)
+	dst = append(dst, Split...)
+	dst = append(dst, c.CID...)
+	dst = append(dst, Split...)
+	dst = strconv.AppendInt(dst, c.PopTime, 10)
+	dst = append(dst, Split...)
+	dst = append(dst, c.BrokerName...)
+	dst = append(dst, Split...)
+	return append(dst, CKTag...)
 }
 
 // AppendJSON appends fastjson's output for the checkpoint: keys sorted,
