@@ -279,7 +279,9 @@ func TestPopLongPollWokenBySend(t *testing.T) {
 	require.Equal(t, 0, held.held())
 
 	// A held pop with nothing arriving answers POLLING_TIMEOUT at its deadline.
-	tb.popMsgs(t, "lg", "LT", -1, 32, 60000)
+	tb.waitDispatched(t, "LT", 0, 3)
+	for len(tb.popMsgs(t, "lg", "LT", -1, 32, 60000)) > 0 {
+	}
 	resp = tb.invoke(t, popReq("lg", "LT", -1, 32, 60000, 200))
 	require.Equal(t, int32(codec.RespPollingTimeout), resp.Code)
 	require.Eventually(t, func() bool { return tb.Broker.pop.inflight.Load() == 0 }, 5*time.Second, time.Millisecond)
