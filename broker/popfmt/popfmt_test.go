@@ -71,3 +71,18 @@ func TestBatchAckBody(t *testing.T) {
 	require.Equal(t, body, back)
 	require.Equal(t, []int64{10, 12, 18}, back.Acks[0].Offsets())
 }
+
+// The strings below were printed by Java 5.3.3's own classes (fastjson
+// 1.2.x: JSON.toJSONString(PopCheckPoint/AckMsg/BatchAckMsg),
+// BatchAckMessageRequestBody.encode) for the same values.
+func TestJavaGolden(t *testing.T) {
+	ck := CheckPoint{StartOffset: 4, PopTime: 100, InvisibleTime: 50, Num: 2, QueueID: 1, Topic: "T", CID: "g", Diff: []int32{0, 2}, BrokerName: "b"}
+	require.Equal(t, `{"bm":0,"bn":"b","c":"g","d":[0,2],"it":50,"n":2,"pt":100,"q":1,"reviveTime":150,"ro":0,"so":4,"t":"T"}`, string(ck.AppendJSON(nil)))
+	a := AckMsg{AckOffset: 6, StartOffset: 4, ConsumerGroup: "g", Topic: "T", QueueID: 1, PopTime: 100, BrokerName: "b"}
+	require.Equal(t, `{"ao":6,"bn":"b","c":"g","pt":100,"q":1,"so":4,"t":"T"}`, string(a.AppendJSON(nil)))
+	a.AckOffset, a.AckOffsetList = -1, []int64{4, 6}
+	require.Equal(t, `{"ao":-1,"aol":[4,6],"bn":"b","c":"g","pt":100,"q":1,"so":4,"t":"T"}`, string(a.AppendJSON(nil)))
+	body := BatchAckBody{BrokerName: "b", Acks: []BatchAck{{ConsumerGroup: "g", Topic: "T", Retry: "0", StartOffset: 10, QueueID: 1,
+		ReviveQueueID: 2, PopTime: 100, InvisibleTime: 50, BitSet: []byte{0b101, 0b1}}}}
+	require.Equal(t, `{"acks":[{"b":"BQE=","c":"g","it":50,"pt":100,"q":1,"r":"0","rq":2,"so":10,"t":"T"}],"brokerName":"b"}`, string(AppendBatchAckBody(nil, &body)))
+}
