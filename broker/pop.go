@@ -149,6 +149,7 @@ type popProcessor struct {
 	retryNames map[groupTopic]string // guarded by rmu
 
 	reqs     sync.Pool
+	bufs     sync.Pool // *reviveBuf of acks and changes
 	inflight atomic.Int64
 }
 
@@ -618,6 +619,7 @@ func (p *popProcessor) putRevive(ck *popfmt.CheckPoint, reviveQid int32) bool {
 // done callback runs, so the buffers may be reused after the wait.
 type reviveBuf struct {
 	diff  []int32
+	list  []int64 // a batch ack's offsets
 	body  []byte
 	props []byte
 	m     message.Message
@@ -626,29 +628,52 @@ type reviveBuf struct {
 }
 
 func (p *popProcessor) putReviveWith(rb *reviveBuf, ck *popfmt.CheckPoint, reviveQid int32) bool {
-	if rb.done == nil {
-		rb.done = make(chan bool, 1)
-		rb.cb = func(r store.PutResult) { rb.done <- putStored(r.Status) }
-	}
 	rb.body = ck.AppendJSON(rb.body[:0])
 	rb.props = message.AppendProperty(rb.props[:0], message.PropertyTags, popfmt.CKTag)
 	rb.props = append(rb.props, message.PropertyUniqKey...)
 	rb.props = append(rb.props, message.NameValueSeparator)
 	rb.props = ck.AppendUniqID(rb.props)
 	rb.props = append(rb.props, message.PropertySeparator)
+	return p.putBuf(rb, popfmt.CKTag, ckTagsCode, reviveQid)
+}
+
+// putAckWith appends an ack (or batch ack) record from rb's buffers.
+func (p *popProcessor) putAckWith(rb *reviveBuf, a *popfmt.AckMsg, reviveQid int32) bool {
+	tag, code := popfmt.AckTag, ackTagsCode
+	if a.AckOffsetList != nil {
+		tag, code = popfmt.BatchAckTag, batchAckTagsCode
+	}
+	rb.body = a.AppendJSON(rb.body[:0])
+	rb.props = message.AppendProperty(rb.props[:0], message.PropertyTags, tag)
+	rb.props = append(rb.props, message.PropertyUniqKey...)
+	rb.props = append(rb.props, message.NameValueSeparator)
+	rb.props = a.AppendUniqID(rb.props)
+	rb.props = append(rb.props, message.PropertySeparator)
+	return p.putBuf(rb, tag, code, reviveQid)
+}
+
+func (p *popProcessor) putBuf(rb *reviveBuf, tag string, tagsCode int64, reviveQid int32) bool {
+	if rb.done == nil {
+		rb.done = make(chan bool, 1)
+		rb.cb = func(r store.PutResult) { rb.done <- putStored(r.Status) }
+	}
 	host := p.host.get()
 	rb.m = message.Message{Topic: p.reviveTopic, QueueID: reviveQid, Body: rb.body, Properties: bytesString(rb.props),
-		BornTimestamp: time.Now().UnixMilli(), BornHost: host, StoreHost: host, TagsCode: ckTagsCode}
+		BornTimestamp: time.Now().UnixMilli(), BornHost: host, StoreHost: host, TagsCode: tagsCode}
 	p.store.Put(&rb.m, rb.cb)
 	ok := <-rb.done
 	rb.m = message.Message{}
 	if !ok {
-		p.log.Warn("pop: revive log put failed", "tag", popfmt.CKTag, "queue", reviveQid)
+		p.log.Warn("pop: revive log put failed", "tag", tag, "queue", reviveQid)
 	}
 	return ok
 }
 
-var ckTagsCode = message.TagsHash(popfmt.CKTag)
+var (
+	ckTagsCode       = message.TagsHash(popfmt.CKTag)
+	ackTagsCode      = message.TagsHash(popfmt.AckTag)
+	batchAckTagsCode = message.TagsHash(popfmt.BatchAckTag)
+)
 
 func (p *popProcessor) putReviveRecord(body []byte, tag, uniq string, reviveQid int32) bool {
 	host := p.host.get()

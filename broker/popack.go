@@ -51,11 +51,13 @@ func (p *popProcessor) putAck(a *popfmt.AckMsg, reviveQid int32) bool {
 	if reviveQid < 0 || reviveQid >= p.reviveQueue {
 		return false
 	}
-	tag := popfmt.AckTag
-	if a.AckOffsetList != nil {
-		tag = popfmt.BatchAckTag
+	rb, _ := p.bufs.Get().(*reviveBuf)
+	if rb == nil {
+		rb = new(reviveBuf)
 	}
-	return p.putReviveRecord(a.AppendJSON(nil), tag, a.UniqID(), reviveQid)
+	ok := p.putAckWith(rb, a, reviveQid)
+	p.bufs.Put(rb)
+	return ok
 }
 
 // batchAck is BATCH_ACK_MESSAGE: one BatchAckMsg per entry; offsets outside
@@ -65,27 +67,41 @@ func (p *popProcessor) batchAck(c *transport.Conn, req *codec.Frame) *codec.Fram
 	if err != nil || len(body.Acks) == 0 {
 		return errResp(req, codec.RespNoMessage, "")
 	}
+	rb, _ := p.bufs.Get().(*reviveBuf)
+	if rb == nil {
+		rb = new(reviveBuf)
+	}
+	defer p.bufs.Put(rb)
 	for i := range body.Acks {
 		b := &body.Acks[i]
 		topic := popfmt.RealTopic(b.Topic, b.ConsumerGroup, retryByte(b.Retry))
 		minOff, maxOff := p.store.MinOffset(topic, b.QueueID), p.store.MaxOffset(topic, b.QueueID)
-		var list []int64
-		for _, off := range b.Offsets() {
-			if off < minOff || off > maxOff {
-				continue
+		list := rb.list[:0]
+		for j, by := range b.BitSet {
+			for k := 0; by != 0 && k < 8; k++ {
+				if by&(1<<k) == 0 {
+					continue
+				}
+				off := b.StartOffset + int64(j*8+k)
+				if off < minOff || off > maxOff {
+					continue
+				}
+				if b.ReviveQueueID == popfmt.OrderReviveQueue {
+					p.ackOrderly(topic, b.ConsumerGroup, b.QueueID, off)
+					continue
+				}
+				list = append(list, off)
 			}
-			if b.ReviveQueueID == popfmt.OrderReviveQueue {
-				p.ackOrderly(topic, b.ConsumerGroup, b.QueueID, off)
-				continue
-			}
-			list = append(list, off)
 		}
+		rb.list = list
 		if b.ReviveQueueID == popfmt.OrderReviveQueue || len(list) == 0 {
 			continue
 		}
 		a := popfmt.AckMsg{AckOffset: -1, StartOffset: b.StartOffset, ConsumerGroup: b.ConsumerGroup, Topic: topic,
 			QueueID: b.QueueID, PopTime: b.PopTime, BrokerName: body.BrokerName, AckOffsetList: list}
-		p.putAck(&a, b.ReviveQueueID)
+		if b.ReviveQueueID >= 0 && b.ReviveQueueID < p.reviveQueue {
+			p.putAckWith(rb, &a, b.ReviveQueueID)
+		}
 	}
 	return codec.NewResponse(req, int32(codec.RespSuccess), "")
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"strconv"
+
+	"github.com/rocketgo/rocketgo/compat/fastjson"
 )
 
 // CheckPoint is Java's PopCheckPoint: one popped batch of one queue. Bit i
@@ -147,20 +149,26 @@ func (a *AckMsg) Key() string {
 		strconv.FormatInt(a.StartOffset, 10) + Split + strconv.FormatInt(a.PopTime, 10) + Split + a.BrokerName
 }
 
-// UniqID is PopMessageProcessor.genAckUniqueId (genBatchAckUniqueId for a batch).
-func (a *AckMsg) UniqID() string {
-	if a.AckOffsetList != nil {
-		s := a.Topic + Split + strconv.Itoa(int(a.QueueID)) + Split
-		for i, o := range a.AckOffsetList {
-			if i > 0 {
-				s += ","
-			}
-			s += strconv.FormatInt(o, 10)
-		}
-		return s + Split + a.ConsumerGroup + Split + strconv.FormatInt(a.PopTime, 10) + Split + BatchAckTag
-	}
-	return a.Topic + Split + strconv.Itoa(int(a.QueueID)) + Split + strconv.FormatInt(a.AckOffset, 10) + Split +
-		a.ConsumerGroup + Split + strconv.FormatInt(a.PopTime, 10) + Split + a.BrokerName + Split + AckTag
+// UniqID is PopMessageProcessor.genAckUniqueId, the record's UNIQ_KEY.
+// compat: for a batch too: Java's appendAck sets genBatchAckUniqueId and
+// then overwrites it with genAckUniqueId (ackOffset -1).
+func (a *AckMsg) UniqID() string { return string(a.AppendUniqID(nil)) }
+
+// AppendUniqID appends UniqID.
+func (a *AckMsg) AppendUniqID(dst []byte) []byte {
+	dst = append(dst, a.Topic...)
+	dst = append(dst, Split...)
+	dst = strconv.AppendInt(dst, int64(a.QueueID), 10)
+	dst = append(dst, Split...)
+	dst = strconv.AppendInt(dst, a.AckOffset, 10)
+	dst = append(dst, Split...)
+	dst = append(dst, a.ConsumerGroup...)
+	dst = append(dst, Split...)
+	dst = strconv.AppendInt(dst, a.PopTime, 10)
+	dst = append(dst, Split...)
+	dst = append(dst, a.BrokerName...)
+	dst = append(dst, Split...)
+	return append(dst, AckTag...)
 }
 
 // AppendJSON appends fastjson's output (keys sorted; "aol" for a batch).
@@ -272,45 +280,56 @@ type BatchAckBody struct {
 	Acks       []BatchAck
 }
 
-type batchAckJSON struct {
-	C   *string `json:"c"`
-	C2  *string `json:"consumerGroup"`
-	T   *string `json:"t"`
-	T2  *string `json:"topic"`
-	R   *string `json:"r"`
-	R2  *string `json:"retry"`
-	SO  *int64  `json:"so"`
-	SO2 *int64  `json:"startOffset"`
-	Q   *int32  `json:"q"`
-	Q2  *int32  `json:"queueId"`
-	RQ  *int32  `json:"rq"`
-	RQ2 *int32  `json:"reviveQueueId"`
-	PT  *int64  `json:"pt"`
-	PT2 *int64  `json:"popTime"`
-	IT  *int64  `json:"it"`
-	IT2 *int64  `json:"invisibleTime"`
-	B   *string `json:"b"`
-	B2  *string `json:"bitSet"`
-}
-
-// DecodeBatchAckBody parses BATCH_ACK_MESSAGE's body.
+// DecodeBatchAckBody parses BATCH_ACK_MESSAGE's body (fastjson's reader:
+// short and long names, any order).
 func DecodeBatchAckBody(b []byte) (BatchAckBody, error) {
-	var j struct {
-		BrokerName string         `json:"brokerName"`
-		Acks       []batchAckJSON `json:"acks"`
-	}
-	if err := json.Unmarshal(b, &j); err != nil {
-		return BatchAckBody{}, err
-	}
-	out := BatchAckBody{BrokerName: j.BrokerName}
-	for _, a := range j.Acks {
-		bits, err := base64.StdEncoding.DecodeString(pick(a.B, a.B2))
-		if err != nil {
-			return BatchAckBody{}, err
+	var out BatchAckBody
+	var rd fastjson.Reader
+	rd.Reset(b)
+	for rd.ObjectStart(); rd.More(); {
+		switch rd.Key() {
+		case "brokerName":
+			out.BrokerName = rd.String()
+		case "acks":
+			for rd.ArrayStart(); rd.More(); {
+				var a BatchAck
+				var bits string
+				for rd.ObjectStart(); rd.More(); {
+					switch rd.Key() {
+					case "c", "consumerGroup":
+						a.ConsumerGroup = rd.String()
+					case "t", "topic":
+						a.Topic = rd.String()
+					case "r", "retry":
+						a.Retry = rd.String()
+					case "so", "startOffset":
+						a.StartOffset = rd.Int()
+					case "q", "queueId":
+						a.QueueID = int32(rd.Int())
+					case "rq", "reviveQueueId":
+						a.ReviveQueueID = int32(rd.Int())
+					case "pt", "popTime":
+						a.PopTime = rd.Int()
+					case "it", "invisibleTime":
+						a.InvisibleTime = rd.Int()
+					case "b", "bitSet":
+						bits = rd.String()
+					default:
+						rd.Skip()
+					}
+				}
+				var err error
+				if a.BitSet, err = base64.StdEncoding.DecodeString(bits); err != nil {
+					return BatchAckBody{}, err
+				}
+				out.Acks = append(out.Acks, a)
+			}
+		default:
+			rd.Skip()
 		}
-		out.Acks = append(out.Acks, BatchAck{ConsumerGroup: pick(a.C, a.C2), Topic: pick(a.T, a.T2), Retry: pick(a.R, a.R2),
-			StartOffset: pick(a.SO, a.SO2), QueueID: pick(a.Q, a.Q2), ReviveQueueID: pick(a.RQ, a.RQ2),
-			PopTime: pick(a.PT, a.PT2), InvisibleTime: pick(a.IT, a.IT2), BitSet: bits})
+	}
+	if err := rd.End(); err != nil {
+		return BatchAckBody{}, err
 	}
 	return out, nil
 }
