@@ -2,6 +2,7 @@ package broker
 
 import (
 	"errors"
+	"strconv"
 	"log/slog"
 	"math/rand/v2"
 	"runtime/debug"
@@ -608,12 +609,6 @@ func (p *popProcessor) recode(rec []byte, ckOffset, popTime, invisible int64, re
 	return message.AppendRecord(nil, &m, e.BodyCRC, e.QueueOffset, e.PhysicalOffset)
 }
 
-// putRevive appends a checkpoint to the revive log (Java's buildCkMsg) and
-// waits for the put.
-func (p *popProcessor) putRevive(ck *popfmt.CheckPoint, reviveQid int32) bool {
-	return p.putReviveRecord(ck.AppendJSON(nil), popfmt.CKTag, ck.UniqID(), reviveQid)
-}
-
 // reviveBuf holds a pop's checkpoint put, reused across requests so a pop
 // allocates nothing for it. The store has encoded the record when its
 // done callback runs, so the buffers may be reused after the wait.
@@ -627,6 +622,8 @@ type reviveBuf struct {
 	cb    func(store.PutResult)
 }
 
+// putReviveWith appends a checkpoint to the revive log (Java's buildCkMsg)
+// and waits for the put.
 func (p *popProcessor) putReviveWith(rb *reviveBuf, ck *popfmt.CheckPoint, reviveQid int32) bool {
 	rb.body = ck.AppendJSON(rb.body[:0])
 	rb.props = message.AppendProperty(rb.props[:0], message.PropertyTags, popfmt.CKTag)
@@ -634,6 +631,7 @@ func (p *popProcessor) putReviveWith(rb *reviveBuf, ck *popfmt.CheckPoint, reviv
 	rb.props = append(rb.props, message.NameValueSeparator)
 	rb.props = ck.AppendUniqID(rb.props)
 	rb.props = append(rb.props, message.PropertySeparator)
+	rb.props = appendDeliverMs(rb.props, ck.ReviveTime()-popfmt.AckTimeInterval)
 	return p.putBuf(rb, popfmt.CKTag, ckTagsCode, reviveQid)
 }
 
@@ -649,6 +647,7 @@ func (p *popProcessor) putAckWith(rb *reviveBuf, a *popfmt.AckMsg, reviveQid int
 	rb.props = append(rb.props, message.NameValueSeparator)
 	rb.props = a.AppendUniqID(rb.props)
 	rb.props = append(rb.props, message.PropertySeparator)
+	rb.props = appendDeliverMs(rb.props, a.DeliverTime)
 	return p.putBuf(rb, tag, code, reviveQid)
 }
 
@@ -669,25 +668,23 @@ func (p *popProcessor) putBuf(rb *reviveBuf, tag string, tagsCode int64, reviveQ
 	return ok
 }
 
+// appendDeliverMs adds TIMER_DELIVER_MS, the time Java gives a revive-log
+// record (setDeliverTimeMs). compat: Java's put routes the record through
+// the timer wheel until then; ours appends it at once (our revive service
+// waits by the checkpoint's own time), and the property lets a Java
+// broker's revive service, which orders the log by it, handle our records.
+func appendDeliverMs(dst []byte, ms int64) []byte {
+	dst = append(dst, message.PropertyTimerDeliverMs...)
+	dst = append(dst, message.NameValueSeparator)
+	dst = strconv.AppendInt(dst, ms, 10)
+	return append(dst, message.PropertySeparator)
+}
+
 var (
 	ckTagsCode       = message.TagsHash(popfmt.CKTag)
 	ackTagsCode      = message.TagsHash(popfmt.AckTag)
 	batchAckTagsCode = message.TagsHash(popfmt.BatchAckTag)
 )
-
-func (p *popProcessor) putReviveRecord(body []byte, tag, uniq string, reviveQid int32) bool {
-	host := p.host.get()
-	props := string(message.AppendProperty(message.AppendProperty(nil, message.PropertyTags, tag), message.PropertyUniqKey, uniq))
-	m := &message.Message{Topic: p.reviveTopic, QueueID: reviveQid, Body: body, Properties: props,
-		BornTimestamp: time.Now().UnixMilli(), BornHost: host, StoreHost: host, TagsCode: message.TagsHash(tag)}
-	done := make(chan bool, 1)
-	p.store.Put(m, func(r store.PutResult) { done <- putStored(r.Status) })
-	ok := <-done
-	if !ok {
-		p.log.Warn("pop: revive log put failed", "tag", tag, "queue", reviveQid)
-	}
-	return ok
-}
 
 // hasMessage is NOTIFICATION's check (Java's NotificationProcessor.hasMsgFromQueue):
 // a queue of the topic or the retry topic past the group's pop offset.

@@ -125,6 +125,8 @@ func TestPopAckRevive(t *testing.T) {
 		Topic: "PT", CID: "pg", Diff: []int32{0, 1, 2}, BrokerName: "broker-a"}, ck)
 	uk, _ := message.Property(rev[0].Properties, message.PropertyUniqKey)
 	require.Equal(t, ck.UniqID(), uk)
+	dm, _ := message.Property(rev[0].Properties, message.PropertyTimerDeliverMs)
+	require.Equal(t, strconv.FormatInt(ck.ReviveTime()-1000, 10), dm, "Java's deliverTimeMs")
 
 	tb.ackMsg(t, "pg", msgs[0])
 	tb.ackMsg(t, "pg", msgs[2])

@@ -40,7 +40,7 @@ func (p *popProcessor) ack(c *transport.Conn, req *codec.Frame) *codec.Frame {
 		return codec.NewResponse(req, int32(codec.RespSuccess), "")
 	}
 	a := popfmt.AckMsg{AckOffset: h.Offset, StartOffset: ei.CKQueueOffset, ConsumerGroup: h.ConsumerGroup, Topic: h.Topic,
-		QueueID: h.QueueID, PopTime: ei.PopTime, BrokerName: ei.BrokerName}
+		QueueID: h.QueueID, PopTime: ei.PopTime, BrokerName: ei.BrokerName, DeliverTime: ei.PopTime + ei.InvisibleTime}
 	if !p.putAck(&a, ei.ReviveQid) {
 		return errResp(req, codec.RespSystemError, "put ack msg error")
 	}
@@ -98,7 +98,8 @@ func (p *popProcessor) batchAck(c *transport.Conn, req *codec.Frame) *codec.Fram
 			continue
 		}
 		a := popfmt.AckMsg{AckOffset: -1, StartOffset: b.StartOffset, ConsumerGroup: b.ConsumerGroup, Topic: topic,
-			QueueID: b.QueueID, PopTime: b.PopTime, BrokerName: body.BrokerName, AckOffsetList: list}
+			QueueID: b.QueueID, PopTime: b.PopTime, BrokerName: body.BrokerName, AckOffsetList: list,
+			DeliverTime: b.PopTime + b.InvisibleTime}
 		if b.ReviveQueueID >= 0 && b.ReviveQueueID < p.reviveQueue {
 			p.putAckWith(rb, &a, b.ReviveQueueID)
 		}
@@ -146,11 +147,17 @@ func (p *popProcessor) changeInvisible(c *transport.Conn, req *codec.Frame) *cod
 	} else {
 		ck := popfmt.CheckPoint{StartOffset: h.Offset, PopTime: now, InvisibleTime: h.InvisibleTime, Num: 1, QueueID: h.QueueID,
 			Topic: h.Topic, CID: h.ConsumerGroup, Diff: []int32{0}, BrokerName: ei.BrokerName}
-		if !p.putRevive(&ck, ei.ReviveQid) {
+		rb, _ := p.bufs.Get().(*reviveBuf)
+		if rb == nil {
+			rb = new(reviveBuf)
+		}
+		ok := p.putReviveWith(rb, &ck, ei.ReviveQid)
+		p.bufs.Put(rb)
+		if !ok {
 			return errResp(req, codec.RespSystemError, "")
 		}
 		a := popfmt.AckMsg{AckOffset: h.Offset, StartOffset: ei.CKQueueOffset, ConsumerGroup: h.ConsumerGroup, Topic: h.Topic,
-			QueueID: h.QueueID, PopTime: ei.PopTime, BrokerName: ei.BrokerName}
+			QueueID: h.QueueID, PopTime: ei.PopTime, BrokerName: ei.BrokerName, DeliverTime: ei.PopTime + ei.InvisibleTime}
 		p.putAck(&a, ei.ReviveQid)
 	}
 	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")

@@ -85,8 +85,10 @@ func (s *reviveService) round(now int64) {
 	}
 	topic := p.reviveTopic
 	if s.next < 0 {
-		if off, ok := p.offsets.query(popfmt.ReviveGroup, topic, s.qid); ok && off >= 0 {
-			s.next = off
+		// compat: Java commits the last revive-log offset it is done with
+		// and reads on from the next.
+		if off, ok := p.offsets.query(popfmt.ReviveGroup, topic, s.qid); ok && off >= -1 {
+			s.next = off + 1
 		} else {
 			s.next = p.store.MinOffset(topic, s.qid)
 		}
@@ -119,7 +121,7 @@ func (s *reviveService) round(now int64) {
 		}
 		commit = min(commit, r.offset)
 	}
-	p.offsets.commit(popfmt.ReviveGroup, topic, s.qid, commit)
+	p.offsets.commit(popfmt.ReviveGroup, topic, s.qid, commit-1)
 }
 
 // apply reads one revive-log record.
@@ -181,7 +183,8 @@ func (s *reviveService) reviveCK(r *reviveCK) bool {
 	if len(list) > 0 {
 		// Close the checkpoint in the log (see reviveService).
 		a := popfmt.AckMsg{AckOffset: -1, StartOffset: r.ck.StartOffset, ConsumerGroup: r.ck.CID, Topic: r.ck.Topic,
-			QueueID: r.ck.QueueID, PopTime: r.ck.PopTime, BrokerName: r.ck.BrokerName, AckOffsetList: list}
+			QueueID: r.ck.QueueID, PopTime: r.ck.PopTime, BrokerName: r.ck.BrokerName, AckOffsetList: list,
+			DeliverTime: time.Now().UnixMilli()}
 		s.p.putAck(&a, s.qid)
 	}
 	return true

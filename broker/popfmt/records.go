@@ -141,6 +141,10 @@ type AckMsg struct {
 	PopTime       int64
 	BrokerName    string
 	AckOffsetList []int64 // BatchAckMsg only
+
+	// DeliverTime is the record's TIMER_DELIVER_MS (Java: popTime +
+	// invisibleTime); not part of the JSON.
+	DeliverTime int64 `json:"-"`
 }
 
 // Key matches CheckPoint.Key.
