@@ -2,10 +2,10 @@ package broker
 
 import (
 	"errors"
-	"strconv"
 	"log/slog"
 	"math/rand/v2"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
