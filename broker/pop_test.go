@@ -197,7 +197,7 @@ func TestPopChangeInvisibleTime(t *testing.T) {
 	tb.reviveAll(time.UnixMilli(m.ck.PopTime + 5000))
 	require.Equal(t, int64(0), tb.store.MaxOffset("%RETRY%cg_CT", 0))
 	// Past the new one it comes back.
-	tb.reviveAll(time.UnixMilli(newPop + 61000))
+	tb.reviveAll(time.UnixMilli(newPop + 60000 + reviveMargin))
 	require.Equal(t, int64(1), tb.store.MaxOffset("%RETRY%cg_CT", 0))
 }
 

@@ -11,6 +11,9 @@ import (
 	"github.com/rocketgo/rocketgo/store"
 )
 
+// reviveMargin is how long after its revive time a checkpoint is revived.
+const reviveMargin = popfmt.AckTimeInterval + 1000
+
 // reviveCK is a checkpoint the revive service tracks.
 type reviveCK struct {
 	ck     popfmt.CheckPoint
@@ -113,7 +116,10 @@ func (s *reviveService) round(now int64) {
 			delete(s.cks, k)
 			continue
 		}
-		if r.ck.ReviveTime() <= now {
+		// compat: like Java (endTime - reviveTime > ackTimeInterval + 1 s),
+		// a checkpoint is revived 2 s after its time, so an ack a Java
+		// broker routed through its timer (due at the revive time) is in.
+		if r.ck.ReviveTime()+reviveMargin <= now {
 			if s.reviveCK(r) {
 				delete(s.cks, k)
 				continue
