@@ -11,6 +11,17 @@ import (
 	"github.com/rocketgo/rocketgo/store"
 )
 
+// orphanAcks are the offsets acked for a checkpoint not read yet.
+type orphanAcks struct {
+	offsets []int64
+	seen    int64 // ms
+}
+
+const (
+	orphanTTL = 5 * 60 * 1000 // ms
+	maxOrphan = 100000
+)
+
 // reviveMargin is how long after its revive time a checkpoint is revived.
 const reviveMargin = popfmt.AckTimeInterval + 1000
 
@@ -48,7 +59,11 @@ type reviveService struct {
 	mu   sync.Mutex // serializes rounds (the loop, tests)
 	next int64      // next revive-log offset to read; guarded by mu
 	cks  map[string]*reviveCK
-	res  store.GetResult
+	// orphans are acks read before their checkpoint (a Java broker's
+	// timer may deliver an ack first), applied when it comes; dropped
+	// after orphanTTL (their checkpoint was closed already). Guarded by mu.
+	orphans map[string]*orphanAcks
+	res     store.GetResult
 }
 
 func newReviveService(p *popProcessor, qid int32) *reviveService {
@@ -56,7 +71,7 @@ func newReviveService(p *popProcessor, qid int32) *reviveService {
 	if iv <= 0 {
 		iv = time.Second
 	}
-	s := &reviveService{p: p, qid: qid, interval: iv, cks: make(map[string]*reviveCK)}
+	s := &reviveService{p: p, qid: qid, interval: iv, cks: make(map[string]*reviveCK), orphans: make(map[string]*orphanAcks)}
 	s.next = -1
 	return s
 }
@@ -84,6 +99,7 @@ func (s *reviveService) round(now int64) {
 		// re-reads from the replicated offset if it becomes master.
 		s.next = -1
 		s.cks = make(map[string]*reviveCK)
+		s.orphans = make(map[string]*orphanAcks)
 		return
 	}
 	topic := p.reviveTopic
@@ -100,7 +116,7 @@ func (s *reviveService) round(now int64) {
 		p.store.GetMessages(topic, s.qid, s.next, 32, 1<<20, nil, &s.res)
 		n := len(s.res.Records)
 		for i, rec := range s.res.Records {
-			s.apply(rec, s.res.QueueOffsets[i])
+			s.apply(rec, s.res.QueueOffsets[i], now)
 		}
 		if s.res.NextBeginOffset > s.next {
 			s.next = s.res.NextBeginOffset
@@ -108,6 +124,11 @@ func (s *reviveService) round(now int64) {
 		s.res.Release()
 		if n == 0 {
 			break
+		}
+	}
+	for k, o := range s.orphans {
+		if now-o.seen > orphanTTL {
+			delete(s.orphans, k)
 		}
 	}
 	commit := s.next
@@ -131,7 +152,7 @@ func (s *reviveService) round(now int64) {
 }
 
 // apply reads one revive-log record.
-func (s *reviveService) apply(rec []byte, qo int64) {
+func (s *reviveService) apply(rec []byte, qo, now int64) {
 	var e message.Ext
 	if message.Decode(rec, &e) != nil {
 		return
@@ -145,16 +166,40 @@ func (s *reviveService) apply(rec []byte, qo int64) {
 		}
 		k := ck.Key()
 		if _, ok := s.cks[k]; !ok {
-			s.cks[k] = &reviveCK{ck: ck, offset: qo}
+			r := &reviveCK{ck: ck, offset: qo}
+			s.cks[k] = r
+			if o := s.orphans[k]; o != nil {
+				for _, off := range o.offsets {
+					if i := ck.IndexOfAck(off); i >= 0 && i < 64 {
+						r.acked |= 1 << i
+					}
+				}
+				delete(s.orphans, k)
+			}
 		}
 	case popfmt.AckTag, popfmt.BatchAckTag:
 		a, err := popfmt.DecodeAckMsg(e.Body)
 		if err != nil {
 			return
 		}
-		r := s.cks[a.Key()]
+		k := a.Key()
+		r := s.cks[k]
 		if r == nil {
-			return // its checkpoint was closed already
+			// Its checkpoint comes later, or was closed already.
+			if len(s.orphans) >= maxOrphan {
+				return
+			}
+			o := s.orphans[k]
+			if o == nil {
+				o = &orphanAcks{seen: now}
+				s.orphans[k] = o
+			}
+			if tag == popfmt.BatchAckTag {
+				o.offsets = append(o.offsets, a.AckOffsetList...)
+			} else {
+				o.offsets = append(o.offsets, a.AckOffset)
+			}
+			return
 		}
 		mark := func(off int64) {
 			if i := r.ck.IndexOfAck(off); i >= 0 && i < 64 {

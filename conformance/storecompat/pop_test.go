@@ -21,23 +21,29 @@ const (
 )
 
 // TestStoreCompatPop hands a store with in-flight POP checkpoints over
-// ours → Java: our broker pops two messages (checkpoint in
-// rmq_sys_REVIVE_LOG_DefaultCluster) and acks one, stops before their
-// invisible time, and the Java 5.3.3 broker started on the same store
-// revives exactly the unacked one into %RETRY%<group>_<topic> with
-// RECONSUME_TIMES 1: it reads our checkpoint, our ack and our revive
-// offset as its own.
+// ours → Java and Java → ours: the writer pops two messages (checkpoint in
+// rmq_sys_REVIVE_LOG_DefaultCluster; Java's through its timer wheel) and
+// acks one, stops before their invisible time, and the reader started on
+// the same store revives exactly the unacked one into
+// %RETRY%<group>_<topic> with RECONSUME_TIMES 1: each reads the other's
+// checkpoint, ack and revive offset as its own.
 func TestStoreCompatPop(t *testing.T) {
 	env, dir := prepare(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 240*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Second)
 	defer cancel()
 	rig, err := NewRig(ctx, env, dir)
 	require.NoError(t, err)
 	defer rig.Close()
-	const topic, group = "PopSC", "popg"
-	store := filepath.Join(rig.Dir, "pop-ours-to-java")
+	t.Run("ours_to_java", func(t *testing.T) { handOverPop(ctx, t, rig, Ours, Java, 4000) })
+	// The Java broker takes 10–17 s to stop here: a longer invisible time.
+	t.Run("java_to_ours", func(t *testing.T) { handOverPop(ctx, t, rig, Java, Ours, 40000) })
+}
 
-	bo, err := rig.StartBroker(ctx, Ours, store)
+func handOverPop(ctx context.Context, t *testing.T, rig *Rig, writer, reader Side, invisible int) {
+	topic, group := "PopSC"+string(writer), "popg"
+	store := filepath.Join(rig.Dir, fmt.Sprintf("pop-%s-to-%s", writer, reader))
+
+	bo, err := rig.StartBroker(ctx, writer, store)
 	require.NoError(t, err)
 	stopped := false
 	defer func() {
@@ -57,7 +63,6 @@ func TestStoreCompatPop(t *testing.T) {
 	}
 	_, err = WaitMaxOffset(ctx, bo.Addr, topic, 0, 2, 10*time.Second)
 	require.NoError(t, err)
-	const invisible = 4000
 	code, remark, ext, body, err := call(ctx, bo.Addr, codePopMessage, map[string]string{
 		"consumerGroup": group, "topic": topic, "queueId": "0", "maxMsgNums": "32", "invisibleTime": strconv.Itoa(invisible),
 		"pollTime": "0", "bornTime": strconv.FormatInt(time.Now().UnixMilli(), 10), "initMode": "0"}, nil)
@@ -73,20 +78,32 @@ func TestStoreCompatPop(t *testing.T) {
 		"consumerGroup": group, "topic": topic, "queueId": "0", "extraInfo": extra, "offset": "0"}, nil)
 	require.NoError(t, err)
 	require.Equal(t, int32(codeSuccess), code, remark)
-	_, err = bo.Stop(10 * time.Second)
+	_, err = bo.Stop(30 * time.Second)
 	stopped = true
 	require.NoError(t, err)
 	popTime, _ := strconv.ParseInt(ext["popTime"], 10, 64)
-	require.Less(t, time.Now().UnixMilli(), popTime+invisible, "handed over while still invisible")
+	require.Less(t, time.Now().UnixMilli(), popTime+int64(invisible), "handed over while still invisible")
 
-	bj, err := rig.StartBroker(ctx, Java, store)
+	bj, err := rig.StartBroker(ctx, reader, store)
 	require.NoError(t, err)
-	defer func() { _, _ = bj.Stop(20 * time.Second) }()
+	defer func() { _, _ = bj.Stop(30 * time.Second) }()
 	retry := "%RETRY%" + group + "_" + topic
-	_, err = WaitMaxOffset(ctx, bj.Addr, retry, 0, 1, 120*time.Second)
-	require.NoError(t, err, "the Java broker revives our checkpoint:\n%s", bj.Logs(200))
-	got, err := PullRaw(ctx, bj.Addr, "reader", retry, 0, 1, "*")
+	_, err = WaitMaxOffset(ctx, bj.Addr, retry, 0, 1, time.Duration(invisible)*time.Millisecond+120*time.Second)
+	require.NoError(t, err, "the %s broker revives the %s checkpoint:\n%s", reader, writer, bj.Logs(200))
+	end, err := MaxOffset(ctx, bj.Addr, retry, 0)
 	require.NoError(t, err)
+	got, err := PullRaw(ctx, bj.Addr, "reader", retry, 0, end, "*")
+	require.NoError(t, err)
+	if len(got) != 1 {
+		rq, _ := strconv.Atoi(ext["reviveQid"])
+		max, _ := MaxOffset(ctx, bj.Addr, "rmq_sys_REVIVE_LOG_DefaultCluster", rq)
+		rev, _ := PullRaw(ctx, bj.Addr, "reader", "rmq_sys_REVIVE_LOG_DefaultCluster", rq, max, "*")
+		for _, r := range rev {
+			if m, err := decode(r); err == nil {
+				t.Logf("revive log: %v %s", m.GetProperties(), m.Body)
+			}
+		}
+	}
 	require.Len(t, got, 1)
 	m, err := decode(got[0])
 	require.NoError(t, err)
