@@ -13,9 +13,10 @@
 //	                 the mapped commit log, released after the write
 //	pullhold.go      long polling: one hold table, one timer goroutine, woken by
 //	                 the store's arrival callback; re-checked after parking
-//	pop.go           POP_MESSAGE, PEEK_MESSAGE, NOTIFICATION, POLLING_INFO (5.x
+//	pop.go           POP_MESSAGE (5.x
 //	                 POP in Java's formats, broker/popfmt): checkpoint to
 //	                 rmq_sys_REVIVE_LOG_<cluster>, pop offset in the offset table
+//	popnotify.go     NOTIFICATION, POLLING_INFO, PEEK_MESSAGE
 //	pophold.go       long-polling POP/NOTIFICATION: per-topic arrival
 //	                 generations (no lost wake-up), one timer goroutine
 //	popack.go        ACK_MESSAGE, BATCH_ACK_MESSAGE, CHANGE_MESSAGE_INVISIBLETIME
