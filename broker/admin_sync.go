@@ -64,13 +64,8 @@ const timerCheckpointWireSize = 56
 // SlaveSynchronize asks for and the other admin handlers do not cover.
 // timerEnabled is timerWheelEnable; storeRoot holds config/timercheck.
 func registerMasterSync(r *transport.Router, pool *transport.Pool, timerEnabled bool, storeRoot string) {
-	// We keep no message request modes (SET_MESSAGE_REQUEST_MODE is not
-	// served), so the honest answer is Java's empty table.
-	r.Handle(codec.ReqGetAllMessageRequestMode, pool, func(_ *transport.Conn, req *codec.Frame) *codec.Frame {
-		resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
-		resp.Body = []byte(emptyMessageRequestModes)
-		return resp
-	})
+	// GET_ALL_MESSAGE_REQUEST_MODE is served by the assignment processor
+	// (popassign.go), next to SET_MESSAGE_REQUEST_MODE.
 
 	// GET_TIMER_CHECK_POINT: the last checkpoint the timer wrote, in
 	// TimerCheckpoint.encode's layout.

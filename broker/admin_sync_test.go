@@ -36,12 +36,9 @@ func TestMasterSyncAnswers(t *testing.T) {
 	root := t.TempDir()
 	call := serveMasterSync(t, true, root)
 
-	resp := call(codec.ReqGetAllMessageRequestMode)
-	require.Equal(t, int32(codec.RespSuccess), resp.Code)
-	require.Equal(t, `{"messageRequestModeMap":{}}`, string(resp.Body))
-
+	// GET_ALL_MESSAGE_REQUEST_MODE: see TestQueryAssignmentFollowsRequestMode.
 	// No checkpoint yet: zeros and a fresh data version.
-	resp = call(codec.ReqGetTimerCheckPoint)
+	resp := call(codec.ReqGetTimerCheckPoint)
 	require.Equal(t, int32(codec.RespSuccess), resp.Code)
 	require.Len(t, resp.Body, timerCheckpointWireSize)
 	require.Equal(t, make([]byte, 40), resp.Body[:40])

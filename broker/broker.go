@@ -48,6 +48,9 @@ type Broker struct {
 
 	send   *sendProcessor
 	pull   *pullProcessor
+	pop    *popProcessor
+	assign *assignProcessor
+	revive []*reviveService
 	delays *delayTable
 	delay  *delayService
 	retry  *retryProcessor
@@ -146,6 +149,17 @@ func New(cfg Config, deps Deps) (*Broker, error) {
 	b.send.delays = b.delays
 	b.send.role = b.role
 	b.pull = newPullProcessor(&b.cfg, b.live, b.store, b.topics, b.groups, b.clients, b.offsets, b.stats, b.filters, log)
+	b.pop = newPopProcessor(&b.cfg, b.live, b.store, b.topics, b.groups, b.offsets, b.filters, b.clients, b.stats, b.host, log)
+	b.assign = &assignProcessor{modes: newRequestModes(cfg.StorePathRootDir), topics: b.topics, groups: b.groups, clients: b.clients,
+		brokerName: cfg.BrokerName, route: b.routeSubscribeInfo, log: log}
+	if err := b.assign.modes.load(); err != nil {
+		b.nsCli.Close()
+		b.closeStore()
+		return nil, err
+	}
+	for q := range b.pop.reviveQueue {
+		b.revive = append(b.revive, newReviveService(b.pop, q))
+	}
 	timers, err := newTimerService(&b.cfg, b.store, b.offsets, log)
 	if err != nil {
 		b.nsCli.Close()
@@ -155,7 +169,7 @@ func New(cfg Config, deps Deps) (*Broker, error) {
 	b.timer = timers
 	b.txn = newTxnService(&b.cfg, b.live, b.store, b.topics, b.clients, b.offsets, b.host, log)
 	b.retry = &retryProcessor{cfg: &b.cfg, live: b.live, store: b.store, topics: b.topics, groups: b.groups, delays: b.delays, storeHost: b.host, stats: b.stats, log: log}
-	b.pull.role, b.txn.role, b.retry.role = b.role, b.role, b.role
+	b.pull.role, b.txn.role, b.retry.role, b.pop.role = b.role, b.role, b.role, b.role
 	b.sync = newSlaveSync(b.nsCli, b.role, b.BrokerAddr, slaveSyncTables{
 		topics: b.topics, offsets: b.offsets, groups: b.groups, delay: b.delay, timerWheel: b.timer.ts != nil,
 	}, log)
@@ -252,16 +266,20 @@ func (b *Broker) Start() error {
 	}
 	b.store.OnArrival(func(topic string, queueID int32, maxOffset int64, tagsCode int64, props string) {
 		b.pull.holds.arrived(topic, queueID, maxOffset, tagsCode, props)
+		b.pop.holds.arrived(topic)
 		if topic == timerTopic {
 			b.timer.arrived()
 		}
 	})
 	b.pull.holds.start()
+	b.pop.holds.start()
+	b.pop.ensureReviveTopic()
 
 	mainRouter, fastRouter := b.routers()
 	listenIP := b.cfg.BindIP()
 	onClose := func(c *transport.Conn) {
 		b.pull.holds.connClosed(c)
+		b.pop.holds.connClosed(c)
 		b.clients.notifyChanged(b.clients.connClosed(c)...)
 	}
 	mainCfg, err := b.cfg.transportLimits().Apply(transport.ServerConfig{
@@ -274,6 +292,7 @@ func (b *Broker) Start() error {
 	}
 	if err != nil {
 		b.pull.holds.stop()
+		b.pop.holds.stop()
 		for _, p := range b.pools {
 			p.Close()
 		}
@@ -321,6 +340,10 @@ func (b *Broker) Start() error {
 	b.sync.Start() // idle unless the role is SLAVE (checked every tick)
 	if b.rm != nil {
 		b.rm.start()
+	}
+	for _, rs := range b.revive {
+		b.wg.Add(1)
+		go func() { defer b.wg.Done(); rs.run(b.quit) }()
 	}
 	b.wg.Add(3)
 	go b.persistLoop()
@@ -392,6 +415,7 @@ func (b *Broker) Close() error {
 		b.closeRole()
 		b.timer.close()
 		b.pull.holds.stop()
+		b.pop.holds.stop()
 		for _, p := range b.pools {
 			p.Close()
 		}
@@ -470,6 +494,10 @@ func (b *Broker) routers() (mainR, fastR *transport.Router) {
 	queryPool := b.pool("query", 4, 10000)
 	adminPool := b.pool("admin", b.cfg.AdminBrokerThreadPoolNums, 10000)
 	replyPool := b.pool("reply", 4, 10000)
+	// POP runs on pools of its own (Java's popMessageThreadPoolNums,
+	// ackMessageThreadPoolNums: 16 and 3 + cores; queue 100000).
+	popPool := b.pool("pop", max(b.cfg.PullMessageThreadPoolNums, 4), b.cfg.PullThreadPoolQueueCapacity)
+	ackPool := b.pool("ack", 4, 100000)
 	rp := &replyProcessor{send: b.send, clients: b.clients, storeHost: b.host, log: b.log}
 
 	off := newOffsetProcessor(b.store, b.offsets)
@@ -500,7 +528,19 @@ func (b *Broker) routers() (mainR, fastR *transport.Router) {
 		if withPull {
 			r.HandleLeased(codec.ReqPullMessage, pullPool, b.pull.handle)
 			r.HandleLeased(codec.ReqLitePullMessage, pullPool, b.pull.handle)
+			// compat: like pulls, Java serves POP, PEEK, NOTIFICATION and
+			// POLLING_INFO on the main port only.
+			r.HandleLeased(codec.ReqPopMessage, popPool, b.pop.handlePop)
+			r.HandleLeased(codec.ReqNotification, popPool, b.pop.handleNotification)
+			r.HandleLeased(codec.ReqPeekMessage, popPool, b.pop.handlePeek)
+			r.Handle(codec.ReqPollingInfo, popPool, b.pop.pollingInfo)
 		}
+		r.Handle(codec.ReqAckMessage, ackPool, b.pop.ack)
+		r.Handle(codec.ReqBatchAckMessage, ackPool, b.pop.batchAck)
+		r.Handle(codec.ReqChangeMessageInvisibletime, ackPool, b.pop.changeInvisible)
+		r.Handle(codec.ReqQueryAssignment, clientPool, b.assign.queryAssignment)
+		r.Handle(codec.ReqSetMessageRequestMode, adminPool, b.assign.setRequestMode)
+		r.Handle(codec.ReqGetAllMessageRequestMode, adminPool, b.assign.getAllRequestModes)
 		r.Handle(codec.ReqHeartBeat, clientPool, cp.heartbeat)
 		r.Handle(codec.ReqUnregisterClient, clientPool, cp.unregisterClient)
 		r.Handle(codec.ReqGetConsumerListByGroup, clientPool, cp.consumerList)

@@ -187,6 +187,13 @@ type Config struct {
 	// at once, which Java and Go push consumers retry after 3 s.
 	MaxHeldPullsPerConnection int   `conf:"maxHeldPullsPerConnection"`
 	MaxHeldPullBytes          int64 `conf:"maxHeldPullBytes"` // estimated, all connections
+	// POP consumption (Java BrokerConfig keys and defaults; pop*.go).
+	ReviveQueueNum          int   `conf:"reviveQueueNum"`
+	ReviveInterval          int64 `conf:"reviveInterval"` // ms between revive rounds
+	EnableRetryTopicV2      bool  `conf:"enableRetryTopicV2"`
+	PopFromRetryProbability int   `conf:"popFromRetryProbability"` // percent
+	PopPollingSize          int   `conf:"popPollingSize"`          // held per topic, group and queue
+	MaxPopPollingSize       int   `conf:"maxPopPollingSize"`       // held in all
 	// MaxMsgsNumBatch caps QUERY_MESSAGE's maxNum (Java MessageStoreConfig).
 	MaxMsgsNumBatch int `conf:"maxMsgsNumBatch"`
 	// BindAddress is Java's NettyServerConfig key for the interface both
@@ -305,6 +312,12 @@ func DefaultConfig() Config {
 		MaxHeldPullsPerConnection: DefaultMaxHeldPullsPerConnection,
 		MaxHeldPullBytes:          DefaultMaxHeldPullBytes,
 		MaxMsgsNumBatch:           64,
+
+		ReviveQueueNum:          8,
+		ReviveInterval:          1000,
+		PopFromRetryProbability: 20,
+		PopPollingSize:          DefaultPopPollingSize,
+		MaxPopPollingSize:       DefaultMaxPopPollingSize,
 
 		// Replication (Java's defaults; haListenPort 0 = listenPort+1).
 		HaListenPort:                  0,

@@ -13,6 +13,17 @@
 //	                 the mapped commit log, released after the write
 //	pullhold.go      long polling: one hold table, one timer goroutine, woken by
 //	                 the store's arrival callback; re-checked after parking
+//	pop.go           POP_MESSAGE (5.x
+//	                 POP in Java's formats, broker/popfmt): checkpoint to
+//	                 rmq_sys_REVIVE_LOG_<cluster>, pop offset in the offset table
+//	popnotify.go     NOTIFICATION, POLLING_INFO, PEEK_MESSAGE
+//	pophold.go       long-polling POP/NOTIFICATION: per-topic arrival
+//	                 generations (no lost wake-up), one timer goroutine
+//	popack.go        ACK_MESSAGE, BATCH_ACK_MESSAGE, CHANGE_MESSAGE_INVISIBLETIME
+//	poprevive.go     revive service per revive queue: unacked → %RETRY%g_topic
+//	                 (RECONSUME_TIMES+1) or %DLQ%g; state rebuilt from the log
+//	poporder.go      orderly POP (simplified ConsumerOrderInfoManager)
+//	popassign.go     QUERY_ASSIGNMENT, SET/GET_ALL_MESSAGE_REQUEST_MODE
 //	client.go        producers and consumers by connection, expiry, notifications
 //	clientproc.go    HEART_BEAT (V1 and 5.x V2), UNREGISTER_CLIENT,
 //	                 GET_CONSUMER_LIST_BY_GROUP, CHECK_CLIENT_CONFIG

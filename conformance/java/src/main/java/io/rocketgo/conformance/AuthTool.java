@@ -35,6 +35,13 @@ import org.apache.rocketmq.tools.command.MQAdminStartup;
  *   DONE got=&lt;n&gt;
  * admin [--ak AK --sk SK] -- &lt;mqadmin arguments&gt;
  *   mqadmin's own output
+ * popconsume --namesrv A --topic T --group G --expect N --deadline-ms D --invisible-ms I --grace-ms W
+ *   a push consumer with clientRebalance=false: it asks the broker
+ *   (QUERY_ASSIGNMENT) and pops when the group is in POP mode (mqadmin
+ *   setConsumeMode); after N messages it keeps listening W ms, so a message
+ *   delivered again after its invisible time would show
+ *   GOT &lt;body&gt; &lt;reconsumeTimes&gt; &lt;POP_CK&gt;
+ *   DONE got=&lt;n&gt;
  * </pre>
  */
 public final class AuthTool {
@@ -58,6 +65,9 @@ public final class AuthTool {
                 break;
             case "consume":
                 consume(o, hook);
+                break;
+            case "popconsume":
+                popConsume(o, hook);
                 break;
             case "admin":
                 String[] rest = dash < 0 ? new String[0] : Arrays.copyOfRange(args, dash + 1, args.length);
@@ -147,6 +157,37 @@ public final class AuthTool {
         c.start();
         try {
             done.await(deadline, TimeUnit.MILLISECONDS);
+        } finally {
+            c.shutdown();
+        }
+        System.out.println("DONE got=" + got.get());
+    }
+
+    private static void popConsume(Map<String, String> o, RPCHook hook) throws Exception {
+        int expect = Integer.parseInt(o.get("expect"));
+        long deadline = Long.parseLong(o.getOrDefault("deadline-ms", "60000"));
+        long grace = Long.parseLong(o.getOrDefault("grace-ms", "0"));
+        AtomicInteger got = new AtomicInteger();
+        CountDownLatch done = new CountDownLatch(expect);
+        DefaultMQPushConsumer c = new DefaultMQPushConsumer(o.get("group"), hook, new AllocateMessageQueueAveragely());
+        c.setNamesrvAddr(o.get("namesrv"));
+        c.setClientRebalance(false);
+        c.setPopInvisibleTime(Long.parseLong(o.getOrDefault("invisible-ms", "60000")));
+        c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
+        c.subscribe(o.get("topic"), "*");
+        c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
+            for (org.apache.rocketmq.common.message.MessageExt m : msgs) {
+                System.out.println("GOT " + new String(m.getBody(), StandardCharsets.UTF_8).replace(' ', '_') + " "
+                    + m.getReconsumeTimes() + " " + String.valueOf(m.getProperty("POP_CK")).replace(' ', '_'));
+                got.incrementAndGet();
+                done.countDown();
+            }
+            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+        });
+        c.start();
+        try {
+            done.await(deadline, TimeUnit.MILLISECONDS);
+            Thread.sleep(grace);
         } finally {
             c.shutdown();
         }

@@ -1,0 +1,167 @@
+package broker
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/rocketgo/rocketgo/broker/popfmt"
+	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/header"
+	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/compat/remarks"
+)
+
+// ack is ACK_MESSAGE (Java AckMessageProcessor): an AckMsg record goes to
+// the revive log queue the extraInfo names; an orderly pop's ack (reviveQid
+// 999) moves the order state instead.
+func (p *popProcessor) ack(c *transport.Conn, req *codec.Frame) *codec.Frame {
+	var h header.AckMessageRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	tc, ok := p.topics.get(h.Topic)
+	if !ok {
+		return errResp(req, codec.RespTopicNotExist, remarks.AckTopicNotExist(h.Topic))
+	}
+	if h.QueueID >= tc.ReadQueueNums || h.QueueID < 0 {
+		return errResp(req, codec.RespMessageIllegal, remarks.AckQueueIllegal(h.QueueID, h.Topic, tc.ReadQueueNums, c.RemoteAddr()))
+	}
+	minOff, maxOff := p.store.MinOffset(h.Topic, h.QueueID), p.store.MaxOffset(h.Topic, h.QueueID)
+	if h.Offset < minOff || h.Offset > maxOff {
+		return errResp(req, codec.RespNoMessage, "offset is illegal, key:"+h.Topic+"@"+strconv.Itoa(int(h.QueueID))+
+			", commit:"+strconv.FormatInt(h.Offset, 10)+", store:"+strconv.FormatInt(minOff, 10)+"~"+strconv.FormatInt(maxOff, 10))
+	}
+	ei, err := popfmt.ParseExtraInfo(h.ExtraInfo)
+	if err != nil {
+		return errResp(req, codec.RespMessageIllegal, "extraInfo is illegal: "+h.ExtraInfo)
+	}
+	if ei.ReviveQid == popfmt.OrderReviveQueue {
+		p.ackOrderly(h.Topic, h.ConsumerGroup, h.QueueID, h.Offset)
+		return codec.NewResponse(req, int32(codec.RespSuccess), "")
+	}
+	a := popfmt.AckMsg{AckOffset: h.Offset, StartOffset: ei.CKQueueOffset, ConsumerGroup: h.ConsumerGroup, Topic: h.Topic,
+		QueueID: h.QueueID, PopTime: ei.PopTime, BrokerName: ei.BrokerName, DeliverTime: ei.PopTime + ei.InvisibleTime}
+	if !p.putAck(&a, ei.ReviveQid) {
+		return errResp(req, codec.RespSystemError, "put ack msg error")
+	}
+	return codec.NewResponse(req, int32(codec.RespSuccess), "")
+}
+
+func (p *popProcessor) putAck(a *popfmt.AckMsg, reviveQid int32) bool {
+	if reviveQid < 0 || reviveQid >= p.reviveQueue {
+		return false
+	}
+	rb, _ := p.bufs.Get().(*reviveBuf)
+	if rb == nil {
+		rb = new(reviveBuf)
+	}
+	ok := p.putAckWith(rb, a, reviveQid)
+	p.bufs.Put(rb)
+	return ok
+}
+
+// batchAck is BATCH_ACK_MESSAGE: one BatchAckMsg per entry; offsets outside
+// the queue are skipped as Java does.
+func (p *popProcessor) batchAck(c *transport.Conn, req *codec.Frame) *codec.Frame {
+	body, err := popfmt.DecodeBatchAckBody(req.Body)
+	if err != nil || len(body.Acks) == 0 {
+		return errResp(req, codec.RespNoMessage, "")
+	}
+	rb, _ := p.bufs.Get().(*reviveBuf)
+	if rb == nil {
+		rb = new(reviveBuf)
+	}
+	defer p.bufs.Put(rb)
+	for i := range body.Acks {
+		b := &body.Acks[i]
+		topic := popfmt.RealTopic(b.Topic, b.ConsumerGroup, retryByte(b.Retry))
+		minOff, maxOff := p.store.MinOffset(topic, b.QueueID), p.store.MaxOffset(topic, b.QueueID)
+		list := rb.list[:0]
+		for j, by := range b.BitSet {
+			for k := 0; by != 0 && k < 8; k++ {
+				if by&(1<<k) == 0 {
+					continue
+				}
+				off := b.StartOffset + int64(j*8+k)
+				if off < minOff || off > maxOff {
+					continue
+				}
+				if b.ReviveQueueID == popfmt.OrderReviveQueue {
+					p.ackOrderly(topic, b.ConsumerGroup, b.QueueID, off)
+					continue
+				}
+				list = append(list, off)
+			}
+		}
+		rb.list = list
+		if b.ReviveQueueID == popfmt.OrderReviveQueue || len(list) == 0 {
+			continue
+		}
+		a := popfmt.AckMsg{AckOffset: -1, StartOffset: b.StartOffset, ConsumerGroup: b.ConsumerGroup, Topic: topic,
+			QueueID: b.QueueID, PopTime: b.PopTime, BrokerName: body.BrokerName, AckOffsetList: list,
+			DeliverTime: b.PopTime + b.InvisibleTime}
+		if b.ReviveQueueID >= 0 && b.ReviveQueueID < p.reviveQueue {
+			p.putAckWith(rb, &a, b.ReviveQueueID)
+		}
+	}
+	return codec.NewResponse(req, int32(codec.RespSuccess), "")
+}
+
+func retryByte(s string) byte {
+	if s == "" {
+		return '0'
+	}
+	return s[0]
+}
+
+// changeInvisible is CHANGE_MESSAGE_INVISIBLETIME (Java
+// ChangeInvisibleTimeProcessor): a new one-message checkpoint from now,
+// then an ack of the original.
+func (p *popProcessor) changeInvisible(c *transport.Conn, req *codec.Frame) *codec.Frame {
+	var h header.ChangeInvisibleTimeRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	tc, ok := p.topics.get(h.Topic)
+	if !ok {
+		return errResp(req, codec.RespTopicNotExist, remarks.AckTopicNotExist(h.Topic))
+	}
+	if h.QueueID >= tc.ReadQueueNums || h.QueueID < 0 {
+		return errResp(req, codec.RespMessageIllegal, remarks.AckQueueIllegal(h.QueueID, h.Topic, tc.ReadQueueNums, c.RemoteAddr()))
+	}
+	minOff, maxOff := p.store.MinOffset(h.Topic, h.QueueID), p.store.MaxOffset(h.Topic, h.QueueID)
+	if h.Offset < minOff || h.Offset >= maxOff {
+		return errResp(req, codec.RespNoMessage, "")
+	}
+	ei, err := popfmt.ParseExtraInfo(h.ExtraInfo)
+	if err != nil {
+		return errResp(req, codec.RespMessageIllegal, "extraInfo is illegal: "+h.ExtraInfo)
+	}
+	// ours: a change in the pop's own millisecond would give the new
+	// checkpoint the original's identity (Java's merge key includes the
+	// pop time), and the ack of the original would close both.
+	now := max(time.Now().UnixMilli(), ei.PopTime+1)
+	if ei.ReviveQid == popfmt.OrderReviveQueue {
+		// Orderly: the batch stays locked for the new time.
+		p.orders.extend(popKey{h.Topic, h.ConsumerGroup, h.QueueID}, now, h.InvisibleTime)
+	} else {
+		ck := popfmt.CheckPoint{StartOffset: h.Offset, PopTime: now, InvisibleTime: h.InvisibleTime, Num: 1, QueueID: h.QueueID,
+			Topic: h.Topic, CID: h.ConsumerGroup, Diff: []int32{0}, BrokerName: ei.BrokerName}
+		rb, _ := p.bufs.Get().(*reviveBuf)
+		if rb == nil {
+			rb = new(reviveBuf)
+		}
+		ok := p.putReviveWith(rb, &ck, ei.ReviveQid)
+		p.bufs.Put(rb)
+		if !ok {
+			return errResp(req, codec.RespSystemError, "")
+		}
+		a := popfmt.AckMsg{AckOffset: h.Offset, StartOffset: ei.CKQueueOffset, ConsumerGroup: h.ConsumerGroup, Topic: h.Topic,
+			QueueID: h.QueueID, PopTime: ei.PopTime, BrokerName: ei.BrokerName, DeliverTime: ei.PopTime + ei.InvisibleTime}
+		p.putAck(&a, ei.ReviveQid)
+	}
+	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
+	rh := header.ChangeInvisibleTimeResponse{PopTime: now, InvisibleTime: h.InvisibleTime, ReviveQid: ei.ReviveQid}
+	rh.Encode(resp)
+	return resp
+}
