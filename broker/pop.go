@@ -350,9 +350,9 @@ func (p *popProcessor) replyPop(pr *popRequest, code codec.ResponseCode, popTime
 	if pr.h.Order {
 		h.OrderCountInfo = bytesString(pr.order)
 	}
-	remark := "NO_MESSAGE_IN_QUEUE"
+	remark := remarks.PopNoMessageInQueue
 	if code == codec.RespSuccess {
-		remark = "FOUND"
+		remark = remarks.PopFound
 	}
 	pr.resp = codec.Frame{Code: int32(code), Language: codec.LangJava, Version: codec.ServerVersion,
 		Opaque: pr.req.Opaque, Flag: codec.FlagResponse, Remark: remark, Ext: pr.ext[:0]}

@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/rocketgo/rocketgo/broker/popfmt"
@@ -28,12 +27,11 @@ func (p *popProcessor) ack(c *transport.Conn, req *codec.Frame) *codec.Frame {
 	}
 	minOff, maxOff := p.store.MinOffset(h.Topic, h.QueueID), p.store.MaxOffset(h.Topic, h.QueueID)
 	if h.Offset < minOff || h.Offset > maxOff {
-		return errResp(req, codec.RespNoMessage, "offset is illegal, key:"+h.Topic+"@"+strconv.Itoa(int(h.QueueID))+
-			", commit:"+strconv.FormatInt(h.Offset, 10)+", store:"+strconv.FormatInt(minOff, 10)+"~"+strconv.FormatInt(maxOff, 10))
+		return errResp(req, codec.RespNoMessage, remarks.AckCommitOffsetIllegal(h.Topic, h.QueueID, h.Offset, minOff, maxOff))
 	}
 	ei, err := popfmt.ParseExtraInfo(h.ExtraInfo)
 	if err != nil {
-		return errResp(req, codec.RespMessageIllegal, "extraInfo is illegal: "+h.ExtraInfo)
+		return errResp(req, codec.RespMessageIllegal, remarks.ExtraInfoIllegal(h.ExtraInfo))
 	}
 	if ei.ReviveQid == popfmt.OrderReviveQueue {
 		p.ackOrderly(h.Topic, h.ConsumerGroup, h.QueueID, h.Offset)
@@ -42,7 +40,7 @@ func (p *popProcessor) ack(c *transport.Conn, req *codec.Frame) *codec.Frame {
 	a := popfmt.AckMsg{AckOffset: h.Offset, StartOffset: ei.CKQueueOffset, ConsumerGroup: h.ConsumerGroup, Topic: h.Topic,
 		QueueID: h.QueueID, PopTime: ei.PopTime, BrokerName: ei.BrokerName, DeliverTime: ei.PopTime + ei.InvisibleTime}
 	if !p.putAck(&a, ei.ReviveQid) {
-		return errResp(req, codec.RespSystemError, "put ack msg error")
+		return errResp(req, codec.RespSystemError, remarks.PutAckMsgError)
 	}
 	return codec.NewResponse(req, int32(codec.RespSuccess), "")
 }
@@ -135,7 +133,7 @@ func (p *popProcessor) changeInvisible(c *transport.Conn, req *codec.Frame) *cod
 	}
 	ei, err := popfmt.ParseExtraInfo(h.ExtraInfo)
 	if err != nil {
-		return errResp(req, codec.RespMessageIllegal, "extraInfo is illegal: "+h.ExtraInfo)
+		return errResp(req, codec.RespMessageIllegal, remarks.ExtraInfoIllegal(h.ExtraInfo))
 	}
 	// ours: a change in the pop's own millisecond would give the new
 	// checkpoint the original's identity (Java's merge key includes the

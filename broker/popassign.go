@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"encoding/json"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 	"log/slog"
 	"path/filepath"
 	"slices"
@@ -156,7 +157,7 @@ func (p *assignProcessor) queryAssignment(c *transport.Conn, req *codec.Frame) *
 		MessageModel  string `json:"messageModel"`
 	}
 	if err := json.Unmarshal(req.Body, &rb); err != nil {
-		return errResp(req, codec.RespSystemError, "decode QueryAssignmentRequestBody failed")
+		return errResp(req, codec.RespSystemError, remarks.DecodeQueryAssignmentFailed)
 	}
 	mode, ok := p.modes.get(rb.Topic, rb.ConsumerGroup)
 	if !ok {
@@ -284,19 +285,19 @@ func allocAveragely(cid string, mqAll []mqRef, cidAll []string) []mqRef {
 func (p *assignProcessor) setRequestMode(c *transport.Conn, req *codec.Frame) *codec.Frame {
 	var m requestMode
 	if err := json.Unmarshal(req.Body, &m); err != nil {
-		return errResp(req, codec.RespSystemError, "decode SetMessageRequestModeRequestBody failed")
+		return errResp(req, codec.RespSystemError, remarks.DecodeSetRequestModeFailed)
 	}
 	if strings.HasPrefix(m.Topic, RetryGroupPrefix) {
-		return errResp(req, codec.RespNoPermission, "retry topic is not allowed to set mode")
+		return errResp(req, codec.RespNoPermission, remarks.RetryTopicNoRequestMode)
 	}
 	if _, ok := p.topics.get(m.Topic); !ok {
-		return errResp(req, codec.RespTopicNotExist, "topic["+m.Topic+"] not exist")
+		return errResp(req, codec.RespTopicNotExist, remarks.RequestModeTopicNotExist(m.Topic))
 	}
 	if _, ok := p.groups.find(m.ConsumerGroup); !ok {
-		return errResp(req, codec.RespSubscriptionGroupNotExist, "subscription group does not exist")
+		return errResp(req, codec.RespSubscriptionGroupNotExist, remarks.RequestModeGroupNotExist)
 	}
 	if m.Mode != "POP" && m.Mode != "PULL" {
-		return errResp(req, codec.RespInvalidParameter, "mode must be PULL or POP")
+		return errResp(req, codec.RespInvalidParameter, remarks.RequestModeInvalid)
 	}
 	if err := p.modes.set(m); err != nil {
 		p.log.Error("persist message request modes", "err", err)

@@ -142,7 +142,7 @@ func (p *popProcessor) handlePeek(c *transport.Conn, req *codec.Frame, l *transp
 	}
 	pr.h = header.PopMessageRequest{ConsumerGroup: ph.ConsumerGroup, Topic: ph.Topic, QueueID: ph.QueueID, MaxMsgNums: ph.MaxMsgNums}
 	if p.live.perm.Load()&body.PermRead == 0 {
-		p.reply(pr, errResp(req, codec.RespNoPermission, "the broker["+p.cfg.BrokerIP1+"] peeking message is forbidden"))
+		p.reply(pr, errResp(req, codec.RespNoPermission, remarks.PeekForbidden(p.cfg.BrokerIP1)))
 		return nil
 	}
 	pr.h.MaxMsgNums = min(max(pr.h.MaxMsgNums, 1), maxPopMsgs)

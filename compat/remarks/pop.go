@@ -54,3 +54,40 @@ func AckOffsetIllegal(offset, min, max int64) string {
 	return "offset is illegal, key:" + strconv.FormatInt(offset, 10) + ", minOffset:" + strconv.FormatInt(min, 10) +
 		", maxOffset:" + strconv.FormatInt(max, 10)
 }
+
+// POP_MESSAGE's remarks: the response's code says which.
+const (
+	PopNoMessageInQueue = "NO_MESSAGE_IN_QUEUE"
+	PopFound            = "FOUND"
+)
+
+// AckCommitOffsetIllegal is ACK_MESSAGE's NO_MESSAGE for an offset outside
+// the queue, in the form of the ack path that names the queue.
+func AckCommitOffsetIllegal(topic string, queueID int32, offset, minOff, maxOff int64) string {
+	return "offset is illegal, key:" + topic + "@" + strconv.Itoa(int(queueID)) +
+		", commit:" + strconv.FormatInt(offset, 10) + ", store:" + strconv.FormatInt(minOff, 10) + "~" + strconv.FormatInt(maxOff, 10)
+}
+
+// ExtraInfoIllegal is the MESSAGE_ILLEGAL of an ack or change whose
+// extraInfo does not parse.
+func ExtraInfoIllegal(extraInfo string) string { return "extraInfo is illegal: " + extraInfo }
+
+// PutAckMsgError is the SYSTEM_ERROR of an ack the revive log refused.
+const PutAckMsgError = "put ack msg error"
+
+// PeekForbidden is PEEK_MESSAGE's NO_PERMISSION when the broker is not readable.
+func PeekForbidden(brokerIP string) string {
+	return "the broker[" + brokerIP + "] peeking message is forbidden"
+}
+
+// QUERY_ASSIGNMENT and SET_MESSAGE_REQUEST_MODE remarks.
+const (
+	DecodeQueryAssignmentFailed = "decode QueryAssignmentRequestBody failed"
+	DecodeSetRequestModeFailed  = "decode SetMessageRequestModeRequestBody failed"
+	RetryTopicNoRequestMode     = "retry topic is not allowed to set mode"
+	RequestModeGroupNotExist    = "subscription group does not exist"
+	RequestModeInvalid          = "mode must be PULL or POP"
+)
+
+// RequestModeTopicNotExist is SET_MESSAGE_REQUEST_MODE's TOPIC_NOT_EXIST.
+func RequestModeTopicNotExist(topic string) string { return "topic[" + topic + "] not exist" }
