@@ -171,8 +171,11 @@ public final class AuthTool {
         CountDownLatch done = new CountDownLatch(expect);
         DefaultMQPushConsumer c = new DefaultMQPushConsumer(o.get("group"), hook, new AllocateMessageQueueAveragely());
         c.setNamesrvAddr(o.get("namesrv"));
-        c.setClientRebalance(false);
-        c.setPopInvisibleTime(Long.parseLong(o.getOrDefault("invisible-ms", "60000")));
+        // 5.x-only setters, called reflectively so the class still compiles
+        // in the 4.9 profiles (which never run this mode).
+        DefaultMQPushConsumer.class.getMethod("setClientRebalance", boolean.class).invoke(c, false);
+        DefaultMQPushConsumer.class.getMethod("setPopInvisibleTime", long.class)
+            .invoke(c, Long.parseLong(o.getOrDefault("invisible-ms", "60000")));
         c.setConsumeFromWhere(ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
         c.subscribe(o.get("topic"), "*");
         c.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
