@@ -131,8 +131,8 @@ func TestConfig(t *testing.T) {
 	l, err := ParseLabels("a:1,b:2")
 	require.NoError(t, err)
 	require.Equal(t, [][2]string{{"a", "1"}, {"b", "2"}}, l)
-	require.Equal(t, "10.0.0.1:5557", Config{PromPort: 5557}.Addr("10.0.0.1"))
-	require.Equal(t, "127.0.0.1:9", Config{PromHost: "127.0.0.1", PromPort: 9}.Addr("10.0.0.1"))
+	require.Equal(t, "127.0.0.10:5557", Config{PromPort: 5557}.Addr("127.0.0.10"))
+	require.Equal(t, "127.0.0.1:9", Config{PromHost: "127.0.0.1", PromPort: 9}.Addr("127.0.0.10"))
 	require.Equal(t, "v5_3_3", VersionName(codec.ServerVersion))
 	require.Equal(t, "higher_version", VersionName(1<<20))
 }

@@ -37,7 +37,7 @@ type Conn struct {
 	local  string
 	out    outlet
 	log    *slog.Logger
-	rt     *Router // the router the connection's requests pass (Conn.Reply's observer)
+	rt     *Router            // the router the connection's requests pass (Conn.Reply's observer)
 	before func(*codec.Frame) // a Client's BeforeRequest hook; nil on a server
 
 	opaque     atomic.Int32 // last opaque of a request we sent

@@ -34,7 +34,7 @@ func TestSendMessageRequestRoundTrip(t *testing.T) {
 			BodyEncoding:  Encoding_IDENTITY,
 			MessageType:   MessageType_FIFO,
 			BornTimestamp: timestamppb.New(timestamppb.Now().AsTime()),
-			BornHost:      "10.0.0.1",
+			BornHost:      "127.0.0.10",
 			MessageGroup:  proto.String("g1"),
 		},
 		Body: []byte("hello"),
