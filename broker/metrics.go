@@ -93,6 +93,8 @@ type brokerMetrics struct {
 	exp   *metrics.Exporter
 	rpc   *metrics.RPC
 	fsync metrics.IntHistogram // rocketgo_storage_fsync_latency_milliseconds
+	// rocketgo_send_stage_latency_microseconds: where a send's time goes.
+	stages *metrics.Stages
 
 	// rocketmq_topic_create_execution_time_milliseconds by
 	// [failure][is_system], rocketmq_consumer_group_create_execution_time_milliseconds
@@ -119,7 +121,12 @@ func newBrokerMetrics(b *Broker) (*brokerMetrics, error) {
 		return nil, err
 	}
 	m := &brokerMetrics{exp: exp, rpc: metrics.NewRPC(exp.Registerer())}
+	if err := exp.RegisterGoRuntime(); err != nil {
+		return nil, err
+	}
 	m.fsync.Init(metrics.FsyncBuckets)
+	m.stages = metrics.NewStages()
+	b.send.stages = m.stages // before any send: New has not returned
 	topicCreate := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "rocketmq_topic_create_execution_time_milliseconds",
 		Help: "The distribution of create topic time", Buckets: metrics.CreateTimeBuckets}, []string{"invocation_status", "is_system"})
 	groupCreate := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "rocketmq_consumer_group_create_execution_time_milliseconds",
@@ -234,8 +241,10 @@ var (
 		"1 while the slave is within haMaxGapNotInSync of the master", []string{"slave"}, nil)
 	descFsync     = prometheus.NewDesc("rocketgo_storage_fsync_latency_milliseconds", "Commit-log fsync latency", nil, nil)
 	descHeldPulls = prometheus.NewDesc("rocketgo_held_pulls", "Long-polling pulls held", nil, nil)
-	descConns     = prometheus.NewDesc("rocketgo_remoting_connections", "Open remoting connections", []string{"port"}, nil)
-	descUnsent    = prometheus.NewDesc("rocketgo_remoting_unsent_bytes",
+	descStages    = prometheus.NewDesc("rocketgo_send_stage_latency_microseconds",
+		"Single-message send latency by stage: queue_wait, append, durable_wait, reply", []string{"stage"}, nil)
+	descConns  = prometheus.NewDesc("rocketgo_remoting_connections", "Open remoting connections", []string{"port"}, nil)
+	descUnsent = prometheus.NewDesc("rocketgo_remoting_unsent_bytes",
 		"Response bytes queued for slow readers (bounded by maxUnsentBytesTotal)", []string{"port"}, nil)
 	descUnread = prometheus.NewDesc("rocketgo_remoting_unread_bytes",
 		"Request bytes read but not yet handled (bounded by maxUnreadBytesTotal)", []string{"port"}, nil)
@@ -333,6 +342,7 @@ func (c *brokerCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descUnread, float64(unread), srv.port)
 	}
 	ch <- c.m.fsync.Metric(descFsync)
+	c.m.stages.Collect(ch, descStages)
 	gauge(descHeldPulls, float64(b.pull.holds.held()))
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/rocketgo/rocketgo/broker/metrics"
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/header"
@@ -76,6 +77,7 @@ type sendProcessor struct {
 	delays    *delayTable
 	role      *roleState // a slave refuses sends (nil: always a master)
 	stats     *brokerStats
+	stages    *metrics.Stages // per-stage latencies; nil with metrics off
 	log       *slog.Logger
 	storeHost *hostBox
 
@@ -133,6 +135,13 @@ func errResp(req *codec.Frame, code codec.ResponseCode, remark string) *codec.Fr
 // response, or nil when the store's completion will answer; then that
 // completion releases l after replying.
 func (p *sendProcessor) process(c *transport.Conn, req *codec.Frame, l *transport.Lease) *codec.Frame {
+	var start int64
+	if p.stages != nil {
+		start = time.Now().UnixNano()
+		if req.Arrived != 0 {
+			p.stages.Observe(metrics.StageQueueWait, req.Arrived, start)
+		}
+	}
 	var h sendHeader
 	if r := h.decode(req); r != nil {
 		return r
@@ -170,7 +179,7 @@ func (p *sendProcessor) process(c *transport.Conn, req *codec.Frame, l *transpor
 		props = message.DeleteProperty(props, message.PropertyPopCK)
 	}
 	sc := p.getCtx()
-	sc.c, sc.req, sc.queueID = c, req, queueID
+	sc.c, sc.req, sc.queueID, sc.start = c, req, queueID, start
 	// One buffer holds the final properties: the producer's, then what the
 	// broker adds (region, trace switch, a generated UNIQ_KEY, cluster).
 	uniq, ok := message.Property(props, message.PropertyUniqKey)
@@ -247,6 +256,7 @@ type sendCtx struct {
 	lease   *transport.Lease // req's; released once the reply is written
 	msg     message.Message
 	queueID int32
+	start   int64 // Unix nanoseconds the worker started it; 0 without stage metrics
 	topic   string
 	uniq    string // aliases props or the request
 	props   []byte
@@ -282,7 +292,7 @@ func (p *sendProcessor) putCtx(sc *sendCtx) {
 		sc.lease.Release()
 		sc.c.EndTask()
 	}
-	sc.c, sc.req, sc.lease, sc.msg, sc.topic, sc.uniq = nil, nil, nil, message.Message{}, "", ""
+	sc.c, sc.req, sc.lease, sc.msg, sc.topic, sc.uniq, sc.start = nil, nil, nil, message.Message{}, "", "", 0
 	if strictOwnership {
 		return // never reused in race-detector builds: see strictOwnership
 	}
@@ -293,8 +303,17 @@ func (p *sendProcessor) putCtx(sc *sendCtx) {
 func (sc *sendCtx) onPut(r store.PutResult) {
 	p := sc.p
 	p.stats.onTypedPut(sc.topic, p.stats.putType(sc.msg.Properties), r)
+	var durable int64
+	if sc.start != 0 && r.Appended != 0 {
+		durable = time.Now().UnixNano()
+		p.stages.Observe(metrics.StageAppend, sc.start, r.Appended)
+		p.stages.Observe(metrics.StageDurableWait, r.Appended, durable)
+	}
 	if !sc.req.IsOneway() {
 		p.reply(sc.c, sc.req, p.putResponseInto(sc, r))
+	}
+	if durable != 0 {
+		p.stages.Observe(metrics.StageReply, durable, time.Now().UnixNano())
 	}
 	p.putCtx(sc)
 }

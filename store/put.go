@@ -236,6 +236,8 @@ func (s *Store) finish(r PutResult, done func(PutResult)) {
 	s.putTimes.Add(int64(r.MsgCount))
 	s.putBytes.Add(int64(r.WroteBytes))
 	s.notifyRaw()
+	now := time.Now()
+	r.Appended = now.UnixNano()
 	needs := s.policy()
 	if needs == 0 {
 		s.puts.Done()
@@ -243,7 +245,7 @@ func (s *Store) finish(r PutResult, done func(PutResult)) {
 		done(r)
 		return
 	}
-	w := waiter{target: r.WroteOffset + int64(r.WroteBytes), at: time.Now(), needs: needs, res: r, done: done}
+	w := waiter{target: r.WroteOffset + int64(r.WroteBytes), at: now, needs: needs, res: r, done: done}
 	s.proceed(&w)
 	s.puts.Done()
 	if needs&needFlushed == 0 {

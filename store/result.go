@@ -35,6 +35,7 @@ type PutResult struct {
 	QueueOffset    int64 // queue offset of the (first) record
 	MsgCount       int32
 	StoreTimestamp int64
+	Appended       int64 // Unix nanoseconds when the append finished (before any flush or replica wait)
 	Err            error // detail for non-OK statuses
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -59,11 +60,24 @@ func NewExporter(n Node, cfg Config) (*Exporter, error) {
 		labels["aggregation"] = "delta"
 	}
 	reg := prometheus.NewRegistry()
-	return &Exporter{reg: reg, wrapped: prometheus.WrapRegistererWith(labels, reg)}, nil
+	wrapped := prometheus.WrapRegistererWith(labels, reg)
+	return &Exporter{reg: reg, wrapped: wrapped}, nil
 }
 
 // Registerer registers collectors whose series get the common labels.
 func (e *Exporter) Registerer() prometheus.Registerer { return e.wrapped }
+
+// RegisterGoRuntime adds the Go runtime's own series, for tail-latency
+// work: scheduling delay (go_sched_latencies_seconds), GC and other
+// stop-the-world pauses (go_sched_pauses_*_seconds), the GC's heap
+// figures and the classic go_memstats_*.
+func (e *Exporter) RegisterGoRuntime() error {
+	if err := e.wrapped.Register(collectors.NewGoCollector(
+		collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsScheduler, collectors.MetricsGC))); err != nil {
+		return fmt.Errorf("metrics: go collector: %w", err)
+	}
+	return nil
+}
 
 // Gatherer is the registry, for tests and handlers.
 func (e *Exporter) Gatherer() prometheus.Gatherer { return e.reg }

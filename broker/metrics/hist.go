@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -71,4 +72,45 @@ func (h *IntHistogram) Metric(desc *prometheus.Desc, labelValues ...string) prom
 	}
 	cum += uint64(h.counts[len(h.bounds)].Load())
 	return prometheus.MustNewConstHistogram(desc, cum, float64(h.sum.Load()), buckets, labelValues...)
+}
+
+// StageBuckets (ours): rocketgo_send_stage_latency_microseconds, the
+// per-stage breakdown of a send, in microseconds.
+var StageBuckets = []int64{10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 50000, 200000}
+
+// Send stages, in the order a single-message send passes them.
+const (
+	StageQueueWait   = iota // arrival at the router → the send worker starts it
+	StageAppend             // worker start → appended to the commit log (decode, checks, lock wait, copy)
+	StageDurableWait        // appended → as durable as the flush and replication policy promises
+	StageReply              // durable → the reply encoded and handed to the connection
+	NumStages
+)
+
+// StageNames are the stage label values, indexed by stage.
+var StageNames = [NumStages]string{"queue_wait", "append", "durable_wait", "reply"}
+
+// Stages is the send path's per-stage latency breakdown: one
+// allocation-free histogram per stage.
+type Stages [NumStages]IntHistogram
+
+// NewStages returns stages with StageBuckets.
+func NewStages() *Stages {
+	s := new(Stages)
+	for i := range s {
+		s[i].Init(StageBuckets)
+	}
+	return s
+}
+
+// Observe counts a stage that took from start to end (Unix nanoseconds).
+func (s *Stages) Observe(stage int, start, end int64) {
+	s[stage].Observe((end - start) / int64(time.Microsecond))
+}
+
+// Collect writes the stages as desc's series labelled by stage.
+func (s *Stages) Collect(ch chan<- prometheus.Metric, desc *prometheus.Desc) {
+	for i := range s {
+		ch <- s[i].Metric(desc, StageNames[i])
+	}
 }
