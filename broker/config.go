@@ -222,6 +222,10 @@ type Config struct {
 	MetricsPromExporterPort int    `conf:"metricsPromExporterPort"`
 	MetricsLabel            string `conf:"metricsLabel"` // k:v,k:v
 	MetricsInDelta          bool   `conf:"metricsInDelta"`
+	// MetricsPprofEnable (ours) adds Go's /debug/pprof/ handlers (CPU and
+	// heap profiles, goroutine dumps, `go tool trace` captures) to the
+	// metrics endpoint. Off by default: a profile costs CPU while it runs.
+	MetricsPprofEnable bool `conf:"metricsPprofEnable"`
 }
 
 // BindIP is the interface to bind: bindAddress when set, else listenIP

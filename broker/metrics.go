@@ -153,7 +153,7 @@ func newBrokerMetrics(b *Broker) (*brokerMetrics, error) {
 func (c *Config) metricsConfig() metrics.Config {
 	return metrics.Config{
 		ExporterType: c.MetricsExporterType, PromHost: c.MetricsPromExporterHost, PromPort: c.MetricsPromExporterPort,
-		Label: c.MetricsLabel, InDelta: c.MetricsInDelta,
+		Label: c.MetricsLabel, InDelta: c.MetricsInDelta, Pprof: c.MetricsPprofEnable,
 	}
 }
 

@@ -29,6 +29,7 @@ type Config struct {
 	PromPort     int
 	Label        string // "k:v,k:v": constant labels on every series
 	InDelta      bool   // adds aggregation="delta" (Java's delta temporality; our counters stay cumulative)
+	Pprof        bool   // ours: also serve Go's /debug/pprof/ handlers
 }
 
 // Validate checks the exporter type and the label list.

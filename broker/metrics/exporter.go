@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,6 +28,7 @@ const (
 // otel_scope_name (the OpenTelemetry meter's name, which Java's exporter
 // adds).
 type Exporter struct {
+	pprof   bool
 	reg     *prometheus.Registry
 	wrapped prometheus.Registerer
 	srv     *http.Server
@@ -61,7 +63,7 @@ func NewExporter(n Node, cfg Config) (*Exporter, error) {
 	}
 	reg := prometheus.NewRegistry()
 	wrapped := prometheus.WrapRegistererWith(labels, reg)
-	return &Exporter{reg: reg, wrapped: wrapped}, nil
+	return &Exporter{pprof: cfg.Pprof, reg: reg, wrapped: wrapped}, nil
 }
 
 // Registerer registers collectors whose series get the common labels.
@@ -96,6 +98,13 @@ func (e *Exporter) Serve(addr string) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", e.Handler())
+	if e.pprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	e.ln, e.done = ln, make(chan struct{})
 	e.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	go func() {

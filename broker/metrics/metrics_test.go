@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"bytes"
+	"net/http"
 	"os"
 	"testing"
 	"time"
@@ -169,5 +170,28 @@ func BenchmarkArrivalStamp(b *testing.B) {
 	b.ReportAllocs()
 	for range b.N {
 		f.Arrived = time.Now().UnixNano()
+	}
+}
+
+// TestPprofOnlyWhenAsked: /debug/pprof/ is served with Pprof and absent
+// without it; /metrics is served either way.
+func TestPprofOnlyWhenAsked(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		e, err := NewExporter(Node{Type: NodeBroker}, Config{ExporterType: ExporterProm, Pprof: on})
+		require.NoError(t, err)
+		require.NoError(t, e.Serve("127.0.0.1:0"))
+		get := func(path string) int {
+			resp, err := http.Get("http://" + e.Addr() + path)
+			require.NoError(t, err)
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		require.Equal(t, http.StatusOK, get("/metrics"))
+		want := http.StatusNotFound
+		if on {
+			want = http.StatusOK
+		}
+		require.Equal(t, want, get("/debug/pprof/goroutine?debug=1"), "pprof=%v", on)
+		require.NoError(t, e.Close())
 	}
 }
