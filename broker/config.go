@@ -222,10 +222,18 @@ type Config struct {
 	MetricsPromExporterPort int    `conf:"metricsPromExporterPort"`
 	MetricsLabel            string `conf:"metricsLabel"` // k:v,k:v
 	MetricsInDelta          bool   `conf:"metricsInDelta"`
+
 	// MetricsPprofEnable (ours) adds Go's /debug/pprof/ handlers (CPU and
 	// heap profiles, goroutine dumps, `go tool trace` captures) to the
 	// metrics endpoint. Off by default: a profile costs CPU while it runs.
 	MetricsPprofEnable bool `conf:"metricsPprofEnable"`
+	// OTLP_GRPC (Java's keys): collector address ("http://host:4317" is
+	// plaintext; without a scheme https), "k:v,k:v" request headers, the
+	// export timeout and period (0: Java's 3 s and 60 s).
+	MetricsGrpcExporterTarget         string `conf:"metricsGrpcExporterTarget"`
+	MetricsGrpcExporterHeader         string `conf:"metricsGrpcExporterHeader"`
+	MetricGrpcExporterTimeOutInMills  int64  `conf:"metricGrpcExporterTimeOutInMills"`
+	MetricGrpcExporterIntervalInMills int64  `conf:"metricGrpcExporterIntervalInMills"`
 }
 
 // BindIP is the interface to bind: bindAddress when set, else listenIP
@@ -499,6 +507,8 @@ func (c *Config) checkRanges() error {
 		{"transactionCheckInterval", c.TransactionCheckInterval, 1, maxMillis},
 		{"registerNameServerPeriod", c.RegisterNameServerPeriod, 1, maxMillis},
 		{"flushConsumerOffsetInterval", c.FlushConsumerOffsetInterval, 1, maxMillis},
+		{"metricGrpcExporterTimeOutInMills", c.MetricGrpcExporterTimeOutInMills, 0, maxMillis},
+		{"metricGrpcExporterIntervalInMills", c.MetricGrpcExporterIntervalInMills, 0, maxMillis},
 		{"channelExpiredTimeout", c.ChannelExpiredTimeout, 1, maxMillis},
 		{"rebalanceLockMaxLiveTime", c.RebalanceLockMaxLiveTime, 1, maxMillis},
 		{"cleanResourceInterval", c.CleanResourceInterval, 1, maxMillis},

@@ -108,9 +108,12 @@ type brokerMetrics struct {
 // otherwise (OTLP_GRPC and LOG are logged as unsupported).
 func newBrokerMetrics(b *Broker) (*brokerMetrics, error) {
 	mc := b.cfg.metricsConfig()
-	if !mc.Prom() {
-		if t := strings.ToUpper(mc.ExporterType); t == metrics.ExporterOTLPGRPC || t == metrics.ExporterLog {
+	if !mc.Prom() && !mc.PushOTLP() {
+		switch strings.ToUpper(mc.ExporterType) {
+		case metrics.ExporterLog:
 			b.log.Warn("metricsExporterType not supported, metrics off", "metricsExporterType", mc.ExporterType)
+		case metrics.ExporterOTLPGRPC:
+			b.log.Error("metricsExporterType OTLP_GRPC without metricsGrpcExporterTarget, metrics off")
 		}
 		return nil, nil
 	}
@@ -154,6 +157,9 @@ func (c *Config) metricsConfig() metrics.Config {
 	return metrics.Config{
 		ExporterType: c.MetricsExporterType, PromHost: c.MetricsPromExporterHost, PromPort: c.MetricsPromExporterPort,
 		Label: c.MetricsLabel, InDelta: c.MetricsInDelta, Pprof: c.MetricsPprofEnable,
+		OTLP: metrics.OTLPConfig{Target: c.MetricsGrpcExporterTarget, Header: c.MetricsGrpcExporterHeader,
+			Timeout:  time.Duration(c.MetricGrpcExporterTimeOutInMills) * time.Millisecond,
+			Interval: time.Duration(c.MetricGrpcExporterIntervalInMills) * time.Millisecond},
 	}
 }
 

@@ -7,9 +7,9 @@ import (
 	"strings"
 )
 
-// Exporter types: Java's MetricsExporterType. Only DISABLE and PROM serve
-// anything here; OTLP_GRPC and LOG are accepted and logged as not
-// supported (compat/UNSUPPORTED.md).
+// Exporter types: Java's MetricsExporterType. DISABLE, PROM and OTLP_GRPC
+// work here; LOG is accepted and logged as not supported
+// (compat/UNSUPPORTED.md).
 const (
 	ExporterDisable  = "DISABLE"
 	ExporterOTLPGRPC = "OTLP_GRPC"
@@ -30,6 +30,7 @@ type Config struct {
 	Label        string // "k:v,k:v": constant labels on every series
 	InDelta      bool   // adds aggregation="delta" (Java's delta temporality; our counters stay cumulative)
 	Pprof        bool   // ours: also serve Go's /debug/pprof/ handlers
+	OTLP         OTLPConfig
 }
 
 // Validate checks the exporter type and the label list.
@@ -48,6 +49,12 @@ func (c Config) Validate() error {
 
 // Prom reports whether the Prometheus endpoint is on.
 func (c Config) Prom() bool { return strings.EqualFold(c.ExporterType, ExporterProm) }
+
+// PushOTLP reports whether metrics are pushed over OTLP/gRPC: Java's
+// OTLP_GRPC, which (like Java's checkConfig) needs a target.
+func (c Config) PushOTLP() bool {
+	return strings.EqualFold(c.ExporterType, ExporterOTLPGRPC) && c.OTLP.Target != ""
+}
 
 // Addr is the endpoint's listen address; defaultHost stands in for a blank
 // host (Java: brokerIP1).

@@ -39,6 +39,14 @@
 // bytes and its in-sync flag, the commit log's fsync latency, held pulls,
 // remoting connections and buffered bytes.
 //
+// # OTLP
+//
+// metricsExporterType=OTLP_GRPC (Java's metricsGrpcExporterTarget and
+// friends) pushes the same registry through the OpenTelemetry SDK's
+// periodic reader and OTLP/gRPC exporter, with the Prometheus bridge
+// (go.opentelemetry.io/contrib/bridges/prometheus) as its producer: one
+// set of instruments, two ways out.
+//
 // The controller (Java's ControllerMetricsManager names: role,
 // active_broker_num, request_total, request_latency_microseconds) and the
 // name server (ours; Java's has no metrics) build their exporters from

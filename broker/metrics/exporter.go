@@ -29,6 +29,7 @@ const (
 // adds).
 type Exporter struct {
 	pprof   bool
+	otlp    *pusher // OTLP_GRPC; nil otherwise
 	reg     *prometheus.Registry
 	wrapped prometheus.Registerer
 	srv     *http.Server
@@ -124,7 +125,13 @@ func (e *Exporter) Addr() string {
 
 // Close stops the endpoint (in-flight scrapes get a second to finish).
 func (e *Exporter) Close() error {
-	if e == nil || e.srv == nil {
+	if e == nil {
+		return nil
+	}
+	if err := e.otlp.close(); err != nil {
+		return fmt.Errorf("metrics: OTLP shutdown: %w", err)
+	}
+	if e.srv == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
