@@ -21,10 +21,21 @@ const (
 	Java       Kind = "java"
 	JavaNSOurs Kind = "javans-ours" // Java name server + our broker
 	OursNSJava Kind = "oursns-java" // our name server + Java broker
+	// Java54 is the second reference: Apache RocketMQ 5.4.0's name server
+	// and broker (jars in .cache/java-server/lib-5.4.0, `make java-server-5.4`).
+	Java54 Kind = "java-5.4.0"
 )
 
 // Kinds is every combination in matrix order.
-var Kinds = []Kind{Ours, Java, JavaNSOurs, OursNSJava}
+var Kinds = []Kind{Ours, Java, JavaNSOurs, OursNSJava, Java54}
+
+// javaVersion is the reference-server version kind runs ("" = 5.3.3).
+func (k Kind) javaVersion() string {
+	if k == Java54 {
+		return "5.4.0"
+	}
+	return ""
+}
 
 // OurBroker reports whether the broker is ours.
 func (k Kind) OurBroker() bool { return k == Ours || k == JavaNSOurs }
@@ -64,8 +75,15 @@ func FindEnv() (Env, error) {
 func (e Env) Bin(name string) string { return filepath.Join(e.Root, "bin", name) }
 
 // HaveJavaServer reports whether the reference server can be started.
-func (e Env) HaveJavaServer() bool {
-	if _, err := os.Stat(filepath.Join(e.Root, "conformance", ".cache", "java-server", "lib")); err != nil {
+func (e Env) HaveJavaServer() bool { return e.haveJavaServer("") }
+
+// haveJavaServer is HaveJavaServer for one version ("" = 5.3.3).
+func (e Env) haveJavaServer(version string) bool {
+	lib := "lib"
+	if version != "" {
+		lib += "-" + version
+	}
+	if _, err := os.Stat(filepath.Join(e.Root, "conformance", ".cache", "java-server", lib)); err != nil {
 		return false
 	}
 	_, err := execLookPath("java")
@@ -149,15 +167,19 @@ func Start(ctx context.Context, env Env, kind Kind, opt Options) (*Cluster, erro
 			return nil, fmt.Errorf("%w: %s", ErrNotBuilt, env.Bin(b))
 		}
 	}
-	if kind != Ours && !env.HaveJavaServer() {
+	if kind != Ours && !env.haveJavaServer(kind.javaVersion()) {
 		return nil, ErrNoJava
+	}
+	var javaEnv []string // the script's version for both Java processes
+	if v := kind.javaVersion(); v != "" {
+		javaEnv = []string{"ROCKETMQ_SERVER_VERSION=" + v}
 	}
 	startJavaNS := func() error {
 		dir := filepath.Join(opt.Dir, "java-namesrv")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("harness: mkdir: %w", err)
 		}
-		p, err := StartProcess("namesrv", dir, []string{"FOREGROUND=1"},
+		p, err := StartProcess("namesrv", dir, append([]string{"FOREGROUND=1"}, javaEnv...),
 			env.Script, "start-namesrv", strconv.Itoa(nsPort), dir)
 		if err == nil {
 			c.procs = append(c.procs, p)
@@ -172,7 +194,7 @@ func Start(ctx context.Context, env Env, kind Kind, opt Options) (*Cluster, erro
 		// Rerunning the script rewrites the same broker.conf and keeps the store.
 		launch := func() (*Process, error) {
 			return StartProcess("broker", dir,
-				[]string{"FOREGROUND=1", "BROKER_EXTRA_CONF=" + strings.Join(opt.BrokerExtraConf, "\n")},
+				append([]string{"FOREGROUND=1", "BROKER_EXTRA_CONF=" + strings.Join(opt.BrokerExtraConf, "\n")}, javaEnv...),
 				env.Script, "start-broker", brokerNS, strconv.Itoa(brPort), dir)
 		}
 		p, err := launch()
@@ -228,7 +250,7 @@ func Start(ctx context.Context, env Env, kind Kind, opt Options) (*Cluster, erro
 			startErr = startOurs(true, "rocketgo", "-dataDir", filepath.Join(dir, "data"),
 				"-namesrvListen", c.NamesrvAddr, "-brokerListen", c.BrokerAddr, "-c", conf)
 		}
-	case Java:
+	case Java, Java54:
 		if startErr = startJavaNS(); startErr == nil {
 			startErr = startJavaBroker()
 		}

@@ -15,8 +15,11 @@ set -euo pipefail
 
 here="$(cd "$(dirname "$0")/.." && pwd)"
 cache="$here/.cache"
-lib="$cache/java-server/lib"
 version="${ROCKETMQ_SERVER_VERSION:-5.3.3}"
+# 5.3.3, the reference, lives in lib/ (tests look there); another version
+# (ROCKETMQ_SERVER_VERSION=5.4.0) in lib-<version>/, so jars never mix.
+lib="$cache/java-server/lib"
+if [ "$version" != 5.3.3 ]; then lib="$cache/java-server/lib-$version"; fi
 jvm=(-server -Xms256m -Xmx512m -XX:+UseG1GC -XX:MaxDirectMemorySize=512m
      -XX:-OmitStackTraceInFastThrow -XX:+IgnoreUnrecognizedVMOptions -Djava.net.preferIPv4Stack=true)
 # JAVA_EXTRA_OPTS: JVM flags appended to the above (a later -Xms/-Xmx/-XX wins);
