@@ -24,6 +24,7 @@ var Profiles = map[scenario.Client]string{
 	scenario.Java49:  "client-4.9",
 	scenario.Java493: "client-4.9.3",
 	scenario.Java5:   "client-5",
+	scenario.Java54:  "client-5.4",
 }
 
 // ErrNoTools means java or mvn is not installed.
