@@ -63,7 +63,7 @@ func (a *authCheck) checkFrom(remote string, req *codec.Frame) *codec.Frame {
 	if err != nil {
 		return denyResp(req, remarks.AuthorizationContextError)
 	}
-	if len(targets) == 0 {
+	if len(targets) == 0 || a.svc.Exempt(user, req.Code) {
 		return nil
 	}
 	ip := sourceIP(remote)
