@@ -77,6 +77,16 @@ func (a *authCheck) checkFrom(remote string, req *codec.Frame) *codec.Frame {
 	return nil
 }
 
+// unknownCode answers a code no route serves, on the admin pool behind
+// the middleware: Java's pipeline checks every request before its
+// processor, and the default processor (AdminBrokerProcessor) answers an
+// unknown code REQUEST_CODE_NOT_SUPPORTED. So with auth on, an unsigned
+// request gets NO_PERMISSION whatever its code; without auth the
+// transport answers unknown codes at once, the same way.
+func unknownCode(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	return codec.NewResponse(req, int32(codec.RespRequestCodeNotSupported), remarks.RequestCodeNotSupported(req.Code))
+}
+
 // authAction maps the header package's action bits onto the auth
 // module's (whose bit n is Java's action code n; ours start at ALL).
 func authAction(a header.Action) auth.Action { return auth.Action(a) << 1 }

@@ -112,7 +112,8 @@
 //	first bytes: PROXY v1/v2 header ─► parsed (bounded), its source is
 //	             the Conn's RemoteAddr; malformed ─► close
 //	             0x16 ─► Disabled: close; else (at MaxTLSHandshakes in
-//	                     progress, the oldest is closed for it) Dup the fd, copy what gnet read, close the gnet
+//	                     progress, the oldest is closed for it) Dup the
+//	                     fd, copy what gnet read, close the gnet
 //	                     connection (epoll delete + close(2), no
 //	                     shutdown(2): the dup keeps the socket) ─►
 //	                     net.FileConn ─► tls.Server, TLSHandshakeTimeout
