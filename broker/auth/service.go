@@ -60,13 +60,16 @@ type Service struct {
 type authState struct {
 	users map[string]*User // by username
 	acls  map[string]*ACL  // by username (the only subject type)
+	// decided remembers authorization outcomes of this snapshot (the one
+	// thing in it that changes, behind its own lock).
+	decided *decisions
 }
 
 // publish stores a copy of the current snapshot changed by edit. Callers
 // hold writeMu.
 func (s *Service) publish(edit func(users map[string]*User, acls map[string]*ACL)) {
 	old := s.state.Load()
-	next := &authState{users: maps.Clone(old.users), acls: maps.Clone(old.acls)}
+	next := &authState{users: maps.Clone(old.users), acls: maps.Clone(old.acls), decided: newDecisions()}
 	edit(next.users, next.acls)
 	keyUsers(next.users)
 	s.state.Store(next)
@@ -103,7 +106,7 @@ func Open(cfg Config, dir string, log *slog.Logger) (*Service, error) {
 		authzSkip: parseWhitelist(cfg.AuthorizationWhitelist),
 	}
 	keyUsers(users)
-	s.state.Store(&authState{users: users, acls: acls})
+	s.state.Store(&authState{users: users, acls: acls, decided: newDecisions()})
 	s.signers.New = func() any { return newSigner() }
 	if err := s.initUsers(); err != nil {
 		st.close()
@@ -245,7 +248,7 @@ func (s *Service) Authorize(user string, code int32, sourceIP netip.Addr, action
 		return "", true
 	}
 	for i := range res {
-		if detail := decide(acl, &res[i], action, sourceIP); detail != "" {
+		if detail := st.decided.decide(user, acl, &res[i], action, sourceIP); detail != "" {
 			return noPermission(user, &res[i], sourceIP, detail), false
 		}
 	}
