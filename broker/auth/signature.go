@@ -44,6 +44,7 @@ type signer struct {
 	innerU, outerU encoding.BinaryUnmarshaler // the same digests, to load a keyed state
 	order          []sortKey                  // the signed keys of Ext, sorted
 	orders         [orderCacheSize]orderCache // the last sorts, by request code
+	values         []byte                     // the signed values gathered, at most valuesCap
 	pad            [sha1.BlockSize]byte
 	sum            [sha1.Size]byte
 	longKey        [sha1.Size]byte // the hash of a key longer than a block
@@ -56,6 +57,10 @@ type sortKey struct {
 	prefix uint64
 	at     int32
 }
+
+// valuesCap is the size of a signer's buffer of signed values (a send's
+// take ~150 bytes; longer runs are hashed as they come).
+const valuesCap = 1024
 
 // orderCacheSize is how many request codes a signer remembers the key
 // order of (direct-mapped on the code's low bits).
@@ -75,7 +80,7 @@ type orderCache struct {
 }
 
 func newSigner() *signer {
-	s := &signer{inner: sha1.New(), outer: sha1.New(), order: make([]sortKey, 0, 32)}
+	s := &signer{inner: sha1.New(), outer: sha1.New(), order: make([]sortKey, 0, 32), values: make([]byte, 0, valuesCap)}
 	s.innerU, _ = s.inner.(encoding.BinaryUnmarshaler)
 	s.outerU, _ = s.outer.(encoding.BinaryUnmarshaler)
 	return s
@@ -168,6 +173,10 @@ func (s *signer) compute(req *codec.Frame, secretKey string, mk *macKey) bool {
 		s.inner.Write(s.pad[:])
 		mk = nil
 	}
+	// The values go to the hash gathered in s.values: one Write instead
+	// of one per field (each Write has a fixed cost that small values do
+	// not amortize).
+	s.values = s.values[:0]
 	for i := range s.order {
 		kv := &req.Ext[s.order[i].at]
 		// Java's map keeps the last of repeated keys (stable sort: the
@@ -175,8 +184,17 @@ func (s *signer) compute(req *codec.Frame, secretKey string, mk *macKey) bool {
 		if i+1 < len(s.order) && req.Ext[s.order[i+1].at].Key == kv.Key {
 			continue
 		}
-		s.inner.Write(bytesOf(kv.Value))
+		if len(s.values)+len(kv.Value) > cap(s.values) {
+			s.inner.Write(s.values)
+			s.values = s.values[:0]
+			if len(kv.Value) > cap(s.values) {
+				s.inner.Write(bytesOf(kv.Value))
+				continue
+			}
+		}
+		s.values = append(s.values, kv.Value...)
 	}
+	s.inner.Write(s.values)
 	s.inner.Write(req.Body)
 	inner := s.inner.Sum(s.sum[:0])
 

@@ -134,3 +134,24 @@ func TestPasswordChangeRekeys(t *testing.T) {
 	require.True(t, found)
 	require.Equal(t, User{Username: "alice", Password: "second", Type: UserNormal, Status: UserEnabled}, u)
 }
+
+// Values longer than the gathering buffer, and runs that overflow it, are
+// signed as the reference HMAC signs them.
+func TestSignLongValues(t *testing.T) {
+	vals := []string{strings.Repeat("a", 900), strings.Repeat("b", 300), strings.Repeat("c", 2000), "d", strings.Repeat("e", valuesCap)}
+	f := frame("body")
+	var content string
+	for i, v := range vals {
+		f.Ext = append(f.Ext, codec.KV{Key: "k" + string(rune('0'+i)), Value: v})
+		content += v
+	}
+	mac := hmac.New(sha1.New, []byte("sk"))
+	mac.Write([]byte(content + "body"))
+	want := base64.StdEncoding.EncodeToString(mac.Sum(nil))
+	got, ok := Sign(f, "sk")
+	require.True(t, ok)
+	require.Equal(t, want, got)
+	s := newSigner()
+	require.True(t, s.verify(f, "sk", newMacKey("sk"), want))
+	require.True(t, s.verify(f, "sk", newMacKey("sk"), want), "again, from the cached order")
+}
