@@ -182,3 +182,43 @@ func TestACL1CodesNotSupported(t *testing.T) {
 		require.Equal(t, remarks.RequestCodeNotSupported(int32(code)), resp.Remark)
 	}
 }
+
+// With authentication and authorization on, the broker's side of a signed
+// SEND_MESSAGE_V2 round trip still allocates nothing once warm, for a
+// super user and for a normal user whose ACL allows the topic.
+func TestAuthSendRoundTripAllocs(t *testing.T) {
+	skipAllocsUnderRace(t)
+	tb := startBroker(t, func(c *Config) {
+		c.AuthenticationEnabled = true
+		c.AuthorizationEnabled = true
+		c.InitAuthenticationUser = `{"username":"root","password":"root-secret"}`
+	})
+	s := tb.Auth()
+	require.NoError(t, s.CreateUser(auth.User{Username: "alice", Password: "alice-secret", Type: auth.UserNormal}))
+	res, ok := auth.ParseResourcePattern("Topic:AllocAuth")
+	require.True(t, ok)
+	require.NoError(t, s.PutACL(auth.ACL{Username: "alice", Policies: []auth.Policy{{Type: auth.PolicyCustom,
+		Entries: []auth.Entry{{Resource: res, Actions: []auth.Action{auth.ActionPub}, Decision: auth.Allow}}}}}))
+	tb.topics.createIfAbsent("AllocAuth", 1, body.PermRead|body.PermWrite, 0)
+	sent := 0
+	for _, who := range [][2]string{{"root", "root-secret"}, {"alice", "alice-secret"}} {
+		f := sendV2Request("AllocAuth", 0, props("TAGS", "TagA", "UNIQ_KEY", "0A0000010000000000000000000000AA"), make([]byte, 1024))
+		auth.Credentials{AccessKey: who[0], SecretKey: who[1]}.Signer()(f)
+		wire := f.AppendTo(nil)
+		rc := dialRawClient(t, tb.addr)
+		send := func() {
+			if code := replyCode(t, rc.roundTrip(wire)); code != int(codec.RespSuccess) {
+				t.Fatalf("%s: send answered %d", who[0], code)
+			}
+		}
+		for range 200 {
+			send()
+		}
+		const runs = 500
+		n := testing.AllocsPerRun(runs, send)
+		sent += 200 + runs + 1
+		t.Logf("%s: %.2f allocs per signed send round trip", who[0], n)
+		require.Zero(t, n, who[0])
+	}
+	tb.waitDispatched(t, "AllocAuth", 0, int64(sent))
+}
