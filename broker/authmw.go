@@ -63,7 +63,7 @@ func (a *authCheck) checkFrom(remote string, req *codec.Frame) *codec.Frame {
 	if err != nil {
 		return denyResp(req, remarks.AuthorizationContextError)
 	}
-	if len(targets) == 0 {
+	if len(targets) == 0 || a.svc.Exempt(user, req.Code) {
 		return nil
 	}
 	ip := sourceIP(remote)
@@ -75,6 +75,16 @@ func (a *authCheck) checkFrom(remote string, req *codec.Frame) *codec.Frame {
 		}
 	}
 	return nil
+}
+
+// unknownCode answers a code no route serves, on the admin pool behind
+// the middleware: Java's pipeline checks every request before its
+// processor, and the default processor (AdminBrokerProcessor) answers an
+// unknown code REQUEST_CODE_NOT_SUPPORTED. So with auth on, an unsigned
+// request gets NO_PERMISSION whatever its code; without auth the
+// transport answers unknown codes at once, the same way.
+func unknownCode(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	return codec.NewResponse(req, int32(codec.RespRequestCodeNotSupported), remarks.RequestCodeNotSupported(req.Code))
 }
 
 // authAction maps the header package's action bits onto the auth

@@ -12,6 +12,7 @@ import (
 	"github.com/rocketgo/rocketgo/broker/auth"
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
+	"github.com/rocketgo/rocketgo/compat/remarks"
 	"github.com/rocketgo/rocketgo/namesrv"
 )
 
@@ -156,4 +157,68 @@ func TestAuthHostileSignatures(t *testing.T) {
 	ok, err := fresh.Invoke(ctx, tb.addr, signedAs(t, sendV1("HT", 0, "", []byte("y")), "root", "root-secret"))
 	require.NoError(t, err)
 	require.Equal(t, int32(codec.RespSuccess), ok.Code, ok.Remark)
+}
+
+// ACL 1.0's admin codes 50–54 (UPDATE_AND_CREATE_ACL_CONFIG,
+// DELETE_ACL_CONFIG, GET_BROKER_CLUSTER_ACL_INFO,
+// UPDATE_GLOBAL_WHITE_ADDRS_CONFIG, GET_BROKER_CLUSTER_ACL_CONFIG) are
+// gone from Java 5.3.3: RequestCode no longer defines them and
+// AdminBrokerProcessor, the broker's default processor, answers an
+// unknown code REQUEST_CODE_NOT_SUPPORTED (" request type N not
+// supported"). With the 5.x auth module on, the request is checked first
+// (unsigned: NO_PERMISSION), then answered so, as Java does.
+func TestACL1CodesNotSupported(t *testing.T) {
+	tb := startBroker(t, func(c *Config) {
+		c.AuthenticationEnabled = true
+		c.AuthorizationEnabled = true
+		c.InitAuthenticationUser = `{"username":"root","password":"root-secret"}`
+	})
+	for code := codec.RequestCode(50); code <= 54; code++ {
+		req := request(code, "accessKey", "RocketMQ", "secretKey", "12345678", "topicPerms", "T=PUB", "admin", "true")
+		resp := tb.invoke(t, req)
+		require.Equal(t, int32(codec.RespNoPermission), resp.Code, "code %d unsigned", code)
+		resp = tb.invoke(t, signedAs(t, request(code, "accessKey", "RocketMQ", "secretKey", "12345678"), "root", "root-secret"))
+		require.Equal(t, int32(codec.RespRequestCodeNotSupported), resp.Code, "code %d signed", code)
+		require.Equal(t, remarks.RequestCodeNotSupported(int32(code)), resp.Remark)
+	}
+}
+
+// With authentication and authorization on, the broker's side of a signed
+// SEND_MESSAGE_V2 round trip still allocates nothing once warm, for a
+// super user and for a normal user whose ACL allows the topic.
+func TestAuthSendRoundTripAllocs(t *testing.T) {
+	skipAllocsUnderRace(t)
+	tb := startBroker(t, func(c *Config) {
+		c.AuthenticationEnabled = true
+		c.AuthorizationEnabled = true
+		c.InitAuthenticationUser = `{"username":"root","password":"root-secret"}`
+	})
+	s := tb.Auth()
+	require.NoError(t, s.CreateUser(auth.User{Username: "alice", Password: "alice-secret", Type: auth.UserNormal}))
+	res, ok := auth.ParseResourcePattern("Topic:AllocAuth")
+	require.True(t, ok)
+	require.NoError(t, s.PutACL(auth.ACL{Username: "alice", Policies: []auth.Policy{{Type: auth.PolicyCustom,
+		Entries: []auth.Entry{{Resource: res, Actions: []auth.Action{auth.ActionPub}, Decision: auth.Allow}}}}}))
+	tb.topics.createIfAbsent("AllocAuth", 1, body.PermRead|body.PermWrite, 0)
+	sent := 0
+	for _, who := range [][2]string{{"root", "root-secret"}, {"alice", "alice-secret"}} {
+		f := sendV2Request("AllocAuth", 0, props("TAGS", "TagA", "UNIQ_KEY", "0A0000010000000000000000000000AA"), make([]byte, 1024))
+		auth.Credentials{AccessKey: who[0], SecretKey: who[1]}.Signer()(f)
+		wire := f.AppendTo(nil)
+		rc := dialRawClient(t, tb.addr)
+		send := func() {
+			if code := replyCode(t, rc.roundTrip(wire)); code != int(codec.RespSuccess) {
+				t.Fatalf("%s: send answered %d", who[0], code)
+			}
+		}
+		for range 200 {
+			send()
+		}
+		const runs = 500
+		n := testing.AllocsPerRun(runs, send)
+		sent += 200 + runs + 1
+		t.Logf("%s: %.2f allocs per signed send round trip", who[0], n)
+		require.Zero(t, n, who[0])
+	}
+	tb.waitDispatched(t, "AllocAuth", 0, int64(sent))
 }

@@ -569,6 +569,9 @@ func (b *Broker) routers() (mainR, fastR *transport.Router) {
 		registerHAStatus(r, adminPool, b, b.store.MaxPhyOffset)
 		registerMasterSync(r, adminPool, b.timer.ts != nil, b.cfg.StorePathRootDir)
 		registerControllerMode(r, adminPool, b)
+		if b.authChk.enabled() {
+			r.SetDefault(adminPool, unknownCode) // checked first, as Java's default processor (authmw.go)
+		}
 		return r
 	}
 	return build(true), build(false)

@@ -11,8 +11,14 @@
 # authorization passes after its lookup). Sends go straight to the broker
 # (-b, 4 queues of an auto-created topic).
 #
+# MODE=authcost instead measures what auth costs ours alone: PAIRS
+# alternating sessions plaintext (auth off), auth (on), plaintext, auth…,
+# one row each, and writes the median, spread and load average of each
+# into the "Auth cost" section of OUT (between its markers), leaving the
+# table above alone.
+#
 # Knobs: STEP=10s WARMUP=15s PAIRS=2 SIZE=1024 THREADS=8 CONNS=4 INFLIGHT=16
-#        OUT=bench/results-security.md WORK=<tmpdir> ONLY=ours|java
+#        OUT=bench/results-security.md WORK=<tmpdir> ONLY=ours|java MODE=all|authcost
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -26,6 +32,8 @@ INFLIGHT="${INFLIGHT:-16}"
 OUT="${OUT:-$root/bench/results-security.md}"
 WORK="${WORK:-$(mktemp -d /tmp/rocketgo-bench-sec.XXXXXX)}"
 ONLY="${ONLY:-}"
+MODE="${MODE:-all}"
+if [ "$MODE" = authcost ]; then ONLY=ours; fi
 bin="$WORK/bin"
 javaserver="$root/conformance/scripts/javaserver.sh"
 metrics="$WORK/metrics.tsv"
@@ -113,7 +121,8 @@ row() { # side pair name flags...
 	errs="$(python3 -c 'import json,sys; print(json.load(sys.stdin)["errorTotal"])' <<<"$j")"
 	# Server CPU per message: clock ticks (1/100 s) of user + system time.
 	cpu="$(python3 -c 'import json,sys; m=json.load(sys.stdin)["messages"]; print(round(('"$t1"'-'"$t0"')*10000/max(m,1),2))' <<<"$j")"
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$side" "$pair" "$name" "$tps" "$p99" "$errs" "$cpu" >>"$metrics"
+	local load; load="$(cut -d' ' -f1 /proc/loadavg)"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$side" "$pair" "$name" "$tps" "$p99" "$errs" "$cpu" "$load" >>"$metrics"
 	log "  $side pair $pair $name: $tps msg/s p99 $p99 ms errors $errs server CPU $cpu µs/msg"
 }
 
@@ -124,11 +133,11 @@ session() { # side pair auth
 	if [ "$auth" = off ]; then
 		produce "$side" "$WARMUP" >/dev/null || true # warm-up: creates the topic, JIT, page cache
 		row "$side" "$pair" plaintext
-		row "$side" "$pair" tls -tls
+		if [ "$MODE" != authcost ]; then row "$side" "$pair" tls -tls; fi
 	else
 		produce "$side" "$WARMUP" -ak "$AK" -sk "$SK" >/dev/null || true
 		row "$side" "$pair" auth -ak "$AK" -sk "$SK"
-		row "$side" "$pair" tls+auth -tls -ak "$AK" -sk "$SK"
+		if [ "$MODE" != authcost ]; then row "$side" "$pair" tls+auth -tls -ak "$AK" -sk "$SK"; fi
 	fi
 	stop "$side" "$dir"
 }
@@ -140,12 +149,57 @@ for pair in $(seq 1 "$PAIRS"); do
 	done
 done
 
+if [ "$MODE" = authcost ]; then
+	python3 - "$metrics" "$OUT" "$STEP" "$SIZE" "$THREADS" "$CONNS" "$INFLIGHT" "$PAIRS" "$(git -C "$root" rev-parse --short HEAD)" <<'EOF'
+import sys, statistics, collections, re
+metrics, out, step, size, threads, conns, inflight, pairs, rev = sys.argv[1:]
+rows = collections.defaultdict(list)  # name -> [(pair, tps, p99, cpu, load, errors)]
+for line in open(metrics):
+    side, pair, name, t, p, e, c, l = line.rstrip("\n").split("\t")
+    rows[name].append((int(pair), float(t), float(p), float(c), float(l), int(e)))
+med = statistics.median
+def spread(xs): return f"{min(xs):,.0f}–{max(xs):,.0f}"
+o = ["<!-- authcost:begin -->", "## Auth cost, ours alone (MODE=authcost)", "",
+     f"{pairs} alternating pairs (auth off, auth on, off, on…; a fresh broker per session, warmed up), "
+     f"{step} per row, mqbench async producer {threads} threads x {inflight} in flight over {conns} connections, "
+     f"{size}-byte bodies, at {rev}. CPU is the broker process's user+system time per message (/proc/PID/stat): "
+     "the load generator's own signing is not in it; msg/s includes it, as the producer shares the 2 cores.", "",
+     "| row | msg/s median | msg/s min–max | p99 ms median | broker CPU µs/msg median | CPU min–max | load avg (1 min) at each row | errors |",
+     "|---|---:|---:|---:|---:|---:|---|---:|"]
+for name in ("plaintext", "auth"):
+    r = rows[name]
+    if not r: continue
+    tps = [x[1] for x in r]; p99 = [x[2] for x in r]; cpu = [x[3] for x in r]; load = [x[4] for x in r]
+    o.append(f"| {name} | {med(tps):,.0f} | {spread(tps)} | {med(p99):.2f} | {med(cpu):.2f} | {min(cpu):.2f}–{max(cpu):.2f} | "
+             f"{', '.join(f'{x:.1f}' for x in load)} | {sum(x[5] for x in r)} |")
+pl = {x[0]: x for x in rows["plaintext"]}; au = {x[0]: x for x in rows["auth"]}
+ratios = [(au[k][1] / pl[k][1], au[k][3] / pl[k][3]) for k in sorted(pl) if k in au and pl[k][1] > 0 and pl[k][3] > 0]
+if ratios:
+    tr = [x[0] for x in ratios]; cr = [x[1] for x in ratios]
+    o += ["", f"Per pair, auth / plaintext (each auth row against the plaintext row before it): msg/s {med(tr):.3f} "
+          f"median ({min(tr):.3f}–{max(tr):.3f}); broker CPU per message {med(cr):.3f} median ({min(cr):.3f}–{max(cr):.3f}). "
+          "Pairs (msg/s, CPU): " + ", ".join(f"{a:.2f}/{c:.2f}" for a, c in ratios) + "."]
+o.append("<!-- authcost:end -->")
+sec = "\n".join(o) + "\n"
+try: text = open(out).read()
+except FileNotFoundError: text = ""
+if "<!-- authcost:begin -->" in text:
+    text = re.sub(r"<!-- authcost:begin -->.*?<!-- authcost:end -->\n?", lambda m: sec, text, flags=re.S)
+else:
+    text = text.rstrip("\n") + "\n\n" + sec
+open(out, "w").write(text)
+print(sec)
+EOF
+	log "metrics in $metrics"
+	exit 0
+fi
+
 python3 - "$metrics" "$OUT" "$STEP" "$SIZE" "$THREADS" "$CONNS" "$INFLIGHT" "$PAIRS" <<'EOF'
 import sys, statistics, collections
 metrics, out, step, size, threads, conns, inflight, pairs = sys.argv[1:]
 tps, p99, cpu, errs = collections.defaultdict(list), collections.defaultdict(list), collections.defaultdict(list), collections.defaultdict(int)
 for line in open(metrics):
-    side, pair, name, t, p, e, c = line.rstrip("\n").split("\t")
+    side, pair, name, t, p, e, c = line.rstrip("\n").split("\t")[:7]
     tps[(side, name)].append(float(t)); p99[(side, name)].append(float(p)); errs[(side, name)] += int(e)
     cpu[(side, name)].append(float(c))
 med = lambda xs: statistics.median(xs) if xs else float("nan")
@@ -166,7 +220,10 @@ for r in rows:
     oc, jc = med(cpu[("ours", r)]), med(cpu[("java", r)])
     rel = f"{ot/base:.2f}x, {oc/cbase:.2f}x" if base == base and base > 0 and cbase > 0 else "n/a"
     o.append(f"| {r} | {ot:,.0f} | {op:.2f} | {oc:.2f} | {jt:,.0f} | {jp:.2f} | {jc:.2f} | {ratio} | {rel} | {errs[('ours', r)]}/{errs[('java', r)]} |")
-open(out, "w").write("\n".join(o) + "\n")
+import re
+try: kept = re.search(r"<!-- authcost:begin -->.*?<!-- authcost:end -->\n?", open(out).read(), flags=re.S)
+except FileNotFoundError: kept = None
+open(out, "w").write("\n".join(o) + "\n" + ("\n" + kept.group(0) if kept else ""))
 print("\n".join(o))
 EOF
 log "metrics in $metrics"

@@ -86,16 +86,16 @@ func TestSignMatchesGoClient(t *testing.T) {
 	signed := goClientSign(ext, body, "rocketmq2", "12345678", "")
 	f := frameOf(signed, body)
 	s := newSigner()
-	require.True(t, s.verify(f, "12345678", signed["Signature"]))
-	require.False(t, s.verify(f, "12345679", signed["Signature"]))
+	require.True(t, s.verify(f, "12345678", nil, signed["Signature"]))
+	require.False(t, s.verify(f, "12345679", nil, signed["Signature"]))
 	f.Body[0] ^= 1
-	require.False(t, s.verify(f, "12345678", signed["Signature"]))
+	require.False(t, s.verify(f, "12345678", nil, signed["Signature"]))
 
 	// The SecurityToken quirk: the Go client leaves the token out of what
 	// it signs; Java's server signs it, and so do we, so such a client is
 	// refused by both.
 	withToken := goClientSign(ext, []byte("x"), "rocketmq2", "12345678", "tok")
-	require.False(t, s.verify(frameOf(withToken, []byte("x")), "12345678", withToken["Signature"]))
+	require.False(t, s.verify(frameOf(withToken, []byte("x")), "12345678", nil, withToken["Signature"]))
 }
 
 func TestSignFieldRules(t *testing.T) {

@@ -14,6 +14,15 @@ type User struct {
 	Password string
 	Type     UserType
 	Status   UserStatus
+
+	mac *macKey // Password's keyed HMAC states, set when published (Service.publish)
+}
+
+// public is u without what the service keeps beside the account.
+func (u *User) public() User {
+	c := *u
+	c.mac = nil
+	return c
 }
 
 // UserFromInfo converts an admin body like Java's UserConverter: unknown

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"container/list"
 	"context"
 	"crypto/tls"
 	"encoding/binary"
@@ -127,7 +128,9 @@ type ServerConfig struct {
 	// DefaultTLSHandshakeTimeout (10 s).
 	TLSHandshakeTimeout time.Duration
 	// MaxTLSHandshakes bounds the TLS handshakes in progress; a TLS
-	// connection beyond it is closed at once. 0 means
+	// connection beyond it closes the oldest handshake still in progress
+	// (so a flood of idle handshakes cannot lock real clients out, who
+	// finish theirs in a round trip or two). 0 means
 	// DefaultMaxTLSHandshakes (1024).
 	MaxTLSHandshakes int
 
@@ -195,11 +198,12 @@ type Server struct {
 	// connections whose first bytes are not seen yet; sockets handed to
 	// crypto/tls (their Conn once the handshake is done, else nil);
 	// stopping refuses new hand-offs once Close began.
-	sniffing   map[gnet.Conn]*sniffer
-	handed     map[net.Conn]*Conn
-	stopping   bool
-	handshakes chan struct{} // semaphore of TLS handshakes in progress
-	tlsWG      sync.WaitGroup
+	sniffing  map[gnet.Conn]*sniffer
+	handed    map[net.Conn]*Conn
+	stopping  bool
+	shaking   list.List // of *handshake: TLS handshakes in progress, oldest first
+	evictions atomic.Int64
+	tlsWG     sync.WaitGroup
 
 	// clock is a coarse unix-nano time refreshed by the idle checker, so
 	// noting a connection's activity costs one atomic store.
@@ -245,17 +249,16 @@ func NewServer(cfg ServerConfig, r *Router) *Server {
 		r = NewRouter()
 	}
 	s := &Server{
-		cfg:        cfg,
-		router:     r,
-		log:        cfg.Logger,
-		conns:      make(map[uint64]*Conn),
-		sniffing:   make(map[gnet.Conn]*sniffer),
-		handed:     make(map[net.Conn]*Conn),
-		handshakes: make(chan struct{}, cfg.MaxTLSHandshakes),
-		booted:     make(chan struct{}),
-		runErr:     make(chan error, 1),
-		stopIdle:   make(chan struct{}),
-		idleDone:   make(chan struct{}),
+		cfg:      cfg,
+		router:   r,
+		log:      cfg.Logger,
+		conns:    make(map[uint64]*Conn),
+		sniffing: make(map[gnet.Conn]*sniffer),
+		handed:   make(map[net.Conn]*Conn),
+		booted:   make(chan struct{}),
+		runErr:   make(chan error, 1),
+		stopIdle: make(chan struct{}),
+		idleDone: make(chan struct{}),
 		// Half the CPUs at most decode big headers, so the loops keep theirs.
 		bigHeaders: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)),
 		// Room for two maximal headers per decoding CPU: one decoding, one

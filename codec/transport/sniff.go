@@ -21,8 +21,8 @@ import (
 //	  PROXY v1/v2 header (ProxyProtocol)? ─► parsed, discarded, its source
 //	        address is the Conn's RemoteAddr; malformed ─► close
 //	  0x16 (a TLS handshake record)?
-//	        Disabled ─► close; else, within MaxTLSHandshakes (else close):
-//	        dup the socket, take what gnet read as a prefix, close the gnet
+//	        Disabled ─► close; else (at MaxTLSHandshakes in progress, the
+//	        oldest of them is closed first) dup the socket, take what gnet read as a prefix, close the gnet
 //	        connection (gnet's close is epoll delete + close(2) of its fd,
 //	        no shutdown(2): the dup keeps the socket open) ─► tlsconn.go
 //	  anything else: Enforcing ─► close; else a Conn on gnet as without
@@ -120,15 +120,8 @@ func (e *events) sniff(gc gnet.Conn, sn *sniffer) (*Conn, gnet.Action) {
 // closed by the caller's gnet.Close either way.
 func (e *events) handoff(gc gnet.Conn, sn *sniffer, remote string, avail int) {
 	s := e.s
-	select {
-	case s.handshakes <- struct{}{}:
-	default:
-		s.log.Warn("transport: closing connection: too many TLS handshakes in progress", "remote", remote, "maxTLSHandshakes", cap(s.handshakes))
-		return
-	}
 	fd, err := gc.Dup()
 	if err != nil {
-		<-s.handshakes
 		s.log.Warn("transport: closing connection: cannot take its socket for TLS", "remote", remote, "err", err)
 		return
 	}
@@ -136,7 +129,6 @@ func (e *events) handoff(gc gnet.Conn, sn *sniffer, remote string, avail int) {
 	raw, err := net.FileConn(f) // its own dup: f is closed right after
 	_ = f.Close()
 	if err != nil {
-		<-s.handshakes
 		s.log.Warn("transport: closing connection: cannot take its socket for TLS", "remote", remote, "err", err)
 		return
 	}

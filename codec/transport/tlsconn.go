@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bufio"
+	"container/list"
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
@@ -196,33 +197,73 @@ func (o *streamOutlet) close() error {
 
 func (o *streamOutlet) abort() {}
 
+// errEvicted fails a handshake closed for a newer one.
+var errEvicted = errors.New("transport: TLS handshake closed for a newer one (maxTLSHandshakes)")
+
 // handoffTLS registers raw (the dup of a gnet connection whose first byte
-// was a TLS handshake) and serves it on goroutines. The caller holds a
-// handshake slot, which serveTLS releases. It reports false when the
-// server is closing (raw is then closed).
+// was a TLS handshake) and serves it on goroutines. At MaxTLSHandshakes
+// in progress it closes the oldest of them first. It reports false when
+// the server is closing (raw is then closed).
 func (s *Server) handoffTLS(raw net.Conn, prefix []byte, remote, local string) bool {
+	h := &handshake{raw: raw, remote: remote}
 	s.mu.Lock()
 	if s.stopping {
 		s.mu.Unlock()
-		<-s.handshakes
 		_ = raw.Close()
 		return false
 	}
+	var victim *handshake
+	if s.shaking.Len() >= s.cfg.MaxTLSHandshakes {
+		victim = s.shaking.Remove(s.shaking.Front()).(*handshake)
+		victim.evicted = true
+	}
+	h.el = s.shaking.PushBack(h)
 	s.handed[raw] = nil
 	s.tlsWG.Add(1)
 	s.mu.Unlock()
-	go s.serveTLS(raw, prefix, remote, local)
+	if victim != nil {
+		// Its goroutine sees the handshake fail and cleans up.
+		_ = victim.raw.Close()
+		if n := s.evictions.Add(1); n&(n-1) == 0 { // 1, 2, 4, …: a flood logs a few lines
+			s.log.Warn("transport: closing connection: too many TLS handshakes in progress, the oldest one closed",
+				"remote", victim.remote, "maxTLSHandshakes", s.cfg.MaxTLSHandshakes, "closedSoFar", n)
+		}
+	}
+	go s.serveTLS(raw, h, prefix, remote, local)
 	return true
+}
+
+// handshake is one TLS handshake in progress, in Server.shaking.
+type handshake struct {
+	raw     net.Conn
+	remote  string
+	el      *list.Element
+	evicted bool // guarded by Server.mu: taken off shaking for a newer one
+}
+
+// handshaking is the number of TLS handshakes in progress.
+func (s *Server) handshaking() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.shaking.Len()
 }
 
 // serveTLS completes the handshake within TLSHandshakeTimeout, then reads
 // the connection's frames until it closes.
-func (s *Server) serveTLS(raw net.Conn, prefix []byte, remote, local string) {
+func (s *Server) serveTLS(raw net.Conn, h *handshake, prefix []byte, remote, local string) {
 	defer s.tlsWG.Done()
 	tc := tls.Server(&replayConn{Conn: raw, pre: prefix, br: bufio.NewReaderSize(raw, tlsReadBuffer)}, s.cfg.TLS)
 	_ = raw.SetDeadline(time.Now().Add(s.cfg.TLSHandshakeTimeout))
 	err := tc.Handshake()
-	<-s.handshakes
+	s.mu.Lock()
+	if h.evicted {
+		if err == nil {
+			err = errEvicted
+		}
+	} else {
+		s.shaking.Remove(h.el)
+	}
+	s.mu.Unlock()
 	if err != nil {
 		s.log.Info("transport: closing connection: TLS handshake failed", "remote", remote, "err", err,
 			"handshakeTimeout", s.cfg.TLSHandshakeTimeout)
