@@ -41,26 +41,8 @@ type ClientConfig struct {
 }
 
 func (c *ClientConfig) fill() {
-	if c.HeartbeatInterval <= 0 {
-		c.HeartbeatInterval = 5 * time.Second
-	}
-	if c.HousekeepingInterval <= 0 {
-		c.HousekeepingInterval = 20 * time.Second
-	}
-	if c.ReconnectInterval <= 0 {
-		c.ReconnectInterval = 5 * time.Second
-	}
-	if c.MinBackoff <= 0 {
-		c.MinBackoff = 100 * time.Millisecond
-	}
 	if c.MaxFrameBody <= 0 {
 		c.MaxFrameBody = 4 << 20
-	}
-	if c.DialTimeout <= 0 {
-		c.DialTimeout = 5 * time.Second
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
 	}
 }
 

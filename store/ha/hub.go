@@ -29,8 +29,8 @@ type TransferStore interface {
 	WatchRaw(ch chan struct{}) (stop func())
 }
 
-// HubConfig configures a Hub; the protocol's config fills it (no defaults
-// here).
+// HubConfig configures a Hub; zero values take Java's defaults (both
+// protocols').
 type HubConfig struct {
 	// Name prefixes the log messages ("ha", "autoswitch").
 	Name string
@@ -46,6 +46,21 @@ type HubConfig struct {
 	// HousekeepingInterval bounds every read of a report and every write.
 	HousekeepingInterval time.Duration
 	Logger               *slog.Logger
+}
+
+func (c *HubConfig) fill() {
+	if c.TransferBatchSize <= 0 {
+		c.TransferBatchSize = 32 << 10 // haTransferBatchSize
+	}
+	if c.HeartbeatInterval <= 0 {
+		c.HeartbeatInterval = 5 * time.Second // haSendHeartbeatInterval
+	}
+	if c.HousekeepingInterval <= 0 {
+		c.HousekeepingInterval = 20 * time.Second // haHousekeepingInterval
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
 }
 
 // MasterSession is one protocol's part of one slave connection. The
@@ -113,6 +128,7 @@ type Hub[S MasterSession] struct {
 // NewHub listens on cfg.Addr; open makes the session of each accepted
 // connection. Start serves.
 func NewHub[S MasterSession](cfg HubConfig, st TransferStore, open func(*Conn[S]) S) (*Hub[S], error) {
+	cfg.fill()
 	ln, err := tlsconf.Listen("tcp", cfg.Addr, cfg.TLS)
 	if err != nil {
 		return nil, fmt.Errorf("%s: listen %s: %w", cfg.Name, cfg.Addr, err)

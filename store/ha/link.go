@@ -22,7 +22,8 @@ import (
 // reports the slave's offset on entering the transfer, after each append
 // that grew it, and every HeartbeatInterval.
 
-// LinkConfig configures a Link; the protocol's config fills it.
+// LinkConfig configures a Link; zero values take Java's defaults (both
+// protocols').
 type LinkConfig struct {
 	// Name prefixes the log messages and errors ("ha", "autoswitch").
 	Name string
@@ -44,6 +45,27 @@ type LinkConfig struct {
 	// other than the slave's received end.
 	ErrOffsetNotEqual error
 	Logger            *slog.Logger
+}
+
+func (c *LinkConfig) fill() {
+	if c.HeartbeatInterval <= 0 {
+		c.HeartbeatInterval = 5 * time.Second // haSendHeartbeatInterval
+	}
+	if c.HousekeepingInterval <= 0 {
+		c.HousekeepingInterval = 20 * time.Second // haHousekeepingInterval
+	}
+	if c.ReconnectInterval <= 0 {
+		c.ReconnectInterval = 5 * time.Second // Java waits 5 s
+	}
+	if c.MinBackoff <= 0 {
+		c.MinBackoff = 100 * time.Millisecond
+	}
+	if c.DialTimeout <= 0 {
+		c.DialTimeout = 5 * time.Second // RemotingHelper.connect
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
 }
 
 // SlaveProtocol is what a protocol adds to a Link.
@@ -94,6 +116,7 @@ type Link struct {
 
 // NewLink makes a slave link running proto; Start runs it.
 func NewLink(cfg LinkConfig, st SlaveStore, proto SlaveProtocol) *Link {
+	cfg.fill()
 	return &Link{cfg: cfg, st: st, proto: proto, log: cfg.Logger, wake: make(chan struct{}, 1), quit: make(chan struct{})}
 }
 
@@ -131,6 +154,9 @@ func (c *Link) Status() ClientStatus {
 	return ClientStatus{MasterAddr: c.master, Connected: c.connected, ReportedOffset: c.reported, LastRead: c.lastRead,
 		LastWrite: c.lastWrite, TransferredBytesPerSecond: c.rate.PerSecond(time.Now())}
 }
+
+// HousekeepingInterval is the bound of a read or write (a handshake's).
+func (c *Link) HousekeepingInterval() time.Duration { return c.cfg.HousekeepingInterval }
 
 // Disconnects counts the connections closed so far.
 func (c *Link) Disconnects() int {

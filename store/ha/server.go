@@ -54,23 +54,11 @@ func (c *ServerConfig) fill() error {
 	if c.SegmentSize <= 0 {
 		return errors.New("ha: server config: SegmentSize must be positive")
 	}
-	if c.TransferBatchSize <= 0 {
-		c.TransferBatchSize = 32 << 10
-	}
-	if c.HeartbeatInterval <= 0 {
-		c.HeartbeatInterval = 5 * time.Second
-	}
-	if c.HousekeepingInterval <= 0 {
-		c.HousekeepingInterval = 20 * time.Second
-	}
 	if c.InSyncReplicas <= 0 {
 		c.InSyncReplicas = 1
 	}
 	if c.MaxGapNotInSync <= 0 {
 		c.MaxGapNotInSync = 256 << 20
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
 	}
 	return nil
 }

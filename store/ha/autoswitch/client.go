@@ -73,23 +73,8 @@ type ClientConfig struct {
 }
 
 func (c *ClientConfig) fill() {
-	if c.HeartbeatInterval <= 0 {
-		c.HeartbeatInterval = 5 * time.Second
-	}
-	if c.HousekeepingInterval <= 0 {
-		c.HousekeepingInterval = 20 * time.Second
-	}
-	if c.ReconnectInterval <= 0 {
-		c.ReconnectInterval = 5 * time.Second
-	}
-	if c.MinBackoff <= 0 {
-		c.MinBackoff = 100 * time.Millisecond
-	}
 	if c.MaxFrameBody <= 0 {
 		c.MaxFrameBody = 4 << 20
-	}
-	if c.DialTimeout <= 0 {
-		c.DialTimeout = 5 * time.Second
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -255,12 +240,12 @@ func (s *slaveSession) Report(dst []byte) ([]byte, int64) {
 // truncates to the consistent point and sends the first report.
 func (c *Client) handshake(conn net.Conn, mr *MasterReader) error {
 	var b [SlaveHandshakeSize]byte
-	_ = conn.SetWriteDeadline(time.Now().Add(c.cfg.HousekeepingInterval))
+	_ = conn.SetWriteDeadline(time.Now().Add(c.HousekeepingInterval()))
 	hs := SlaveHandshake{SyncFromLastFile: c.cfg.SyncFromLastFile, AsyncLearner: c.cfg.AsyncLearner, BrokerID: c.cfg.BrokerID}
 	if _, err := conn.Write(AppendSlaveHandshake(b[:0], hs)); err != nil {
 		return fmt.Errorf("autoswitch: send handshake: %w", err)
 	}
-	_ = conn.SetReadDeadline(time.Now().Add(c.cfg.HousekeepingInterval))
+	_ = conn.SetReadDeadline(time.Now().Add(c.HousekeepingInterval()))
 	h, entries, _, err := mr.Next(Handshake)
 	if err != nil {
 		return fmt.Errorf("autoswitch: handshake: %w", err)

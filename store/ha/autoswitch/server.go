@@ -84,15 +84,6 @@ func (c *ServerConfig) fill() error {
 	if c.SegmentSize <= 0 {
 		return errors.New("autoswitch: server config: SegmentSize must be positive")
 	}
-	if c.TransferBatchSize <= 0 {
-		c.TransferBatchSize = 32 << 10
-	}
-	if c.HeartbeatInterval <= 0 {
-		c.HeartbeatInterval = 5 * time.Second
-	}
-	if c.HousekeepingInterval <= 0 {
-		c.HousekeepingInterval = 20 * time.Second
-	}
 	if c.MaxTimeSlaveNotCatchup <= 0 {
 		c.MaxTimeSlaveNotCatchup = 15 * time.Second
 	}
