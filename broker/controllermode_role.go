@@ -141,45 +141,36 @@ func (b *Broker) reregister()          { b.reg.changed() }
 func (b *Broker) diskUtil() string     { return b.send.diskUtil() }
 
 func (b *Broker) becomeMaster(p autoSwitchReplication) error {
-	b.roleMu.Lock()
-	defer b.roleMu.Unlock()
-	if b.roleClosed {
-		return errRoleClosed
-	}
-	var old store.Role
-	err := b.switchRoleLocked(store.SyncMaster, p.rm.st, p, func() {
-		r := b.role
-		r.mu.Lock()
-		old = r.role
-		r.role, r.brokerID, r.masterAddr, r.haMasterAddr = store.SyncMaster, 0, "", ""
-		r.mu.Unlock()
-	})
-	if err != nil {
-		return err
-	}
-	b.log.Info("broker role changed", "from", old, "to", store.SyncMaster, "epoch", p.epoch, "controllerId", p.id)
-	return nil
+	return b.switchControllerRole(store.SyncMaster, p, 0, "", "epoch", p.epoch, "controllerId", p.id)
 }
 
 func (b *Broker) becomeSlave(p autoSwitchReplication, masterAddr string) error {
 	b.role.slave.Store(true)
+	return b.switchControllerRole(store.Slave, p, p.id, masterAddr, "master", masterAddr, "controllerId", p.id)
+}
+
+// switchControllerRole runs the role machine with AutoSwitch's
+// replication, then records the role the controller named (brokerId,
+// the master's broker address; the HA address comes with the name
+// server's reply).
+func (b *Broker) switchControllerRole(role store.Role, p autoSwitchReplication, brokerID int64, masterAddr string, logArgs ...any) error {
 	b.roleMu.Lock()
 	defer b.roleMu.Unlock()
 	if b.roleClosed {
 		return errRoleClosed
 	}
 	var old store.Role
-	err := b.switchRoleLocked(store.Slave, p.rm.st, p, func() {
+	err := b.switchRoleLocked(role, p.rm.st, p, func() {
 		r := b.role
 		r.mu.Lock()
 		old = r.role
-		r.role, r.brokerID, r.masterAddr, r.haMasterAddr = store.Slave, p.id, masterAddr, ""
+		r.role, r.brokerID, r.masterAddr, r.haMasterAddr = role, brokerID, masterAddr, ""
 		r.mu.Unlock()
 	})
 	if err != nil {
 		return err
 	}
-	b.log.Info("broker role changed", "from", old, "to", store.Slave, "master", masterAddr, "controllerId", p.id)
+	b.log.Info("broker role changed", append([]any{"from", old, "to", role}, logArgs...)...)
 	return nil
 }
 
