@@ -25,16 +25,10 @@ var errRoleClosed = errors.New("broker: closed")
 func (rm *replicasManager) changeToMaster(newEpoch, syncEpoch int32, set []int64) {
 	rm.changeMu.Lock()
 	defer rm.changeMu.Unlock()
-	rm.mu.Lock()
-	if newEpoch <= rm.masterEpoch {
-		rm.mu.Unlock()
+	oldEpoch, id, stay, ok := rm.beginChange(newEpoch, func(id int64) bool { return rm.masterID == id && rm.srv.Load() != nil })
+	if !ok {
 		return
 	}
-	oldEpoch := rm.masterEpoch
-	id := rm.id
-	stay := rm.masterID == id && rm.srv.Load() != nil
-	rm.masterEpoch = newEpoch
-	rm.mu.Unlock()
 	rm.log.Info("change to master", "brokerId", id, "epoch", newEpoch, "stay", stay)
 	if stay {
 		// Re-elected: a new epoch, the same Server.
@@ -53,13 +47,7 @@ func (rm *replicasManager) changeToMaster(newEpoch, syncEpoch int32, set []int64
 			rm.failChange(oldEpoch, err)
 			return
 		}
-		rm.mu.Lock()
-		rm.masterID, rm.masterAddr = id, rm.host.BrokerAddr()
-		running := rm.running
-		rm.mu.Unlock()
-		if running {
-			rm.unfence()
-		}
+		rm.followed(id, rm.host.BrokerAddr())
 	}
 	rm.host.reregister()
 }
@@ -68,16 +56,12 @@ func (rm *replicasManager) changeToMaster(newEpoch, syncEpoch int32, set []int64
 func (rm *replicasManager) changeToSlave(masterAddr string, newEpoch int32, masterID int64) {
 	rm.changeMu.Lock()
 	defer rm.changeMu.Unlock()
-	rm.mu.Lock()
-	if newEpoch <= rm.masterEpoch {
-		rm.mu.Unlock()
+	oldEpoch, id, same, ok := rm.beginChange(newEpoch, func(int64) bool {
+		return masterID == rm.masterID && rm.srv.Load() == nil && rm.host.IsSlave()
+	})
+	if !ok {
 		return
 	}
-	oldEpoch := rm.masterEpoch
-	id := rm.id
-	same := masterID == rm.masterID && rm.srv.Load() == nil && rm.host.IsSlave()
-	rm.masterEpoch = newEpoch
-	rm.mu.Unlock()
 	rm.log.Info("change to slave", "brokerId", id, "master", masterAddr, "masterId", masterID, "epoch", newEpoch, "same", same)
 	if !same {
 		if err := autoswitch.CheckSlaveEpoch(rm.ep, newEpoch); err != nil {
@@ -88,15 +72,37 @@ func (rm *replicasManager) changeToSlave(masterAddr string, newEpoch int32, mast
 			rm.failChange(oldEpoch, err)
 			return
 		}
-		rm.mu.Lock()
-		rm.masterID, rm.masterAddr = masterID, masterAddr
-		running := rm.running
-		rm.mu.Unlock()
-		if running {
-			rm.unfence()
-		}
+		rm.followed(masterID, masterAddr)
 	}
 	rm.host.reregister()
+}
+
+// beginChange takes a role change to newEpoch (ok false: not newer than
+// the epoch followed): it records the new epoch and returns the old one,
+// the controller id and keep's answer (under mu: nothing changes but the
+// epoch). changeMu held.
+func (rm *replicasManager) beginChange(newEpoch int32, keep func(id int64) bool) (oldEpoch int32, id int64, kept, ok bool) {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	if newEpoch <= rm.masterEpoch {
+		return 0, 0, false, false
+	}
+	oldEpoch, id = rm.masterEpoch, rm.id
+	kept = keep(id)
+	rm.masterEpoch = newEpoch
+	return oldEpoch, id, kept, true
+}
+
+// followed records the master a role change followed and lifts the
+// fence of a running broker.
+func (rm *replicasManager) followed(masterID int64, masterAddr string) {
+	rm.mu.Lock()
+	rm.masterID, rm.masterAddr = masterID, masterAddr
+	running := rm.running
+	rm.mu.Unlock()
+	if running {
+		rm.unfence()
+	}
 }
 
 // failChange undoes the epoch bookkeeping of a role change that failed,
