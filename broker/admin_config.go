@@ -248,12 +248,7 @@ func (b *Broker) setInSyncReplicas(value string) {
 	if rs, ok := b.store.(replStore); ok {
 		rs.SetInSyncReplicas(n)
 	}
-	if b.rrt.srv != nil {
-		b.rrt.srv.SetInSyncReplicas(n)
-	}
-	if b.rrt.asrv != nil { // controller mode's AutoSwitch server (without allAckInSyncStateSet)
-		b.rrt.asrv.SetInSyncReplicas(n)
-	}
+	b.setReplInSyncReplicasLocked(n) // either protocol's server (AutoSwitch: without allAckInSyncStateSet)
 }
 
 // setMinInSyncReplicas applies a validated minInSyncReplicas at once (Java

@@ -190,7 +190,7 @@ func New(cfg Config, deps Deps) (*Broker, error) {
 		return nil, err
 	}
 	if cfg.EnableControllerMode {
-		rm, err := newReplicasManager(b)
+		rm, err := newReplicasManager(b, &b.cfg, b.log, b.store, b.nsCliConfig())
 		if err != nil {
 			b.closeAuth()
 			b.nsCli.Close()

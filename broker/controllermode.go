@@ -75,9 +75,10 @@ const controllerCallTimeout = 3 * time.Second
 const maxSyncStateSetIDs = 1024
 
 type replicasManager struct {
-	b     *Broker
+	host  roleHost
 	cfg   *Config
 	log   *slog.Logger
+	blog  *slog.Logger // the broker's, for the AutoSwitch Server and Client
 	cli   *transport.Client
 	st    cmStore
 	ep    *epoch.File
@@ -108,9 +109,10 @@ type replicasManager struct {
 	wg   sync.WaitGroup
 }
 
-func newReplicasManager(b *Broker) (*replicasManager, error) {
-	cfg := &b.cfg
-	st, ok := b.store.(cmStore)
+// newReplicasManager runs controller mode for host, with the broker's
+// config, logger, store and controller client config.
+func newReplicasManager(host roleHost, cfg *Config, log *slog.Logger, msgStore MessageStore, cliCfg transport.ClientConfig) (*replicasManager, error) {
+	st, ok := msgStore.(cmStore)
 	if !ok {
 		return nil, errors.New("broker: controller mode needs a store with replication")
 	}
@@ -135,9 +137,9 @@ func newReplicasManager(b *Broker) (*replicasManager, error) {
 	if idPath == "" {
 		idPath = filepath.Join(cfg.StorePathRootDir, "brokerIdentity")
 	}
-	rm := &replicasManager{b: b, cfg: cfg, log: b.log.With("component", "replicas"), st: st, ep: ep,
+	rm := &replicasManager{host: host, cfg: cfg, log: log.With("component", "replicas"), blog: log, st: st, ep: ep,
 		ident: identityFiles{path: idPath}, addrs: addrs,
-		cli:  transport.NewClient(b.nsCliConfig()),
+		cli:  transport.NewClient(cliCfg),
 		kick: make(chan struct{}, 1), lost: make(chan struct{}, 1), quit: make(chan struct{})}
 	rm.minInSync.Store(int32(cfg.MinInSyncReplicas))
 	rm.fenced.Store(true) // compat: Java's recoverAndInitService fences a controller-mode broker until it runs
@@ -329,7 +331,7 @@ func (rm *replicasManager) startBasic() bool {
 func (rm *replicasManager) unfence() {
 	if rm.fenced.Swap(false) {
 		rm.setStoreFenced(false)
-		rm.b.reg.changed()
+		rm.host.reregister()
 	}
 }
 
@@ -337,7 +339,7 @@ func (rm *replicasManager) unfence() {
 // send-backs, transaction decisions and delay/timer re-puts stop too, each
 // with its processor's own answer.
 func (rm *replicasManager) setStoreFenced(on bool) {
-	if fs, ok := rm.b.store.(interface{ SetFenced(bool) }); ok {
+	if fs, ok := rm.st.(interface{ SetFenced(bool) }); ok {
 		fs.SetFenced(on)
 	}
 }
@@ -480,7 +482,7 @@ func (rm *replicasManager) register() bool {
 			return false
 		}
 		temp = identity{cluster: cluster, brokerName: name, brokerID: h.NextBrokerID,
-			checkCode: fmt.Sprintf("%s;%d", rm.b.BrokerAddr(), time.Now().UnixMilli())}
+			checkCode: fmt.Sprintf("%s;%d", rm.host.BrokerAddr(), time.Now().UnixMilli())}
 		if err := rm.ident.writeTemp(temp); err != nil {
 			rm.log.Error("write brokerIdentity-temp", "err", err)
 			return false
@@ -531,7 +533,7 @@ func (rm *replicasManager) registerToController() bool {
 	id := rm.ID()
 	f := newRequest(codec.ReqControllerRegisterBroker)
 	(&header.RegisterBrokerToControllerRequest{ClusterName: rm.cfg.BrokerClusterName, BrokerName: rm.cfg.BrokerName,
-		BrokerID: id, BrokerAddress: rm.b.BrokerAddr(), InvokeTime: time.Now().UnixMilli()}).Encode(f)
+		BrokerID: id, BrokerAddress: rm.host.BrokerAddr(), InvokeTime: time.Now().UnixMilli()}).Encode(f)
 	resp, err := rm.call(f)
 	if err != nil || resp.Code != int32(codec.RespSuccess) {
 		rm.log.Warn("register to controller failed", "err", err, "resp", respText(resp))
@@ -582,7 +584,7 @@ func (rm *replicasManager) brokerElect() bool {
 // sendHeartbeats sends BROKER_HEARTBEAT oneway to every controller.
 func (rm *replicasManager) sendHeartbeats() {
 	h := header.BrokerHeartbeatRequest{
-		ClusterName: rm.cfg.BrokerClusterName, BrokerAddr: rm.b.BrokerAddr(), BrokerName: rm.cfg.BrokerName,
+		ClusterName: rm.cfg.BrokerClusterName, BrokerAddr: rm.host.BrokerAddr(), BrokerName: rm.cfg.BrokerName,
 		BrokerID: rm.ID(), Epoch: rm.ep.LastEpoch(), MaxOffset: rm.st.MaxPhyOffset(), ConfirmOffset: rm.st.ConfirmOffset(),
 		HeartbeatTimeoutMills: rm.cfg.ControllerHeartBeatTimeoutMills, ElectionPriority: rm.cfg.BrokerElectionPriority,
 	}
@@ -641,8 +643,8 @@ func (rm *replicasManager) syncReplicaInfo() {
 	case h.MasterEpoch == cur && h.MasterBrokerID == id && id > 0:
 		rm.changeSyncStateSet(set.IDs, set.Epoch)
 	}
-	if rm.b.role.IsSlave() && rm.b.role.HAMasterAddr() == "" {
-		rm.b.reg.changed() // learn the master's HA address from the name server
+	if rm.host.IsSlave() && rm.host.haMasterAddr() == "" {
+		rm.host.reregister() // learn the master's HA address from the name server
 	}
 }
 

@@ -2,10 +2,7 @@ package broker
 
 import (
 	"errors"
-	"fmt"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
@@ -15,7 +12,6 @@ import (
 	"github.com/rocketgo/rocketgo/compat/fastjson"
 	"github.com/rocketgo/rocketgo/compat/remarks"
 	"github.com/rocketgo/rocketgo/store"
-	"github.com/rocketgo/rocketgo/store/ha"
 	"github.com/rocketgo/rocketgo/store/ha/autoswitch"
 )
 
@@ -29,16 +25,10 @@ var errRoleClosed = errors.New("broker: closed")
 func (rm *replicasManager) changeToMaster(newEpoch, syncEpoch int32, set []int64) {
 	rm.changeMu.Lock()
 	defer rm.changeMu.Unlock()
-	rm.mu.Lock()
-	if newEpoch <= rm.masterEpoch {
-		rm.mu.Unlock()
+	oldEpoch, id, stay, ok := rm.beginChange(newEpoch, func(id int64) bool { return rm.masterID == id && rm.srv.Load() != nil })
+	if !ok {
 		return
 	}
-	oldEpoch := rm.masterEpoch
-	id := rm.id
-	stay := rm.masterID == id && rm.srv.Load() != nil
-	rm.masterEpoch = newEpoch
-	rm.mu.Unlock()
 	rm.log.Info("change to master", "brokerId", id, "epoch", newEpoch, "stay", stay)
 	if stay {
 		// Re-elected: a new epoch, the same Server.
@@ -53,54 +43,66 @@ func (rm *replicasManager) changeToMaster(newEpoch, syncEpoch int32, set []int64
 		if len(set) > 0 {
 			cur = set
 		}
-		if err := rm.b.becomeMasterCM(rm, newEpoch, id, cur); err != nil {
+		if err := rm.host.becomeMaster(autoSwitchReplication{rm: rm, epoch: newEpoch, id: id, set: cur}); err != nil {
 			rm.failChange(oldEpoch, err)
 			return
 		}
-		rm.mu.Lock()
-		rm.masterID, rm.masterAddr = id, rm.b.BrokerAddr()
-		running := rm.running
-		rm.mu.Unlock()
-		if running {
-			rm.unfence()
-		}
+		rm.followed(id, rm.host.BrokerAddr())
 	}
-	rm.b.reg.changed()
+	rm.host.reregister()
 }
 
 // changeToSlave is Java's changeToSlave.
 func (rm *replicasManager) changeToSlave(masterAddr string, newEpoch int32, masterID int64) {
 	rm.changeMu.Lock()
 	defer rm.changeMu.Unlock()
-	rm.mu.Lock()
-	if newEpoch <= rm.masterEpoch {
-		rm.mu.Unlock()
+	oldEpoch, id, same, ok := rm.beginChange(newEpoch, func(int64) bool {
+		return masterID == rm.masterID && rm.srv.Load() == nil && rm.host.IsSlave()
+	})
+	if !ok {
 		return
 	}
-	oldEpoch := rm.masterEpoch
-	id := rm.id
-	same := masterID == rm.masterID && rm.srv.Load() == nil && rm.b.role.IsSlave()
-	rm.masterEpoch = newEpoch
-	rm.mu.Unlock()
 	rm.log.Info("change to slave", "brokerId", id, "master", masterAddr, "masterId", masterID, "epoch", newEpoch, "same", same)
 	if !same {
 		if err := autoswitch.CheckSlaveEpoch(rm.ep, newEpoch); err != nil {
 			rm.failChange(oldEpoch, err)
 			return
 		}
-		if err := rm.b.becomeSlaveCM(rm, id, masterAddr); err != nil {
+		if err := rm.host.becomeSlave(autoSwitchReplication{rm: rm, epoch: newEpoch, id: id}, masterAddr); err != nil {
 			rm.failChange(oldEpoch, err)
 			return
 		}
-		rm.mu.Lock()
-		rm.masterID, rm.masterAddr = masterID, masterAddr
-		running := rm.running
-		rm.mu.Unlock()
-		if running {
-			rm.unfence()
-		}
+		rm.followed(masterID, masterAddr)
 	}
-	rm.b.reg.changed()
+	rm.host.reregister()
+}
+
+// beginChange takes a role change to newEpoch (ok false: not newer than
+// the epoch followed): it records the new epoch and returns the old one,
+// the controller id and keep's answer (under mu: nothing changes but the
+// epoch). changeMu held.
+func (rm *replicasManager) beginChange(newEpoch int32, keep func(id int64) bool) (oldEpoch int32, id int64, kept, ok bool) {
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	if newEpoch <= rm.masterEpoch {
+		return 0, 0, false, false
+	}
+	oldEpoch, id = rm.masterEpoch, rm.id
+	kept = keep(id)
+	rm.masterEpoch = newEpoch
+	return oldEpoch, id, kept, true
+}
+
+// followed records the master a role change followed and lifts the
+// fence of a running broker.
+func (rm *replicasManager) followed(masterID int64, masterAddr string) {
+	rm.mu.Lock()
+	rm.masterID, rm.masterAddr = masterID, masterAddr
+	running := rm.running
+	rm.mu.Unlock()
+	if running {
+		rm.unfence()
+	}
 }
 
 // failChange undoes the epoch bookkeeping of a role change that failed,
@@ -113,169 +115,91 @@ func (rm *replicasManager) failChange(oldEpoch int32, err error) {
 	rm.log.Error("role change failed", "err", err)
 }
 
-// applyStartRoleLocked is the start role in controller mode: a fenced
-// slave with nothing running until the controller names a master.
-// roleMu held.
-func (rm *replicasManager) applyStartRoleLocked() error {
-	b := rm.b
-	b.role.slave.Store(true)
-	if err := rm.st.SetRole(store.Slave); err != nil {
-		return fmt.Errorf("broker: store role: %w", err)
-	}
-	r := b.role
-	r.mu.Lock()
-	r.role = store.Slave
-	r.mu.Unlock()
-	b.stopServicesLocked()
-	return nil
+// roleHost is what the replicas manager uses of the broker: its
+// address, re-registration, the send path's disk remark and the one role
+// machine (role.go) with AutoSwitch's replication.
+type roleHost interface {
+	BrokerAddr() string
+	IsSlave() bool
+	// roleBrokerID is the run-time brokerId (0 on a master).
+	roleBrokerID() int64
+	// haMasterAddr is the master's HA address ("" unknown).
+	haMasterAddr() string
+	// reregister registers with the name servers at once.
+	reregister()
+	// diskUtil is the bracketed part of SERVICE_NOT_AVAILABLE.
+	diskUtil() string
+	// becomeMaster: close the Client → SetRole(SYNC_MASTER) →
+	// BeginMasterEpoch → NewServer → SetSyncStateSet → Start; then the
+	// services and brokerId 0.
+	becomeMaster(p autoSwitchReplication) error
+	// becomeSlave: refuse writes → SetRole(SLAVE) → stop the services →
+	// close the Server → a Client (the master's HA address comes with the
+	// name server's reply) and brokerId = the controller id.
+	becomeSlave(p autoSwitchReplication, masterAddr string) error
+	// followMasterHA points a running slave's Client at haAddr.
+	followMasterHA(haAddr string)
 }
 
-// becomeMasterCM: close the Client → SetRole(SYNC_MASTER) →
-// BeginMasterEpoch → NewServer → SetSyncStateSet → Start; then the
-// services and brokerId 0.
-func (b *Broker) becomeMasterCM(rm *replicasManager, newEpoch int32, id int64, set []int64) error {
+func (b *Broker) roleBrokerID() int64  { return b.role.BrokerID() }
+func (b *Broker) haMasterAddr() string { return b.role.HAMasterAddr() }
+func (b *Broker) reregister()          { b.reg.changed() }
+func (b *Broker) diskUtil() string     { return b.send.diskUtil() }
+
+func (b *Broker) becomeMaster(p autoSwitchReplication) error {
+	return b.switchControllerRole(store.SyncMaster, p, 0, "", "epoch", p.epoch, "controllerId", p.id)
+}
+
+func (b *Broker) becomeSlave(p autoSwitchReplication, masterAddr string) error {
+	b.role.slave.Store(true)
+	return b.switchControllerRole(store.Slave, p, p.id, masterAddr, "master", masterAddr, "controllerId", p.id)
+}
+
+// switchControllerRole runs the role machine with AutoSwitch's
+// replication, then records the role the controller named (brokerId,
+// the master's broker address; the HA address comes with the name
+// server's reply).
+func (b *Broker) switchControllerRole(role store.Role, p autoSwitchReplication, brokerID int64, masterAddr string, logArgs ...any) error {
 	b.roleMu.Lock()
 	defer b.roleMu.Unlock()
 	if b.roleClosed {
 		return errRoleClosed
 	}
-	if b.rrt.acli != nil {
-		if err := b.rrt.acli.Close(); err != nil {
-			b.log.Warn("autoswitch client close", "err", err)
-		}
-		b.rrt.acli = nil
-	}
-	if err := rm.st.SetRole(store.SyncMaster); err != nil {
-		return fmt.Errorf("store role: %w", err)
-	}
-	if err := autoswitch.BeginMasterEpoch(rm.ep, newEpoch, rm.st.MaxPhyOffset()); err != nil {
+	var old store.Role
+	err := b.switchRoleLocked(role, p.rm.st, p, func() {
+		r := b.role
+		r.mu.Lock()
+		old = r.role
+		r.role, r.brokerID, r.masterAddr, r.haMasterAddr = role, brokerID, masterAddr, ""
+		r.mu.Unlock()
+	})
+	if err != nil {
 		return err
 	}
-	if b.rrt.asrv == nil {
-		hs, err := b.haServerConfig() // the HA port's TLS (rocketgo.tls.ha.enable)
-		if err != nil {
-			return err
-		}
-		srv, err := autoswitch.NewServer(autoswitch.ServerConfig{
-			TLS:                     hs.TLS,
-			Addr:                    b.haListen(),
-			SegmentSize:             b.cfg.MappedFileSizeCommitLog,
-			LocalBrokerID:           id,
-			TransferBatchSize:       b.cfg.HaTransferBatchSize,
-			HeartbeatInterval:       time.Duration(b.cfg.HaSendHeartbeatInterval) * time.Millisecond,
-			HousekeepingInterval:    time.Duration(b.cfg.HaHousekeepingInterval) * time.Millisecond,
-			MaxTimeSlaveNotCatchup:  ms(b.cfg.HaMaxTimeSlaveNotCatchup, 15*time.Second),
-			CheckSyncStateSetPeriod: ms(b.cfg.CheckSyncStateSetPeriod, 5*time.Second),
-			AllAckInSyncStateSet:    b.cfg.AllAckInSyncStateSet,
-			InSyncReplicas:          max(b.cfg.InSyncReplicas, 1),
-			OnSyncStateSetChanged:   rm.onSyncStateSetChanged,
-			Logger:                  b.log,
-		}, rm.st, rm.ep)
-		if err != nil {
-			return fmt.Errorf("autoswitch server: %w", err)
-		}
-		srv.SetSyncStateSet(set)
-		srv.Start()
-		b.rrt.asrv = srv
-		rm.srv.Store(srv)
-	}
-	r := b.role
-	r.mu.Lock()
-	old := r.role
-	r.role, r.brokerID, r.masterAddr, r.haMasterAddr = store.SyncMaster, 0, "", ""
-	r.mu.Unlock()
-	b.startServicesLocked()
-	b.role.slave.Store(false)
-	b.log.Info("broker role changed", "from", old, "to", store.SyncMaster, "epoch", newEpoch, "controllerId", id)
+	b.log.Info("broker role changed", append([]any{"from", old, "to", role}, logArgs...)...)
 	return nil
 }
 
-// becomeSlaveCM: refuse writes → SetRole(SLAVE) → stop the services →
-// close the Server → a Client (the master's HA address comes with the
-// name server's reply) and brokerId = the controller id.
-func (b *Broker) becomeSlaveCM(rm *replicasManager, id int64, masterAddr string) error {
-	b.role.slave.Store(true)
+func (b *Broker) followMasterHA(haAddr string) {
 	b.roleMu.Lock()
 	defer b.roleMu.Unlock()
-	if b.roleClosed {
-		return errRoleClosed
+	if b.rrt.repl == nil || b.rrt.repl.master() {
+		return
 	}
-	if err := rm.st.SetRole(store.Slave); err != nil {
-		return fmt.Errorf("store role: %w", err)
-	}
-	b.stopServicesLocked()
-	if b.rrt.asrv != nil {
-		rm.srv.Store(nil)
-		if err := b.rrt.asrv.Close(); err != nil {
-			b.log.Warn("autoswitch server close", "err", err)
-		}
-		b.rrt.asrv = nil
-	}
-	if b.rrt.acli == nil {
-		hc, err := b.haClientConfig()
-		if err != nil {
-			return err
-		}
-		b.rrt.acli = autoswitch.NewClient(autoswitch.ClientConfig{
-			TLS:                  hc.TLS,
-			BrokerID:             id,
-			SyncFromLastFile:     b.cfg.SyncFromLastFile,
-			AsyncLearner:         b.cfg.AsyncLearner,
-			HeartbeatInterval:    time.Duration(b.cfg.HaSendHeartbeatInterval) * time.Millisecond,
-			HousekeepingInterval: time.Duration(b.cfg.HaHousekeepingInterval) * time.Millisecond,
-			OnMasterLost:         rm.masterLost,
-			Logger:               b.log,
-		}, rm.st, rm.ep)
-		b.rrt.acli.Start()
-	} else {
-		b.rrt.acli.SetMasterAddr("") // a new master: drop the old connection
-	}
-	r := b.role
-	r.mu.Lock()
-	old := r.role
-	r.role, r.brokerID, r.masterAddr, r.haMasterAddr = store.Slave, id, masterAddr, ""
-	r.mu.Unlock()
-	b.log.Info("broker role changed", "from", old, "to", store.Slave, "master", masterAddr, "controllerId", id)
-	return nil
-}
-
-// closeAutoSwitchLocked stops the AutoSwitch Server or Client (Close).
-// roleMu held.
-func (b *Broker) closeAutoSwitchLocked() {
-	if b.rm != nil {
-		b.rm.srv.Store(nil)
-	}
-	if b.rrt.asrv != nil {
-		if err := b.rrt.asrv.Close(); err != nil {
-			b.log.Warn("autoswitch server close", "err", err)
-		}
-		b.rrt.asrv = nil
-	}
-	if b.rrt.acli != nil {
-		if err := b.rrt.acli.Close(); err != nil {
-			b.log.Warn("autoswitch client close", "err", err)
-		}
-		b.rrt.acli = nil
-	}
+	b.role.mu.Lock()
+	b.role.haMasterAddr = haAddr
+	b.role.mu.Unlock()
+	b.rrt.repl.setMasterAddr(haAddr)
 }
 
 // onRegisterResult takes the master's HA address from a name server's
 // reply when the reply's master is the controller's (Java's
 // updateMasterHAServerAddrPeriodically in controller mode).
 func (rm *replicasManager) onRegisterResult(masterAddr, haAddr string) {
-	b := rm.b
-	if haAddr == "" || masterAddr == "" || masterAddr != rm.MasterAddr() || !b.role.IsSlave() {
+	if haAddr == "" || masterAddr == "" || masterAddr != rm.MasterAddr() || !rm.host.IsSlave() {
 		return
 	}
-	b.roleMu.Lock()
-	defer b.roleMu.Unlock()
-	if b.rrt.acli == nil {
-		return
-	}
-	b.role.mu.Lock()
-	b.role.haMasterAddr = haAddr
-	b.role.mu.Unlock()
-	b.rrt.acli.SetMasterAddr(haAddr)
+	rm.host.followMasterHA(haAddr)
 }
 
 // gateSend wraps the send handlers in controller mode: a fenced broker
@@ -286,9 +210,9 @@ func (rm *replicasManager) onRegisterResult(masterAddr, haAddr string) {
 // the send processor's.
 func (rm *replicasManager) gateSend(next transport.LeasedHandler) transport.LeasedHandler {
 	return func(c *transport.Conn, req *codec.Frame, l *transport.Lease) *codec.Frame {
-		if !rm.b.role.IsSlave() {
+		if !rm.host.IsSlave() {
 			if rm.fenced.Load() {
-				return errResp(req, codec.RespServiceNotAvailable, remarks.ServiceNotAvailable(rm.b.send.diskUtil()))
+				return errResp(req, codec.RespServiceNotAvailable, remarks.ServiceNotAvailable(rm.host.diskUtil()))
 			}
 			if srv := rm.srv.Load(); srv != nil && srv.InSyncReplicasNums() < int(rm.minInSync.Load()) && waitStoreMsgOK(req) {
 				return errResp(req, codec.RespSystemError, remarks.InSyncReplicasNotEnough)
@@ -348,7 +272,7 @@ func registerControllerMode(r *transport.Router, pool *transport.Pool, b *Broker
 func (rm *replicasManager) epochEntryCache(dst []byte) []byte {
 	w := fastjson.Writer{Buf: dst}
 	w.ObjectStart()
-	w.IntField("brokerId", rm.b.role.BrokerID())
+	w.IntField("brokerId", rm.host.roleBrokerID())
 	w.StringField("brokerName", rm.cfg.BrokerName)
 	w.StringField("clusterName", rm.cfg.BrokerClusterName)
 	w.Key("epochList")
@@ -364,33 +288,4 @@ func (rm *replicasManager) epochEntryCache(dst []byte) []byte {
 	w.IntField("maxOffset", rm.st.MaxPhyOffset())
 	w.ObjectEnd()
 	return w.Buf
-}
-
-// autoSwitchSlaves maps the AutoSwitch Server's connections to the view
-// GET_BROKER_HA_STATUS shows: in sync means in the master's local
-// SyncStateSet, as Java's AutoSwitchHAService.getRuntimeInfo.
-func autoSwitchSlaves(in []autoswitch.SlaveStatus, local []int64) []ha.SlaveStatus {
-	out := make([]ha.SlaveStatus, 0, len(in))
-	for _, s := range in {
-		out = append(out, ha.SlaveStatus{Addr: s.Addr, AckOffset: s.AckOffset, Diff: s.Diff, InSync: slices.Contains(local, s.BrokerID),
-			TransferFrom: s.TransferFrom, SentOffset: s.SentOffset, TransferredBytesPerSecond: s.TransferredBytesPerSecond})
-	}
-	return out
-}
-
-// HAInSyncSlaveNums is Java's AutoSwitch inSyncSlaveNums: the master's
-// local SyncStateSet without itself (ok false outside controller mode or
-// on a slave).
-func (b *Broker) HAInSyncSlaveNums() (int, bool) {
-	b.roleMu.Lock()
-	defer b.roleMu.Unlock()
-	if b.rrt.asrv == nil {
-		return 0, false
-	}
-	return max(len(b.rrt.asrv.LocalSyncStateSet())-1, 0), true
-}
-
-func autoSwitchClientStatus(s autoswitch.ClientStatus) ha.ClientStatus {
-	return ha.ClientStatus{MasterAddr: s.MasterAddr, Connected: s.Connected, ReportedOffset: s.ReportedOffset,
-		LastRead: s.LastRead, LastWrite: s.LastWrite, TransferredBytesPerSecond: s.TransferredBytesPerSecond}
 }

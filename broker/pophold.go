@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"container/heap"
 	"strings"
 	"sync"
 	"time"
@@ -42,20 +41,16 @@ const (
 // any moved since, so a message that lands between the scan and the park
 // makes the request scan again instead of sleeping.
 type popHolds struct {
-	run             func(*popRequest)
+	// holdClock: the deadline heap (guarded by mu), the timer goroutine,
+	// the wake workers and run (pullhold.go).
+	holdClock[*popRequest]
 	drop            func(*popRequest) // frees a request whose connection closed
 	perKey, maxHeld int
 
 	mu      sync.Mutex
 	watches map[string]*popWatch // keys are private copies; guarded by mu
 	perQ    map[popKey]int       // held per (topic, group, queue); guarded by mu
-	timers  popHeap              // guarded by mu
 	count   int                  // guarded by mu
-
-	kick chan struct{}
-	wake chan *popRequest
-	quit chan struct{}
-	wg   sync.WaitGroup
 }
 
 func newPopHolds(run func(*popRequest), perKey, maxHeld int) *popHolds {
@@ -65,22 +60,10 @@ func newPopHolds(run func(*popRequest), perKey, maxHeld int) *popHolds {
 	if maxHeld <= 0 {
 		maxHeld = DefaultMaxPopPollingSize
 	}
-	return &popHolds{run: run, perKey: perKey, maxHeld: maxHeld,
-		watches: make(map[string]*popWatch), perQ: make(map[popKey]int),
-		kick: make(chan struct{}, 1), wake: make(chan *popRequest, 1024), quit: make(chan struct{})}
-}
-
-func (t *popHolds) start() {
-	t.wg.Add(1 + holdWakeWorkers)
-	go t.timerLoop()
-	for range holdWakeWorkers {
-		go t.wakeLoop()
-	}
-}
-
-func (t *popHolds) stop() {
-	close(t.quit)
-	t.wg.Wait()
+	t := &popHolds{perKey: perKey, maxHeld: maxHeld,
+		watches: make(map[string]*popWatch), perQ: make(map[popKey]int)}
+	t.holdClock.init(&t.mu, t.claimLocked, run, 1024)
+	return t
 }
 
 func (t *popHolds) watchLocked(topic string) *popWatch {
@@ -135,15 +118,11 @@ func (t *popHolds) park(pr *popRequest, _ bool) popOutcome {
 		w.held = append(w.held, pr)
 	}
 	pr.claimed = false
-	heap.Push(&t.timers, pr)
+	earliest := t.pushLocked(pr)
 	t.count++
-	earliest := t.timers[0] == pr
 	t.mu.Unlock()
 	if earliest {
-		select {
-		case t.kick <- struct{}{}:
-		default:
-		}
+		t.kickTimer()
 	}
 	return popParked
 }
@@ -171,9 +150,7 @@ func (t *popHolds) claimLocked(pr *popRequest) bool {
 	} else {
 		delete(t.perQ, k)
 	}
-	if pr.index >= 0 && pr.index < len(t.timers) && t.timers[pr.index] == pr {
-		heap.Remove(&t.timers, pr.index)
-	}
+	t.removeLocked(pr)
 	t.count--
 	return true
 }
@@ -233,84 +210,5 @@ func (t *popHolds) held() int {
 	return t.count
 }
 
-func (t *popHolds) dispatch(pr *popRequest) {
-	select {
-	case t.wake <- pr:
-	default:
-		t.run(pr)
-	}
-}
-
-func (t *popHolds) wakeLoop() {
-	defer t.wg.Done()
-	for {
-		select {
-		case <-t.quit:
-			return
-		case pr := <-t.wake:
-			t.run(pr)
-		}
-	}
-}
-
-func (t *popHolds) timerLoop() {
-	defer t.wg.Done()
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	for {
-		t.mu.Lock()
-		now := time.Now()
-		var due []*popRequest
-		for len(t.timers) > 0 && !t.timers[0].deadline.After(now) {
-			pr := t.timers[0]
-			t.claimLocked(pr)
-			due = append(due, pr)
-		}
-		wait := time.Hour
-		if len(t.timers) > 0 {
-			wait = t.timers[0].deadline.Sub(now)
-		}
-		t.mu.Unlock()
-		for _, pr := range due {
-			t.dispatch(pr)
-		}
-		timer.Reset(wait)
-		select {
-		case <-t.quit:
-			return
-		case <-t.kick:
-			if !timer.Stop() {
-				select {
-				case <-timer.C:
-				default:
-				}
-			}
-		case <-timer.C:
-		}
-	}
-}
-
-// popHeap orders held requests by deadline.
-type popHeap []*popRequest
-
-func (h popHeap) Len() int           { return len(h) }
-func (h popHeap) Less(i, j int) bool { return h[i].deadline.Before(h[j].deadline) }
-func (h popHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index = i
-	h[j].index = j
-}
-func (h *popHeap) Push(x any) {
-	pr := x.(*popRequest)
-	pr.index = len(*h)
-	*h = append(*h, pr)
-}
-func (h *popHeap) Pop() any {
-	old := *h
-	n := len(old)
-	pr := old[n-1]
-	old[n-1] = nil
-	pr.index = -1
-	*h = old[:n-1]
-	return pr
-}
+func (pr *popRequest) holdDeadline() time.Time { return pr.deadline }
+func (pr *popRequest) heapIndex() *int         { return &pr.index }

@@ -54,7 +54,9 @@ type holdKey struct {
 // goroutine serves every deadline; arrivals wake pulls from the store's
 // dispatcher. Re-runs execute on a few wake workers.
 type holdTable struct {
-	run   func(*pullRequest)
+	// holdClock: the deadline heap (guarded by mu), the timer goroutine,
+	// the wake workers and run.
+	holdClock[*pullRequest]
 	drop  func(*pullRequest) // frees a pull whose connection closed
 	store MessageStore
 	log   *slog.Logger
@@ -69,7 +71,6 @@ type holdTable struct {
 	// copy (request strings alias pooled buffers) and an emptied list stays,
 	// so parking on a known queue allocates nothing; guarded by mu.
 	queues map[holdKey]*holdList
-	timers deadlineHeap // guarded by mu
 	// conns lists the pulls held per connection, so a closed connection's
 	// are freed at once rather than at their deadlines. An entry lives
 	// until its connection closes; guarded by mu.
@@ -81,11 +82,6 @@ type holdTable struct {
 	// after it, only arrivals of matching messages and deadlines wake a
 	// pull (tests wait for it).
 	parked atomic.Uint64
-
-	kick chan struct{} // a new earliest deadline was pushed
-	wake chan *pullRequest
-	quit chan struct{}
-	wg   sync.WaitGroup
 }
 
 const holdWakeWorkers = 4
@@ -93,8 +89,7 @@ const holdWakeWorkers = 4
 // newHoldTable makes a table with the default bounds; the broker's sets
 // drop and its configured bounds before start.
 func newHoldTable(run func(*pullRequest), st MessageStore, log *slog.Logger) *holdTable {
-	return &holdTable{
-		run:        run,
+	t := &holdTable{
 		drop:       func(*pullRequest) {},
 		store:      st,
 		log:        log,
@@ -102,25 +97,9 @@ func newHoldTable(run func(*pullRequest), st MessageStore, log *slog.Logger) *ho
 		maxBytes:   DefaultMaxHeldPullBytes,
 		queues:     make(map[holdKey]*holdList),
 		conns:      make(map[*transport.Conn]*holdList),
-		kick:       make(chan struct{}, 1),
-		wake:       make(chan *pullRequest, 4096),
-		quit:       make(chan struct{}),
 	}
-}
-
-func (t *holdTable) start() {
-	t.wg.Add(1 + holdWakeWorkers)
-	go t.timerLoop()
-	for range holdWakeWorkers {
-		go t.wakeLoop()
-	}
-}
-
-// stop ends the goroutines; held pulls are dropped (their connections are
-// closing with the server).
-func (t *holdTable) stop() {
-	close(t.quit)
-	t.wg.Wait()
+	t.holdClock.init(&t.mu, t.claimLocked, run, 4096)
+	return t
 }
 
 // held reports how many pulls are parked.
@@ -203,15 +182,11 @@ func (t *holdTable) parkAndRecheck(pr *pullRequest) holdOutcome {
 	}
 	pr.queueIndex = len(l.prs)
 	l.prs = append(l.prs, pr)
-	heap.Push(&t.timers, pr)
+	earliest := t.pushLocked(pr)
 	t.count++
-	earliest := t.timers[0] == pr
 	t.mu.Unlock()
 	if earliest {
-		select {
-		case t.kick <- struct{}{}:
-		default:
-		}
+		t.kickTimer()
 	}
 	if c != nil && c.Closed() {
 		// The connection closed before pr was listed, so its OnClose
@@ -277,9 +252,7 @@ func (t *holdTable) claimLocked(pr *pullRequest) bool {
 	}
 	t.bytes -= pr.cost
 	pr.cost = 0
-	if pr.index >= 0 && pr.index < len(t.timers) && t.timers[pr.index] == pr {
-		heap.Remove(&t.timers, pr.index)
-	}
+	t.removeLocked(pr)
 	t.count--
 	return true
 }
@@ -324,55 +297,127 @@ func (t *holdTable) arrived(topic string, queue int32, maxOffset int64, tagsCode
 	}
 }
 
-// dispatch hands pr to a wake worker, or runs it here when they are busy.
-func (t *holdTable) dispatch(pr *pullRequest) {
-	select {
-	case t.wake <- pr:
-	default:
-		t.run(pr)
+func (pr *pullRequest) holdDeadline() time.Time { return pr.deadline }
+func (pr *pullRequest) heapIndex() *int         { return &pr.index }
+
+// heldRequest is what a hold table parks: a held pull (this file) or a
+// held POP or notification (pophold.go).
+type heldRequest interface {
+	comparable
+	holdDeadline() time.Time
+	heapIndex() *int
+}
+
+// holdClock is the machinery both hold tables share (Java's
+// PullRequestHoldService and PopLongPollingService): the deadline heap,
+// one timer goroutine that claims what expired, and wake workers that
+// re-run what an arrival or a deadline claimed. The heap is guarded by
+// the table's mutex; claim is the table's claimLocked.
+type holdClock[R heldRequest] struct {
+	mu     *sync.Mutex
+	claim  func(R) bool
+	run    func(R)
+	timers holdHeap[R] // guarded by *mu
+
+	kick chan struct{} // a new earliest deadline was pushed
+	wake chan R
+	quit chan struct{}
+	wg   sync.WaitGroup
+}
+
+func (k *holdClock[R]) init(mu *sync.Mutex, claim func(R) bool, run func(R), wakeQueue int) {
+	k.mu, k.claim, k.run = mu, claim, run
+	k.kick, k.wake, k.quit = make(chan struct{}, 1), make(chan R, wakeQueue), make(chan struct{})
+}
+
+func (k *holdClock[R]) start() {
+	k.wg.Add(1 + holdWakeWorkers)
+	go k.timerLoop()
+	for range holdWakeWorkers {
+		go k.wakeLoop()
 	}
 }
 
-func (t *holdTable) wakeLoop() {
-	defer t.wg.Done()
+// stop ends the goroutines; held requests are dropped (their connections
+// are closing with the server).
+func (k *holdClock[R]) stop() {
+	close(k.quit)
+	k.wg.Wait()
+}
+
+// pushLocked adds r to the deadline heap; true when it is the earliest
+// (then kickTimer, after the table's mutex is released). mu held.
+func (k *holdClock[R]) pushLocked(r R) bool {
+	heap.Push(&k.timers, r)
+	return k.timers[0] == r
+}
+
+func (k *holdClock[R]) kickTimer() {
+	select {
+	case k.kick <- struct{}{}:
+	default:
+	}
+}
+
+// removeLocked takes r out of the deadline heap if it is there. mu held.
+func (k *holdClock[R]) removeLocked(r R) {
+	if i := *r.heapIndex(); i >= 0 && i < len(k.timers) && k.timers[i] == r {
+		heap.Remove(&k.timers, i)
+	}
+}
+
+// dispatch hands r to a wake worker, or runs it here when they are busy.
+func (k *holdClock[R]) dispatch(r R) {
+	select {
+	case k.wake <- r:
+	default:
+		k.run(r)
+	}
+}
+
+func (k *holdClock[R]) wakeLoop() {
+	defer k.wg.Done()
 	for {
 		select {
-		case <-t.quit:
+		case <-k.quit:
 			return
-		case pr := <-t.wake:
-			t.run(pr)
+		case r := <-k.wake:
+			k.run(r)
 		}
 	}
 }
 
 // timerLoop sleeps until the earliest deadline, then re-runs every expired
-// pull. It never polls: with nothing held it waits for a kick.
-func (t *holdTable) timerLoop() {
-	defer t.wg.Done()
+// request. It never polls: with nothing held it waits for a kick.
+func (k *holdClock[R]) timerLoop() {
+	defer k.wg.Done()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	var due []R
 	for {
-		t.mu.Lock()
+		k.mu.Lock()
 		now := time.Now()
-		var due []*pullRequest
-		for len(t.timers) > 0 && !t.timers[0].deadline.After(now) {
-			pr := t.timers[0]
-			t.claimLocked(pr)
-			due = append(due, pr)
+		due = due[:0]
+		for len(k.timers) > 0 && !k.timers[0].holdDeadline().After(now) {
+			r := k.timers[0]
+			k.claim(r)
+			due = append(due, r)
 		}
 		wait := time.Hour
-		if len(t.timers) > 0 {
-			wait = t.timers[0].deadline.Sub(now)
+		if len(k.timers) > 0 {
+			wait = k.timers[0].holdDeadline().Sub(now)
 		}
-		t.mu.Unlock()
-		for _, pr := range due {
-			t.dispatch(pr)
+		k.mu.Unlock()
+		for i, r := range due {
+			k.dispatch(r)
+			var zero R
+			due[i] = zero
 		}
 		timer.Reset(wait)
 		select {
-		case <-t.quit:
+		case <-k.quit:
 			return
-		case <-t.kick:
+		case <-k.kick:
 			if !timer.Stop() {
 				select {
 				case <-timer.C:
@@ -384,27 +429,28 @@ func (t *holdTable) timerLoop() {
 	}
 }
 
-// deadlineHeap orders held pulls by deadline.
-type deadlineHeap []*pullRequest
+// holdHeap orders held requests by deadline.
+type holdHeap[R heldRequest] []R
 
-func (h deadlineHeap) Len() int           { return len(h) }
-func (h deadlineHeap) Less(i, j int) bool { return h[i].deadline.Before(h[j].deadline) }
-func (h deadlineHeap) Swap(i, j int) {
+func (h holdHeap[R]) Len() int           { return len(h) }
+func (h holdHeap[R]) Less(i, j int) bool { return h[i].holdDeadline().Before(h[j].holdDeadline()) }
+func (h holdHeap[R]) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
-	h[i].index = i
-	h[j].index = j
+	*h[i].heapIndex() = i
+	*h[j].heapIndex() = j
 }
-func (h *deadlineHeap) Push(x any) {
-	pr := x.(*pullRequest)
-	pr.index = len(*h)
-	*h = append(*h, pr)
+func (h *holdHeap[R]) Push(x any) {
+	r := x.(R)
+	*r.heapIndex() = len(*h)
+	*h = append(*h, r)
 }
-func (h *deadlineHeap) Pop() any {
+func (h *holdHeap[R]) Pop() any {
 	old := *h
 	n := len(old)
-	pr := old[n-1]
-	old[n-1] = nil
-	pr.index = -1
+	r := old[n-1]
+	var zero R
+	old[n-1] = zero
+	*r.heapIndex() = -1
 	*h = old[:n-1]
-	return pr
+	return r
 }

@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -14,7 +13,6 @@ import (
 	"github.com/rocketgo/rocketgo/compat/remarks"
 	"github.com/rocketgo/rocketgo/store"
 	"github.com/rocketgo/rocketgo/store/ha"
-	"github.com/rocketgo/rocketgo/store/ha/autoswitch"
 )
 
 // haAddressMinLength: a configured haMasterAddress shorter than this is
@@ -122,17 +120,12 @@ func (c *Config) validateRole() error {
 	return nil
 }
 
-// roleRuntime is what a role starts: the HA server (master) or client
-// (slave) and the master-only services. Guarded by Broker.roleMu.
+// roleRuntime is what a role starts: the replicator (the HA server on a
+// master, the client on a slave, of either protocol: replication.go) and
+// the master-only services. Guarded by Broker.roleMu.
 type roleRuntime struct {
-	srv      *ha.Server
-	cli      *ha.Client
-	services bool // delay levels, timers, transaction checks running
-
-	// Controller mode (controllermode_role.go): the AutoSwitch HA
-	// server or client instead of srv/cli.
-	asrv *autoswitch.Server
-	acli *autoswitch.Client
+	repl     replicator // nil: none (a store without replication, controller mode before a master is known)
+	services bool       // delay levels, timers, transaction checks running
 }
 
 // Role is the broker's current role.
@@ -144,44 +137,56 @@ func (b *Broker) IsSlave() bool { return b.role.IsSlave() }
 // MasterAddr is the master's broker address ("" unknown).
 func (b *Broker) MasterAddr() string { return b.role.MasterAddr() }
 
+// haAddr is the bound HA listen address, nil when not serving. roleMu
+// held.
+func (b *Broker) haAddrLocked() net.Addr {
+	if b.rrt.repl == nil {
+		return nil
+	}
+	return b.rrt.repl.addr()
+}
+
 // HAAddr is the bound HA listen address, "" when not serving (a slave,
 // a store without replication, or not started).
 func (b *Broker) HAAddr() string {
 	b.roleMu.Lock()
 	defer b.roleMu.Unlock()
-	if b.rrt.asrv != nil {
-		return b.rrt.asrv.Addr().String()
+	if a := b.haAddrLocked(); a != nil {
+		return a.String()
 	}
-	if b.rrt.srv == nil {
-		return ""
-	}
-	return b.rrt.srv.Addr().String()
+	return ""
 }
 
 // HAClientStatus is the slave's HA connection (ok false on a master).
 func (b *Broker) HAClientStatus() (ha.ClientStatus, bool) {
 	b.roleMu.Lock()
 	defer b.roleMu.Unlock()
-	if b.rrt.acli != nil {
-		return autoSwitchClientStatus(b.rrt.acli.Status()), true
-	}
-	if b.rrt.cli == nil {
+	if b.rrt.repl == nil {
 		return ha.ClientStatus{}, false
 	}
-	return b.rrt.cli.Status(), true
+	return b.rrt.repl.clientStatus()
 }
 
 // HASlaves lists the master's connected slaves (nil on a slave).
 func (b *Broker) HASlaves() []ha.SlaveStatus {
 	b.roleMu.Lock()
 	defer b.roleMu.Unlock()
-	if b.rrt.asrv != nil {
-		return autoSwitchSlaves(b.rrt.asrv.Slaves(), b.rrt.asrv.LocalSyncStateSet())
-	}
-	if b.rrt.srv == nil {
+	if b.rrt.repl == nil {
 		return nil
 	}
-	return b.rrt.srv.Slaves()
+	return b.rrt.repl.slaves()
+}
+
+// HAInSyncSlaveNums is Java's AutoSwitch inSyncSlaveNums: the master's
+// local SyncStateSet without itself (ok false outside controller mode or
+// on a slave).
+func (b *Broker) HAInSyncSlaveNums() (int, bool) {
+	b.roleMu.Lock()
+	defer b.roleMu.Unlock()
+	if b.rrt.repl == nil {
+		return 0, false
+	}
+	return b.rrt.repl.inSyncSlaveNums()
 }
 
 // SetRole switches the role at run time: the store's role, the HA server
@@ -227,65 +232,96 @@ func (b *Broker) SetRole(role store.Role, brokerID int64, haMasterAddr string) e
 }
 
 // applyRoleLocked brings the store, HA and the services to the role in
-// b.role. roleMu held. old is the previous role (for the store order).
+// b.role (classic mode) or to controller mode's start role: a fenced
+// slave with nothing running until the controller names a master.
+// roleMu held. old is the previous role.
 func (b *Broker) applyRoleLocked(old store.Role) error {
-	if b.rm != nil {
-		return b.rm.applyStartRoleLocked()
+	_ = old
+	if rm := b.rm; rm != nil {
+		return b.switchRoleLocked(store.Slave, rm.st, nil, func() {
+			b.role.mu.Lock()
+			b.role.role = store.Slave
+			b.role.mu.Unlock()
+		})
 	}
-	role := b.role.Role()
-	rs, repl := b.store.(replStore)
+	rs, ok := b.store.(replStore)
+	if !ok {
+		return b.switchRoleLocked(b.role.Role(), nil, nil, nil)
+	}
+	return b.switchRoleLocked(b.role.Role(), rs, classicReplication{cfg: &b.cfg, st: rs, log: b.log}, nil)
+}
+
+// roleStore is what a role change sets on the store.
+type roleStore interface{ SetRole(store.Role) error }
+
+// switchRoleLocked is the one role machine of both modes. To a slave:
+// refuse writes, the store's role, stop the services, close a master's
+// replicator, then start (or keep) a slave's. To a master: close a
+// slave's replicator, the store's role, p.enterMaster, start (or keep) a
+// master's replicator, then the services and writes. st nil: a store
+// without replication (no replicator); p nil: no replicator is started.
+// commit runs once the replicator is in place (before the services start
+// on a master). roleMu held.
+func (b *Broker) switchRoleLocked(role store.Role, st roleStore, p replication, commit func()) error {
+	closeRepl := func() {
+		if err := b.rrt.repl.Close(); err != nil {
+			b.log.Warn("ha close", "err", err)
+		}
+		b.rrt.repl = nil
+	}
 	if role == store.Slave {
 		// Stop taking local writes first, then the services that write.
 		b.role.slave.Store(true)
-		if repl {
-			if err := rs.SetRole(role); err != nil {
+		if st != nil {
+			if err := st.SetRole(role); err != nil {
 				return fmt.Errorf("broker: store role: %w", err)
 			}
 		}
 		b.stopServicesLocked()
-		if b.rrt.srv != nil {
-			if err := b.rrt.srv.Close(); err != nil {
-				b.log.Warn("ha server close", "err", err)
-			}
-			b.rrt.srv = nil
+		if b.rrt.repl != nil && b.rrt.repl.master() {
+			closeRepl()
 		}
-		if repl && b.rrt.cli == nil {
-			cc, err := b.haClientConfig()
-			if err != nil {
-				return fmt.Errorf("broker: ha: %w", err)
+		if st != nil && p != nil {
+			if b.rrt.repl == nil {
+				r, err := p.newSlave(b.role.HAMasterAddr())
+				if err != nil {
+					return err
+				}
+				b.rrt.repl = r
+			} else {
+				p.keepSlave(b.rrt.repl)
 			}
-			b.rrt.cli = ha.NewClient(cc, rs)
-			b.rrt.cli.SetMasterAddr(b.role.HAMasterAddr())
-			b.rrt.cli.Start()
+		}
+		if commit != nil {
+			commit()
 		}
 		return nil
 	}
-	if b.rrt.cli != nil {
-		if err := b.rrt.cli.Close(); err != nil {
-			b.log.Warn("ha client close", "err", err)
-		}
-		b.rrt.cli = nil
+	if b.rrt.repl != nil && !b.rrt.repl.master() {
+		closeRepl()
 	}
-	if repl {
-		if err := rs.SetRole(role); err != nil {
+	if st != nil {
+		if err := st.SetRole(role); err != nil {
 			return fmt.Errorf("broker: store role: %w", err)
 		}
-		if b.rrt.srv == nil {
-			sc, err := b.haServerConfig()
-			if err != nil {
-				return fmt.Errorf("broker: ha: %w", err)
+		if p != nil {
+			if err := p.enterMaster(); err != nil {
+				return err
 			}
-			srv, err := ha.NewServer(sc, rs)
-			if err != nil {
-				return fmt.Errorf("broker: ha: %w", err)
+			if b.rrt.repl == nil {
+				r, err := p.newMaster()
+				if err != nil {
+					return err
+				}
+				b.rrt.repl = r
 			}
-			srv.Start()
-			b.rrt.srv = srv
 		}
+	}
+	if commit != nil {
+		commit()
 	}
 	b.startServicesLocked()
 	b.role.slave.Store(false)
-	_ = old
 	return nil
 }
 
@@ -315,65 +351,19 @@ func (b *Broker) closeRole() {
 	defer b.roleMu.Unlock()
 	b.roleClosed = true
 	b.stopServicesLocked()
-	b.closeAutoSwitchLocked()
-	if b.rrt.srv != nil {
-		if err := b.rrt.srv.Close(); err != nil {
-			b.log.Warn("ha server close", "err", err)
+	if b.rrt.repl != nil {
+		if err := b.rrt.repl.Close(); err != nil {
+			b.log.Warn("ha close", "err", err)
 		}
-		b.rrt.srv = nil
-	}
-	if b.rrt.cli != nil {
-		if err := b.rrt.cli.Close(); err != nil {
-			b.log.Warn("ha client close", "err", err)
-		}
-		b.rrt.cli = nil
+		b.rrt.repl = nil
 	}
 }
 
-// haListen is the HA listen address: haListenPort (as Validate resolved
-// it), bound like the main port.
-func (b *Broker) haListen() string {
-	return net.JoinHostPort(b.cfg.BindIP(), strconv.Itoa(b.cfg.HaListenPort))
-}
-
-// haServerConfig is the classic HA master's config; TLS-only with our
-// rocketgo.tls.ha.enable (Java's HA never uses TLS).
-func (b *Broker) haServerConfig() (ha.ServerConfig, error) {
-	var tc *tls.Config
-	if b.cfg.TLS != nil && b.cfg.TLS.HA {
-		var err error
-		if tc, err = b.cfg.TLS.ServerTLS(); err != nil {
-			return ha.ServerConfig{}, err
-		}
+// setReplInSyncReplicas changes the running master's quorum. roleMu held.
+func (b *Broker) setReplInSyncReplicasLocked(n int) {
+	if b.rrt.repl != nil {
+		b.rrt.repl.setInSyncReplicas(n)
 	}
-	return ha.ServerConfig{
-		TLS:                  tc,
-		Addr:                 b.haListen(),
-		SegmentSize:          b.cfg.MappedFileSizeCommitLog,
-		TransferBatchSize:    b.cfg.HaTransferBatchSize,
-		HeartbeatInterval:    time.Duration(b.cfg.HaSendHeartbeatInterval) * time.Millisecond,
-		HousekeepingInterval: time.Duration(b.cfg.HaHousekeepingInterval) * time.Millisecond,
-		InSyncReplicas:       max(b.cfg.InSyncReplicas, 1),
-		MaxGapNotInSync:      b.cfg.HaMaxGapNotInSync,
-		Logger:               b.log,
-	}, nil
-}
-
-// haClientConfig is the classic HA slave's config (TLS as haServerConfig).
-func (b *Broker) haClientConfig() (ha.ClientConfig, error) {
-	var tc *tls.Config
-	if b.cfg.TLS != nil && b.cfg.TLS.HA {
-		var err error
-		if tc, _, err = b.cfg.TLS.Client(); err != nil {
-			return ha.ClientConfig{}, err
-		}
-	}
-	return ha.ClientConfig{
-		HeartbeatInterval:    time.Duration(b.cfg.HaSendHeartbeatInterval) * time.Millisecond,
-		HousekeepingInterval: time.Duration(b.cfg.HaHousekeepingInterval) * time.Millisecond,
-		TLS:                  tc,
-		Logger:               b.log,
-	}, nil
 }
 
 // haServerAddr is what registration advertises: brokerIP2 (else
@@ -385,15 +375,8 @@ func (b *Broker) haServerAddr() string {
 	}
 	port := b.cfg.HaListenPort
 	b.roleMu.Lock()
-	if b.rrt.srv != nil {
-		if a, ok := b.rrt.srv.Addr().(*net.TCPAddr); ok {
-			port = a.Port
-		}
-	}
-	if b.rrt.asrv != nil {
-		if a, ok := b.rrt.asrv.Addr().(*net.TCPAddr); ok {
-			port = a.Port
-		}
+	if a, ok := b.haAddrLocked().(*net.TCPAddr); ok {
+		port = a.Port
 	}
 	b.roleMu.Unlock()
 	return net.JoinHostPort(ip, strconv.Itoa(port))
@@ -420,8 +403,8 @@ func (b *Broker) onRegisterResult(masterAddr, haAddr string) {
 	}
 	b.roleMu.Lock()
 	defer b.roleMu.Unlock()
-	if b.rrt.cli != nil {
-		b.rrt.cli.SetMasterAddr(haAddr)
+	if b.rrt.repl != nil {
+		b.rrt.repl.setMasterAddr(haAddr)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/rocketgo/rocketgo/codec/transport/tlsconf"
 	"github.com/rocketgo/rocketgo/store/ha"
 	"log/slog"
 	"net"
@@ -74,23 +73,8 @@ type ClientConfig struct {
 }
 
 func (c *ClientConfig) fill() {
-	if c.HeartbeatInterval <= 0 {
-		c.HeartbeatInterval = 5 * time.Second
-	}
-	if c.HousekeepingInterval <= 0 {
-		c.HousekeepingInterval = 20 * time.Second
-	}
-	if c.ReconnectInterval <= 0 {
-		c.ReconnectInterval = 5 * time.Second
-	}
-	if c.MinBackoff <= 0 {
-		c.MinBackoff = 100 * time.Millisecond
-	}
 	if c.MaxFrameBody <= 0 {
 		c.MaxFrameBody = 4 << 20
-	}
-	if c.DialTimeout <= 0 {
-		c.DialTimeout = 5 * time.Second
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -124,16 +108,16 @@ type ClientStatus struct {
 	TransferredBytesPerSecond int64
 }
 
-// Client is the slave side of the AutoSwitch HA protocol.
+// Client is the slave side of the AutoSwitch HA protocol: the
+// replication core (ha.Link) with AutoSwitch's handshake and truncation
+// (Open), the epoch of each frame (adoptEpoch), the master's confirm
+// offset and reports of the max physical offset.
 type Client struct {
-	cfg  ClientConfig
-	st   SlaveStore
-	ep   SlaveEpochs
-	log  *slog.Logger
-	wake chan struct{}
-	quit chan struct{}
-	wg   sync.WaitGroup
-	once sync.Once
+	*ha.Link
+	cfg ClientConfig
+	st  SlaveStore
+	ep  SlaveEpochs
+	log *slog.Logger
 
 	// masterEpochs is the current session's handshake list (receive
 	// goroutine only).
@@ -146,66 +130,28 @@ type Client struct {
 	state atomic.Int32
 
 	mu         sync.Mutex
-	master     string
-	conn       net.Conn
-	connected  bool
-	reported   int64
 	cp         int64
-	lastRead   time.Time
-	lastWrite  time.Time
-	rate       ha.Rate
-	closeCount int
 	handshakes int
 }
 
 // NewClient makes a slave client; Start runs it.
 func NewClient(cfg ClientConfig, st SlaveStore, ep SlaveEpochs) *Client {
 	cfg.fill()
-	c := &Client{cfg: cfg, st: st, ep: ep, log: cfg.Logger, wake: make(chan struct{}, 1), quit: make(chan struct{}), cp: -1}
+	c := &Client{cfg: cfg, st: st, ep: ep, log: cfg.Logger, cp: -1}
 	c.state.Store(int32(Ready))
+	c.Link = ha.NewLink(ha.LinkConfig{Name: "autoswitch", HeartbeatInterval: cfg.HeartbeatInterval,
+		HousekeepingInterval: cfg.HousekeepingInterval, ReconnectInterval: cfg.ReconnectInterval, MinBackoff: cfg.MinBackoff,
+		DialTimeout: cfg.DialTimeout, TLS: cfg.TLS, ErrOffsetNotEqual: ErrOffsetNotEqual, Logger: cfg.Logger}, st, (*slaveProto)(c))
 	return c
-}
-
-// SetMasterAddr sets the master's HA address; "" disconnects. A change
-// closes the current connection.
-func (c *Client) SetMasterAddr(addr string) {
-	c.mu.Lock()
-	if c.master == addr {
-		c.mu.Unlock()
-		return
-	}
-	c.master = addr
-	if c.conn != nil {
-		_ = c.conn.Close()
-	}
-	c.mu.Unlock()
-	c.log.Info("autoswitch: master address", "addr", addr)
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
-}
-
-// MasterAddr is the master's HA address ("" none).
-func (c *Client) MasterAddr() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.master
 }
 
 // Status reports the connection.
 func (c *Client) Status() ClientStatus {
+	ls := c.Link.Status()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return ClientStatus{MasterAddr: c.master, Connected: c.connected, State: State(c.state.Load()), ReportedOffset: c.reported,
-		ConsistentPoint: c.cp, LastRead: c.lastRead, LastWrite: c.lastWrite, TransferredBytesPerSecond: c.rate.PerSecond(time.Now())}
-}
-
-// Disconnects counts the connections closed so far.
-func (c *Client) Disconnects() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.closeCount
+	return ClientStatus{MasterAddr: ls.MasterAddr, Connected: ls.Connected, State: State(c.state.Load()), ReportedOffset: ls.ReportedOffset,
+		ConsistentPoint: c.cp, LastRead: ls.LastRead, LastWrite: ls.LastWrite, TransferredBytesPerSecond: ls.TransferredBytesPerSecond}
 }
 
 // Handshakes counts the completed handshakes (truncations) so far.
@@ -215,146 +161,91 @@ func (c *Client) Handshakes() int {
 	return c.handshakes
 }
 
-// Start runs the connect loop until Close.
-func (c *Client) Start() {
-	c.wg.Add(1)
-	go c.run()
-}
-
 // Close disconnects and stops.
 func (c *Client) Close() error {
-	c.once.Do(func() {
-		close(c.quit)
-		c.mu.Lock()
-		if c.conn != nil {
-			_ = c.conn.Close()
-		}
-		c.mu.Unlock()
-		c.wg.Wait()
-		c.state.Store(int32(Shutdown))
-	})
+	err := c.Link.Close()
+	c.state.Store(int32(Shutdown))
+	return err
+}
+
+// slaveProto is the Client as the Link's protocol.
+type slaveProto Client
+
+// Open runs the handshake on a new connection.
+func (p *slaveProto) Open(conn net.Conn, r *bufio.Reader) (ha.SlaveSession, error) {
+	c := (*Client)(p)
+	mr := NewMasterReader(r, c.cfg.MaxFrameBody)
+	c.state.Store(int32(Handshake))
+	if err := c.handshake(conn, mr); err != nil {
+		return nil, err
+	}
+	c.state.Store(int32(Transfer))
+	return &slaveSession{c: c, mr: mr, curEpoch: -1}, nil
+}
+
+// Ended: a transferring connection that ended tells the owner
+// (OnMasterLost).
+func (p *slaveProto) Ended() {
+	c := (*Client)(p)
+	if c.state.Swap(int32(Ready)) == int32(Transfer) && c.cfg.OnMasterLost != nil {
+		c.cfg.OnMasterLost()
+	}
+}
+
+// slaveSession is one transferring connection (receive goroutine, but
+// Report).
+type slaveSession struct {
+	c        *Client
+	mr       *MasterReader
+	h        MasterHeader
+	curEpoch int32
+}
+
+func (s *slaveSession) Next() (int64, []byte, error) {
+	h, _, body, err := s.mr.Next(Transfer)
+	s.h = h
+	return h.Offset, body, err
+}
+
+// Accept records a frame's epoch before its bytes.
+func (s *slaveSession) Accept(_ int64, body []byte) error {
+	if s.h.Epoch == s.curEpoch {
+		return nil
+	}
+	ok, err := s.c.adoptEpoch(s.h, len(body))
+	if err != nil {
+		return err
+	}
+	if ok {
+		s.curEpoch = s.h.Epoch
+	}
 	return nil
 }
 
-func (c *Client) run() {
-	defer c.wg.Done()
-	backoff := c.cfg.MinBackoff
-	t := time.NewTimer(0)
-	defer t.Stop()
-	<-t.C
-	for {
-		select {
-		case <-c.quit:
-			return
-		default:
-		}
-		addr := c.MasterAddr()
-		if addr != "" {
-			start := time.Now()
-			err := c.session(addr)
-			wasTransfer := c.state.Swap(int32(Ready)) == int32(Transfer)
-			c.log.Warn("autoswitch: master connection closed", "addr", addr, "err", err)
-			if wasTransfer && c.cfg.OnMasterLost != nil {
-				c.cfg.OnMasterLost()
-			}
-			if time.Since(start) > c.cfg.ReconnectInterval {
-				backoff = c.cfg.MinBackoff
-			}
-		}
-		wait := backoff
-		if addr == "" {
-			wait = c.cfg.ReconnectInterval
-		}
-		t.Reset(wait)
-		select {
-		case <-c.quit:
-			return
-		case <-c.wake:
-			backoff = c.cfg.MinBackoff
-		case <-t.C:
-			backoff = min(2*backoff, c.cfg.ReconnectInterval)
-		}
-		if !t.Stop() {
-			select {
-			case <-t.C:
-			default:
-			}
-		}
-	}
+// Appended bounds the confirm offset by the master's.
+func (s *slaveSession) Appended() {
+	s.c.st.SetConfirmLimit(min(s.h.ConfirmOffset, s.c.st.MaxPhyOffset()))
 }
 
-// session runs one connection until it fails.
-func (c *Client) session(addr string) error {
-	conn, err := tlsconf.Dial("tcp", addr, c.cfg.DialTimeout, c.cfg.TLS)
-	if err != nil {
-		return fmt.Errorf("autoswitch: connect %s: %w", addr, err)
-	}
-	if tc, ok := conn.(*net.TCPConn); ok {
-		_ = tc.SetNoDelay(true)
-	}
-	c.mu.Lock()
-	if c.master != addr {
-		c.mu.Unlock()
-		_ = conn.Close()
-		return errors.New("autoswitch: master address changed")
-	}
-	select {
-	case <-c.quit:
-		c.mu.Unlock()
-		_ = conn.Close()
-		return errors.New("autoswitch: closed")
-	default:
-	}
-	c.conn, c.connected = conn, true
-	c.mu.Unlock()
-	c.log.Info("autoswitch: connected to master", "addr", addr)
-	defer func() {
-		_ = conn.Close()
-		c.mu.Lock()
-		c.conn, c.connected = nil, false
-		c.closeCount++
-		c.mu.Unlock()
-	}()
-
-	mr := NewMasterReader(bufio.NewReaderSize(conn, 64<<10), c.cfg.MaxFrameBody)
-	c.state.Store(int32(Handshake))
-	if err := c.handshake(conn, mr); err != nil {
-		return err
-	}
-	c.state.Store(int32(Transfer))
-
-	appended := make(chan struct{}, 1)
-	done := make(chan struct{})
-	var werr atomic.Value
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if err := c.report(conn, appended, done); err != nil {
-			werr.Store(err)
-			_ = conn.Close()
-		}
-	}()
-	err = c.receive(conn, mr, appended)
-	close(done)
-	_ = conn.Close()
-	wg.Wait()
-	if e, ok := werr.Load().(error); ok && e != nil {
-		return e
-	}
-	return err
+// Report is the slave's max physical offset (whole records, as Java's): a
+// Java master dispatches every record that starts below its confirm
+// offset, so a report inside a record would let its consumers see a
+// record this slave does not have whole.
+func (s *slaveSession) Report(dst []byte) ([]byte, int64) {
+	off := s.c.st.MaxPhyOffset()
+	return AppendSlaveReport(dst, off), off
 }
 
 // handshake sends the slave's handshake, reads the master's epochs,
 // truncates to the consistent point and sends the first report.
 func (c *Client) handshake(conn net.Conn, mr *MasterReader) error {
 	var b [SlaveHandshakeSize]byte
-	_ = conn.SetWriteDeadline(time.Now().Add(c.cfg.HousekeepingInterval))
+	_ = conn.SetWriteDeadline(time.Now().Add(c.HousekeepingInterval()))
 	hs := SlaveHandshake{SyncFromLastFile: c.cfg.SyncFromLastFile, AsyncLearner: c.cfg.AsyncLearner, BrokerID: c.cfg.BrokerID}
 	if _, err := conn.Write(AppendSlaveHandshake(b[:0], hs)); err != nil {
 		return fmt.Errorf("autoswitch: send handshake: %w", err)
 	}
-	_ = conn.SetReadDeadline(time.Now().Add(c.cfg.HousekeepingInterval))
+	_ = conn.SetReadDeadline(time.Now().Add(c.HousekeepingInterval()))
 	h, entries, _, err := mr.Next(Handshake)
 	if err != nil {
 		return fmt.Errorf("autoswitch: handshake: %w", err)
@@ -417,99 +308,6 @@ func (c *Client) truncate(master []epoch.Entry, masterMax int64) (int64, error) 
 func (c *Client) hook(step int) {
 	if c.onTruncate != nil {
 		c.onTruncate(step)
-	}
-}
-
-// report writes the slave's TRANSFER reports: on entering TRANSFER, when
-// an append grew the end of the complete records, and every
-// HeartbeatInterval. A report is the slave's max physical offset (whole
-// records, as Java's): a Java master dispatches every record that starts
-// below its confirm offset, so a report inside a record would let its
-// consumers see a record this slave does not have whole.
-func (c *Client) report(conn net.Conn, appended, done <-chan struct{}) error {
-	var b [SlaveReportSize]byte
-	last := int64(-1)
-	tick := time.NewTicker(c.cfg.HeartbeatInterval)
-	defer tick.Stop()
-	send := func(force bool) error {
-		off := c.st.MaxPhyOffset()
-		if !force && off <= last {
-			return nil
-		}
-		_ = conn.SetWriteDeadline(time.Now().Add(c.cfg.HousekeepingInterval))
-		if _, err := conn.Write(AppendSlaveReport(b[:0], off)); err != nil {
-			return fmt.Errorf("autoswitch: report %d: %w", off, err)
-		}
-		last = off
-		c.mu.Lock()
-		c.reported, c.lastWrite = off, time.Now()
-		c.mu.Unlock()
-		return nil
-	}
-	if err := send(true); err != nil {
-		return err
-	}
-	for {
-		var err error
-		select {
-		case <-done:
-			return nil
-		case <-appended:
-			err = send(false)
-		case <-tick.C:
-			err = send(true)
-		}
-		if err != nil {
-			return err
-		}
-	}
-}
-
-// receive appends the master's TRANSFER frames.
-func (c *Client) receive(conn net.Conn, mr *MasterReader, appended chan<- struct{}) error {
-	curEpoch := int32(-1)
-	for {
-		_ = conn.SetReadDeadline(time.Now().Add(c.cfg.HousekeepingInterval))
-		h, _, body, err := mr.Next(Transfer)
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				return fmt.Errorf("autoswitch: housekeeping: nothing from the master for %v: %w", c.cfg.HousekeepingInterval, err)
-			}
-			return err
-		}
-		now := time.Now()
-		c.mu.Lock()
-		c.lastRead = now
-		c.mu.Unlock()
-		recv := c.st.ReceivedOffset()
-		// compat: Java skips the check on an empty slave (offset 0), which
-		// takes the master's first or last segment; AppendRaw checks it.
-		if recv != 0 && h.Offset != recv {
-			return fmt.Errorf("%w: slave %d, master %d", ErrOffsetNotEqual, recv, h.Offset)
-		}
-		if h.Epoch != curEpoch {
-			ok, err := c.adoptEpoch(h, len(body))
-			if err != nil {
-				return err
-			}
-			if ok {
-				curEpoch = h.Epoch
-			}
-		}
-		if len(body) > 0 {
-			if err := c.st.AppendRaw(h.Offset, body); err != nil {
-				return fmt.Errorf("autoswitch: append %d bytes at %d: %w", len(body), h.Offset, err)
-			}
-			c.rate.Add(int64(len(body)), now)
-		}
-		c.st.SetConfirmLimit(min(h.ConfirmOffset, c.st.MaxPhyOffset()))
-		if len(body) > 0 {
-			select {
-			case appended <- struct{}{}:
-			default:
-			}
-		}
 	}
 }
 

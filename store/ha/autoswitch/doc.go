@@ -2,7 +2,11 @@
 // RocketMQ's AutoSwitch HA protocol (RIP-44), on plain net: a Server on
 // the master's haListenPort and a Client on each slave, with the epoch
 // file (store/epoch) deciding where a returning slave's log diverged.
-// Every integer is big-endian; every frame starts with the sender's
+// Both run on the replication core of store/ha (ha.Hub, ha.Link: session,
+// reconnect and backoff, heartbeat, report checks, transfer loop, append);
+// this package adds only its handshake (conn.Prepare, Client's Open), the
+// epoch-cut transfer (conn.Limit, the 36-byte header), the truncation and
+// the SyncStateSet (syncstate.go). Every integer is big-endian; every frame starts with the sender's
 // connection state (HAConnectionState ordinal: 1 HANDSHAKE, 2 TRANSFER).
 //
 //	slave → master

@@ -3,8 +3,6 @@ package autoswitch
 import (
 	"crypto/tls"
 	"errors"
-	"fmt"
-	"github.com/rocketgo/rocketgo/codec/transport/tlsconf"
 	"log/slog"
 	"net"
 	"sync"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/rocketgo/rocketgo/store"
 	"github.com/rocketgo/rocketgo/store/epoch"
+	"github.com/rocketgo/rocketgo/store/ha"
 )
 
 // MasterStore is what the Server uses of the master's store (*store.Store).
@@ -85,15 +84,6 @@ func (c *ServerConfig) fill() error {
 	if c.SegmentSize <= 0 {
 		return errors.New("autoswitch: server config: SegmentSize must be positive")
 	}
-	if c.TransferBatchSize <= 0 {
-		c.TransferBatchSize = 32 << 10
-	}
-	if c.HeartbeatInterval <= 0 {
-		c.HeartbeatInterval = 5 * time.Second
-	}
-	if c.HousekeepingInterval <= 0 {
-		c.HousekeepingInterval = 20 * time.Second
-	}
 	if c.MaxTimeSlaveNotCatchup <= 0 {
 		c.MaxTimeSlaveNotCatchup = 15 * time.Second
 	}
@@ -125,13 +115,15 @@ type SlaveStatus struct {
 	TransferredBytesPerSecond int64
 }
 
-// Server is the master side of the AutoSwitch HA protocol.
+// Server is the master side of the AutoSwitch HA protocol: the
+// replication core (ha.Hub) with AutoSwitch's sessions (conn) and the
+// SyncStateSet (syncstate.go).
 type Server struct {
 	cfg   ServerConfig
 	st    MasterStore
 	ep    Epochs
 	log   *slog.Logger
-	ln    net.Listener
+	hub   *ha.Hub[*conn]
 	wg    sync.WaitGroup
 	once  sync.Once
 	quit  chan struct{}
@@ -139,10 +131,8 @@ type Server struct {
 	isr   atomic.Int32  // InSyncReplicas (no AllAckInSyncStateSet)
 	start sync.Once
 
-	// mu guards everything below; never held while calling the store's
-	// AckReplicated or the owner's callback.
-	mu           sync.Mutex
-	conns        map[*conn]struct{}
+	// hub.Mu guards the connection set and everything below; never held
+	// while calling the store's AckReplicated or the owner's callback.
 	confirmed    map[int64]struct{} // the controller's SyncStateSet (Java's local set)
 	pending      map[int64]struct{} // the proposal being synchronized; nil when none
 	caughtUp     map[int64]time.Time
@@ -163,29 +153,31 @@ func NewServer(cfg ServerConfig, st MasterStore, ep Epochs) (*Server, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	ln, err := tlsconf.Listen("tcp", cfg.Addr, cfg.TLS)
+	s := &Server{cfg: cfg, st: st, ep: ep, log: cfg.Logger, quit: make(chan struct{}), kick: make(chan struct{}, 1),
+		confirmed: map[int64]struct{}{cfg.LocalBrokerID: {}}, caughtUp: map[int64]time.Time{}, confirm: -1}
+	hub, err := ha.NewHub(ha.HubConfig{Name: "autoswitch", Addr: cfg.Addr, TLS: cfg.TLS, TransferBatchSize: cfg.TransferBatchSize,
+		HeartbeatInterval: cfg.HeartbeatInterval, HousekeepingInterval: cfg.HousekeepingInterval, Logger: cfg.Logger},
+		st, func(hc *ha.Conn[*conn]) *conn { return newConn(s, hc) })
 	if err != nil {
-		return nil, fmt.Errorf("autoswitch: listen %s: %w", cfg.Addr, err)
+		return nil, err
 	}
-	s := &Server{cfg: cfg, st: st, ep: ep, log: cfg.Logger, ln: ln, quit: make(chan struct{}), kick: make(chan struct{}, 1),
-		conns: map[*conn]struct{}{}, confirmed: map[int64]struct{}{cfg.LocalBrokerID: {}}, caughtUp: map[int64]time.Time{},
-		confirm: -1}
+	s.hub = hub
 	s.isr.Store(int32(cfg.InSyncReplicas))
 	return s, nil
 }
 
 // Addr is the listening address.
-func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+func (s *Server) Addr() net.Addr { return s.hub.Addr() }
 
 // Start accepts slaves and runs the SyncStateSet check until Close.
 func (s *Server) Start() {
 	s.start.Do(func() {
-		s.mu.Lock()
+		s.hub.Mu.Lock()
 		s.applyLocked()
-		s.mu.Unlock()
+		s.hub.Mu.Unlock()
 		s.updateQuorum()
-		s.wg.Add(3)
-		go s.accept()
+		s.hub.Start()
+		s.wg.Add(2)
 		go s.notifier()
 		go s.checker()
 	})
@@ -195,18 +187,11 @@ func (s *Server) Start() {
 func (s *Server) Close() error {
 	var err error
 	s.once.Do(func() {
-		err = s.ln.Close()
 		close(s.quit)
-		s.mu.Lock()
+		s.hub.Mu.Lock()
 		s.done = true
-		cs := make([]*conn, 0, len(s.conns))
-		for c := range s.conns {
-			cs = append(cs, c)
-		}
-		s.mu.Unlock()
-		for _, c := range cs {
-			c.shut("server closed")
-		}
+		s.hub.Mu.Unlock()
+		err = s.hub.Close()
 		s.wg.Wait()
 	})
 	return err
@@ -222,15 +207,15 @@ func (s *Server) SetInSyncReplicas(n int) {
 // ConfirmOffset is the confirm offset the Server computed (-1 when it sets
 // no limit: no AllAckInSyncStateSet, or the SyncStateSet is the master).
 func (s *Server) ConfirmOffset() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.hub.Mu.Lock()
+	defer s.hub.Mu.Unlock()
 	return s.confirm
 }
 
 // Proposals counts the SyncStateSet proposals delivered so far (tests).
 func (s *Server) Proposals() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.hub.Mu.Lock()
+	defer s.hub.Mu.Unlock()
 	return s.proposeCount
 }
 
@@ -238,55 +223,18 @@ func (s *Server) Proposals() int {
 func (s *Server) Slaves() []SlaveStatus {
 	end := s.st.MaxPhyOffset()
 	now := time.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]SlaveStatus, 0, len(s.conns))
-	for c := range s.conns {
-		a := c.acked.Load()
+	s.hub.Mu.Lock()
+	defer s.hub.Mu.Unlock()
+	conns := s.hub.ConnsLocked()
+	out := make([]SlaveStatus, 0, len(conns))
+	for hc := range conns {
+		c := hc.S
+		a := hc.Acked()
 		id := c.id.Load()
 		_, in := s.confirmed[id]
-		out = append(out, SlaveStatus{Addr: c.addr, BrokerID: id, State: State(c.state.Load()), AsyncLearner: c.learner.Load(),
-			AckOffset: a, Diff: end - max(a, 0), InSync: in && id >= 0, TransferFrom: c.from.Load(), SentOffset: c.sent.Load(),
-			TransferredBytesPerSecond: c.rate.PerSecond(now)})
+		out = append(out, SlaveStatus{Addr: hc.Addr(), BrokerID: id, State: State(c.state.Load()), AsyncLearner: c.learner.Load(),
+			AckOffset: a, Diff: end - max(a, 0), InSync: in && id >= 0, TransferFrom: hc.From(), SentOffset: hc.Sent(),
+			TransferredBytesPerSecond: hc.BytesPerSecond(now)})
 	}
 	return out
-}
-
-func (s *Server) accept() {
-	defer s.wg.Done()
-	for {
-		nc, err := s.ln.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			s.log.Warn("autoswitch: accept", "err", err)
-			select {
-			case <-time.After(10 * time.Millisecond): // compat: Java's accept loop backs off too
-			case <-s.quit:
-				return
-			}
-			continue
-		}
-		if tc, ok := nc.(*net.TCPConn); ok {
-			_ = tc.SetNoDelay(true)
-		}
-		c := &conn{s: s, c: nc, addr: nc.RemoteAddr().String(), hs: make(chan struct{}, 1), started: make(chan struct{}), quit: make(chan struct{})}
-		c.id.Store(-1)
-		c.acked.Store(-1)
-		c.from.Store(-1)
-		c.state.Store(int32(Handshake))
-		s.mu.Lock()
-		if s.done {
-			s.mu.Unlock()
-			_ = nc.Close()
-			return
-		}
-		s.conns[c] = struct{}{}
-		s.mu.Unlock()
-		s.log.Info("autoswitch: slave connected", "addr", c.addr)
-		s.wg.Add(2)
-		go c.read()
-		go c.write()
-	}
 }

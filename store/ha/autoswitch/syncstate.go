@@ -12,7 +12,7 @@ import (
 // NOTIFY_BROKER_ROLE_CHANGED). It ends the proposal being synchronized
 // and recomputes the confirm offset, as Java's setSyncStateSet.
 func (s *Server) SetSyncStateSet(ids []int64) {
-	s.mu.Lock()
+	s.hub.Mu.Lock()
 	s.confirmed = make(map[int64]struct{}, len(ids)+1)
 	for _, id := range ids {
 		s.confirmed[id] = struct{}{}
@@ -20,7 +20,7 @@ func (s *Server) SetSyncStateSet(ids []int64) {
 	s.confirmed[s.cfg.LocalBrokerID] = struct{}{}
 	s.pending = nil
 	s.applyLocked()
-	s.mu.Unlock()
+	s.hub.Mu.Unlock()
 	s.updateQuorum()
 }
 
@@ -28,15 +28,15 @@ func (s *Server) SetSyncStateSet(ids []int64) {
 // for: the controller's set, joined while a proposal is synchronizing by
 // the proposal (Java getSyncStateSet).
 func (s *Server) SyncStateSet() []int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.hub.Mu.Lock()
+	defer s.hub.Mu.Unlock()
 	return sorted(s.effectiveLocked())
 }
 
 // LocalSyncStateSet is the controller-confirmed set.
 func (s *Server) LocalSyncStateSet() []int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.hub.Mu.Lock()
+	defer s.hub.Mu.Unlock()
 	return sorted(s.confirmed)
 }
 
@@ -44,8 +44,8 @@ func (s *Server) LocalSyncStateSet() []int64 {
 // confirmed and the proposed set while synchronizing (the broker compares
 // it with minInSyncReplicas before a put).
 func (s *Server) InSyncReplicasNums() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.hub.Mu.Lock()
+	defer s.hub.Mu.Unlock()
 	return max(len(s.confirmed), len(s.pending))
 }
 
@@ -96,9 +96,9 @@ func (s *Server) memberLocked(id int64) bool {
 // connections (-1: none reported, -2: not connected). mu held.
 func (s *Server) ackOfLocked(id int64) int64 {
 	best := int64(-2)
-	for c := range s.conns {
-		if c.id.Load() == id {
-			best = max(best, c.acked.Load())
+	for hc := range s.hub.ConnsLocked() {
+		if hc.S.id.Load() == id {
+			best = max(best, hc.Acked())
 		}
 	}
 	return best
@@ -150,7 +150,7 @@ func (s *Server) applyLocked() {
 // offset: with AllAckInSyncStateSet every member of SyncStateSet, else
 // InSyncReplicas of any slaves. AckReplicated runs outside mu.
 func (s *Server) updateQuorum() {
-	s.mu.Lock()
+	s.hub.Mu.Lock()
 	var need int
 	s.acks = s.acks[:0]
 	if s.cfg.AllAckInSyncStateSet {
@@ -165,8 +165,8 @@ func (s *Server) updateQuorum() {
 	} else {
 		need = int(s.isr.Load())
 		s.ids = s.ids[:0]
-		for c := range s.conns {
-			id := c.id.Load()
+		for hc := range s.hub.ConnsLocked() {
+			id := hc.S.id.Load()
 			if id < 0 || slices.Contains(s.ids, id) {
 				continue
 			}
@@ -177,7 +177,7 @@ func (s *Server) updateQuorum() {
 		}
 	}
 	q := store.QuorumOffset(s.acks, need)
-	s.mu.Unlock()
+	s.hub.Mu.Unlock()
 	switch {
 	case need <= 1 && s.cfg.AllAckInSyncStateSet:
 		// compat: Java completes a waiting put once the set is the master
@@ -215,14 +215,14 @@ func (s *Server) notifier() {
 			return
 		case <-s.kick:
 		}
-		s.mu.Lock()
+		s.hub.Mu.Lock()
 		p := s.proposal
 		s.proposal = nil
 		if p != nil {
 			s.notified, s.notifiedAt = p, time.Now()
 			s.proposeCount++
 		}
-		s.mu.Unlock()
+		s.hub.Mu.Unlock()
 		if p != nil && s.cfg.OnSyncStateSetChanged != nil {
 			s.cfg.OnSyncStateSetChanged(p)
 		}
@@ -248,7 +248,7 @@ func (s *Server) checker() {
 // MaxTimeSlaveNotCatchup, or never connected, leave the set; a proposal
 // still unconfirmed is offered again.
 func (s *Server) shrink(now time.Time) {
-	s.mu.Lock()
+	s.hub.Mu.Lock()
 	next := make(map[int64]struct{}, len(s.confirmed))
 	changed := false
 	for id := range s.confirmed {
@@ -269,7 +269,7 @@ func (s *Server) shrink(now time.Time) {
 	case s.pending != nil && !equalIDs(sorted(s.pending), sorted(s.confirmed)):
 		s.proposeLocked(s.pending, "proposal not confirmed yet")
 	}
-	s.mu.Unlock()
+	s.hub.Mu.Unlock()
 	s.updateQuorum()
 }
 
@@ -284,7 +284,7 @@ func (s *Server) caughtUpLocked(id int64, t time.Time) {
 // maybeExpandInSyncStateSet, updateConfirmOffsetWhenSlaveAck).
 func (s *Server) onReport(c *conn, ack int64) {
 	id := c.id.Load()
-	s.mu.Lock()
+	s.hub.Mu.Lock()
 	if !c.learner.Load() && ack >= c.lastMasterMax.Load() {
 		t := time.Unix(0, c.lastTransfer.Load())
 		if s.st.MaxPhyOffset() == ack {
@@ -310,7 +310,7 @@ func (s *Server) onReport(c *conn, ack int64) {
 	if s.memberLocked(id) {
 		s.applyLocked()
 	}
-	s.mu.Unlock()
+	s.hub.Mu.Unlock()
 	s.updateQuorum()
 }
 
@@ -318,8 +318,7 @@ func (s *Server) onReport(c *conn, ack int64) {
 // slave with no other connection leaves the set at once.
 func (s *Server) removed(c *conn) {
 	id := c.id.Load()
-	s.mu.Lock()
-	delete(s.conns, c)
+	s.hub.Mu.Lock()
 	if _, in := s.confirmed[id]; in && id >= 0 && id != s.cfg.LocalBrokerID && s.ackOfLocked(id) == -2 && !s.done {
 		next := make(map[int64]struct{}, len(s.confirmed))
 		for k := range s.confirmed {
@@ -331,7 +330,7 @@ func (s *Server) removed(c *conn) {
 	} else {
 		s.applyLocked()
 	}
-	s.mu.Unlock()
+	s.hub.Mu.Unlock()
 	s.updateQuorum()
 }
 
