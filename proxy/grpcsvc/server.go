@@ -246,3 +246,8 @@ func (r *roundRobin) next() uint64 {
 	r.n++
 	return r.n
 }
+
+// SetAdvertisedPort sets the port QueryRoute advertises (Config.GRPCPort),
+// for an endpoint bound to a port chosen at listen time. Call it before
+// clients arrive.
+func (s *Service) SetAdvertisedPort(port int) { s.cfg.GRPCPort = port }
