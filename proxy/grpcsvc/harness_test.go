@@ -148,9 +148,9 @@ func (c *cluster) receive(t *testing.T, ctx context.Context, group, topic string
 	rctx, cancel := context.WithTimeout(ctx, poll+5*time.Second)
 	defer cancel()
 	rs, err := c.cli.ReceiveMessage(rctx, &v2.ReceiveMessageRequest{Group: &v2.Resource{Name: group},
-		MessageQueue:      &v2.MessageQueue{Topic: &v2.Resource{Name: topic}, Id: -1},
-		FilterExpression:  &v2.FilterExpression{Type: v2.FilterType_TAG, Expression: "*"},
-		BatchSize:         batch, InvisibleDuration: durationpb.New(invisible), LongPollingTimeout: durationpb.New(poll)})
+		MessageQueue:     &v2.MessageQueue{Topic: &v2.Resource{Name: topic}, Id: -1},
+		FilterExpression: &v2.FilterExpression{Type: v2.FilterType_TAG, Expression: "*"},
+		BatchSize:        batch, InvisibleDuration: durationpb.New(invisible), LongPollingTimeout: durationpb.New(poll)})
 	require.NoError(t, err)
 	var st *v2.Status
 	var msgs []*v2.Message
