@@ -35,34 +35,9 @@ func TestGRPCSmokeJavaSDK(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
-	mod := filepath.Join(env.Root, "conformance", "grpcsmoke")
-	build := func(offline bool) ([]byte, error) {
-		args := []string{"-q", "-B", "package"}
-		if offline {
-			args = append([]string{"-o"}, args...)
-		}
-		cmd := exec.CommandContext(ctx, "mvn", args...)
-		cmd.Dir = mod
-		return cmd.CombinedOutput()
-	}
-	if !grpcSmokeBuilt(mod) {
-		if out, err := build(true); err != nil {
-			if out, err = build(false); err != nil {
-				t.Skipf("gRPC smoke: cannot build %s (no Maven access?): %v\n%s", mod, err, out)
-			}
-		}
-	}
-
+	mod := grpcSmokeModule(ctx, t, env)
 	dir := t.TempDir()
-	// bin/rocketgo (make build) when it has the endpoint, else a fresh build.
-	bin := env.Bin("rocketgo")
-	if help, _ := exec.CommandContext(ctx, bin, "-h").CombinedOutput(); !strings.Contains(string(help), "grpcListen") {
-		bin = filepath.Join(dir, "rocketgo")
-		gb := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/rocketgo")
-		gb.Dir = env.Root
-		out, err := gb.CombinedOutput()
-		require.NoError(t, err, "%s", out)
-	}
+	bin := grpcSmokeBin(ctx, t, env, "rocketgo", "grpcListen")
 
 	nsPort, err := harness.FreePort()
 	require.NoError(t, err)
@@ -88,18 +63,115 @@ func TestGRPCSmokeJavaSDK(t *testing.T) {
 		return err == nil
 	}, 10*time.Second, 50*time.Millisecond, "gRPC port not listening\n%s", p.Tail(4096))
 
+	grpcSmokeRun(ctx, t, mod, grpcAddr, "GrpcSmokeT", "GrpcSmokeG", p.Tail)
+}
+
+// TestGRPCSmokeMQProxyJavaBroker is the mixed direction: our mqproxy in
+// cluster mode in front of Java's name server and broker (5.3.3 from
+// Maven), with the official Java SDK as the client: no Java proxy.
+// Skipped without the Java reference server (make -C conformance
+// java-server).
+func TestGRPCSmokeMQProxyJavaBroker(t *testing.T) {
+	if os.Getenv("CONFORMANCE_MATRIX") == "1" || os.Getenv("CONFORMANCE_GOLDEN") == "1" {
+		t.Skip("matrix/golden run selected")
+	}
+	_, e1 := exec.LookPath("java")
+	_, e2 := exec.LookPath("mvn")
+	if e1 != nil || e2 != nil {
+		t.Skip("gRPC smoke: java and mvn are needed for rocketmq-client-java 5.0.8; not installed")
+	}
+	env, err := harness.FindEnv()
+	require.NoError(t, err)
+	if !env.HaveJavaServer() {
+		t.Skip("gRPC smoke: the Java reference server is not fetched (make -C conformance java-server)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	mod := grpcSmokeModule(ctx, t, env)
+	bin := grpcSmokeBin(ctx, t, env, "mqproxy", "-pc")
+
+	c, err := harness.Start(ctx, env, harness.Java, harness.Options{Dir: t.TempDir()})
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.CreateTopic(ctx, "GrpcProxyT", 4, map[string]string{"attributes": "+message.type=NORMAL"}), c.Logs(4096))
+
+	grpcPort, err := harness.FreePort()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "rmq-proxy.json")
+	require.NoError(t, os.WriteFile(conf, []byte(`{"rocketMQClusterName":"DefaultCluster","grpcServerPort":`+strconv.Itoa(grpcPort)+
+		`,"namesrvAddr":"`+c.NamesrvAddr+`"}`), 0o644))
+	p, err := harness.StartProcess("mqproxy", dir, nil, bin, "-pc", conf, "-bind", "127.0.0.1")
+	require.NoError(t, err)
+	defer p.Stop(5 * time.Second)
+	grpcAddr := "127.0.0.1:" + strconv.Itoa(grpcPort)
+	require.Eventually(t, func() bool {
+		nc, err := net.DialTimeout("tcp", grpcAddr, time.Second)
+		if err == nil {
+			_ = nc.Close()
+		}
+		return err == nil
+	}, 20*time.Second, 50*time.Millisecond, "mqproxy not listening\n%s", p.Tail(4096))
+	grpcSmokeRun(ctx, t, mod, grpcAddr, "GrpcProxyT", "GrpcProxyG", func(n int) string { return p.Tail(n) + "\n" + c.Logs(n) })
+}
+
+// grpcSmokeRun runs the Java SDK smoke against grpcAddr and checks that
+// every sent message was received and acked.
+func grpcSmokeRun(ctx context.Context, t *testing.T, mod, grpcAddr, topic, group string, logs func(int) string) {
+	t.Helper()
 	const n = 20
 	start := time.Now()
 	run := exec.CommandContext(ctx, "java", "-cp", filepath.Join(mod, "target", "classes")+string(os.PathListSeparator)+filepath.Join(mod, "target", "lib", "*"),
-		"-Drocketmq.log.level=warn", "io.rocketgo.grpcsmoke.Smoke", grpcAddr, "GrpcSmokeT", "GrpcSmokeG", strconv.Itoa(n), "60000")
-	run.Dir = dir
+		"-Drocketmq.log.level=warn", "io.rocketgo.grpcsmoke.Smoke", grpcAddr, topic, group, strconv.Itoa(n), "60000")
+	run.Dir = t.TempDir()
 	jout, jerr := run.CombinedOutput()
 	t.Logf("Java SDK smoke took %v", time.Since(start).Round(time.Millisecond))
 	lines := string(jout)
-	require.NoError(t, jerr, "java smoke failed:\n%s\nrocketgo:\n%s", grpcSmokeTail(lines, 8000), p.Tail(4096))
+	require.NoError(t, jerr, "java smoke failed:\n%s\nserver:\n%s", grpcSmokeTail(lines, 8000), logs(4096))
 	require.Contains(t, lines, "SMOKE sent=20 acked=20 OK", grpcSmokeTail(lines, 8000))
 	require.Equal(t, n, strings.Count(lines, "SENT "))
 	require.GreaterOrEqual(t, strings.Count(lines, "ACKED "), n)
+}
+
+// grpcSmokeBin is bin/NAME (make build) when its -h mentions flag (it is
+// recent enough), else a fresh build of ./cmd/NAME.
+func grpcSmokeBin(ctx context.Context, t *testing.T, env harness.Env, name, flag string) string {
+	t.Helper()
+	bin := env.Bin(name)
+	if help, _ := exec.CommandContext(ctx, bin, "-h").CombinedOutput(); strings.Contains(string(help), flag) {
+		return bin
+	}
+	bin = filepath.Join(t.TempDir(), name)
+	gb := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/"+name)
+	gb.Dir = env.Root
+	out, err := gb.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return bin
+}
+
+// grpcSmokeModule builds conformance/grpcsmoke (offline first) unless it
+// is up to date; it skips the test when Maven cannot build it.
+func grpcSmokeModule(ctx context.Context, t *testing.T, env harness.Env) string {
+	t.Helper()
+	mod := filepath.Join(env.Root, "conformance", "grpcsmoke")
+	build := func(offline bool) ([]byte, error) {
+		args := []string{"-q", "-B", "package"}
+		if offline {
+			args = append([]string{"-o"}, args...)
+		}
+		cmd := exec.CommandContext(ctx, "mvn", args...)
+		cmd.Dir = mod
+		return cmd.CombinedOutput()
+	}
+	if !grpcSmokeBuilt(mod) {
+		if out, err := build(true); err != nil {
+			if out, err = build(false); err != nil {
+				t.Skipf("gRPC smoke: cannot build %s (no Maven access?): %v\n%s", mod, err, out)
+			}
+		}
+	}
+
+	return mod
 }
 
 // grpcSmokeBuilt reports classes newer than the source and pom, and the
