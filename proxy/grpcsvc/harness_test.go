@@ -34,7 +34,7 @@ type cluster struct {
 	broker string
 }
 
-func startCluster(t *testing.T, tune func(*broker.Config, *Config)) *cluster {
+func startCluster(t testing.TB, tune func(*broker.Config, *Config)) *cluster {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
 	dir := t.TempDir()
@@ -78,7 +78,7 @@ func startCluster(t *testing.T, tune func(*broker.Config, *Config)) *cluster {
 
 // createTopic creates topic on the broker with a message.type attribute
 // and waits until the name server routes it.
-func (c *cluster) createTopic(t *testing.T, topic, msgType string, queues int32) {
+func (c *cluster) createTopic(t testing.TB, topic, msgType string, queues int32) {
 	t.Helper()
 	h := header.CreateTopicRequest{Topic: topic, DefaultTopic: "TBW102", ReadQueueNums: queues, WriteQueueNums: queues,
 		Perm: 6, TopicFilterType: "SINGLE_TAG", Attributes: "+message.type=" + msgType}
@@ -115,7 +115,7 @@ func as(ctx context.Context, clientID string) context.Context {
 
 // telemetry opens a client's telemetry stream and exchanges its settings,
 // as the SDKs do at startup.
-func (c *cluster) telemetry(t *testing.T, ctx context.Context, st *v2.Settings) (grpc.BidiStreamingClient[v2.TelemetryCommand, v2.TelemetryCommand], *v2.Settings) {
+func (c *cluster) telemetry(t testing.TB, ctx context.Context, st *v2.Settings) (grpc.BidiStreamingClient[v2.TelemetryCommand, v2.TelemetryCommand], *v2.Settings) {
 	t.Helper()
 	tc, err := c.cli.Telemetry(ctx)
 	require.NoError(t, err)
