@@ -19,8 +19,10 @@ import (
 // TestGRPCSmokeJavaSDK proves rocketgo's native gRPC endpoint with the
 // official RocketMQ 5 Java SDK (rocketmq-client-java 5.0.8, module
 // conformance/grpcsmoke): the SDK's startup (telemetry settings), a
-// Producer's sends and a SimpleConsumer's receive + ack, against rocketgo
-// on loopback with no Java server anywhere.
+// Producer's sends and a SimpleConsumer's receive + ack; FIFO order of one
+// message group; a committed transaction and an open one checked back
+// through the telemetry stream — against rocketgo on loopback with no Java
+// server anywhere.
 func TestGRPCSmokeJavaSDK(t *testing.T) {
 	if os.Getenv("CONFORMANCE_MATRIX") == "1" || os.Getenv("CONFORMANCE_GOLDEN") == "1" {
 		t.Skip("matrix/golden run selected")
@@ -47,14 +49,22 @@ func TestGRPCSmokeJavaSDK(t *testing.T) {
 	require.NoError(t, err)
 	ns, br := "127.0.0.1:"+strconv.Itoa(nsPort), "127.0.0.1:"+strconv.Itoa(brPort)
 	grpcAddr := "127.0.0.1:" + strconv.Itoa(grpcPort)
+	// Check-backs within a second (Java: 6 s timeout, 30 s interval).
+	conf := filepath.Join(dir, "broker.conf")
+	require.NoError(t, os.WriteFile(conf, []byte("transactionTimeOut=1000\ntransactionCheckInterval=1000\n"), 0o644))
 	p, err := harness.StartProcess("rocketgo", dir, nil, bin, "-dataDir", filepath.Join(dir, "data"),
-		"-namesrvListen", ns, "-brokerListen", br, "-grpcListen", grpcAddr)
+		"-namesrvListen", ns, "-brokerListen", br, "-grpcListen", grpcAddr, "-c", conf)
 	require.NoError(t, err)
 	defer p.Stop(5 * time.Second)
 
 	c := harness.Attach(harness.Ours, ns, br)
 	require.NoError(t, c.WaitRoute(ctx, "TBW102", 30*time.Second), p.Tail(4096))
 	require.NoError(t, c.CreateTopic(ctx, "GrpcSmokeT", 4, map[string]string{"attributes": "+message.type=NORMAL"}), p.Tail(4096))
+	require.NoError(t, c.CreateTopic(ctx, "GrpcSmokeFifoT", 4, map[string]string{"attributes": "+message.type=FIFO"}), p.Tail(4096))
+	require.NoError(t, c.CreateTopic(ctx, "GrpcSmokeTxnT", 2, map[string]string{"attributes": "+message.type=TRANSACTION"}), p.Tail(4096))
+	g, err := harness.Call(ctx, br, 200, nil, []byte(`{"groupName":"GrpcSmokeFifoG","consumeMessageOrderly":true}`)) // UPDATE_AND_CREATE_SUBSCRIPTIONGROUP
+	require.NoError(t, err)
+	require.Equal(t, int32(0), g.Code, g.Remark)
 	require.Eventually(t, func() bool {
 		nc, err := net.DialTimeout("tcp", grpcAddr, time.Second)
 		if err == nil {
@@ -63,7 +73,10 @@ func TestGRPCSmokeJavaSDK(t *testing.T) {
 		return err == nil
 	}, 10*time.Second, 50*time.Millisecond, "gRPC port not listening\n%s", p.Tail(4096))
 
-	grpcSmokeRun(ctx, t, mod, grpcAddr, "GrpcSmokeT", "GrpcSmokeG", p.Tail)
+	lines := grpcSmokeRun(ctx, t, mod, grpcAddr, "GrpcSmokeT", "GrpcSmokeG", p.Tail,
+		"GrpcSmokeFifoT", "GrpcSmokeFifoG", "GrpcSmokeTxnT", "GrpcSmokeTxnG")
+	require.Contains(t, lines, "FIFO order=[fifo-0, fifo-1, fifo-2, fifo-3, fifo-4, fifo-5, fifo-6, fifo-7, fifo-8, fifo-9] OK")
+	require.Regexp(t, `TXN committed=2 checked=[1-9]\d* OK`, lines)
 }
 
 // TestGRPCSmokeMQProxyJavaBroker is the mixed direction: our mqproxy in
@@ -117,12 +130,13 @@ func TestGRPCSmokeMQProxyJavaBroker(t *testing.T) {
 
 // grpcSmokeRun runs the Java SDK smoke against grpcAddr and checks that
 // every sent message was received and acked.
-func grpcSmokeRun(ctx context.Context, t *testing.T, mod, grpcAddr, topic, group string, logs func(int) string) {
+func grpcSmokeRun(ctx context.Context, t *testing.T, mod, grpcAddr, topic, group string, logs func(int) string, more ...string) string {
 	t.Helper()
 	const n = 20
 	start := time.Now()
-	run := exec.CommandContext(ctx, "java", "-cp", filepath.Join(mod, "target", "classes")+string(os.PathListSeparator)+filepath.Join(mod, "target", "lib", "*"),
-		"-Drocketmq.log.level=warn", "io.rocketgo.grpcsmoke.Smoke", grpcAddr, topic, group, strconv.Itoa(n), "60000")
+	cp := filepath.Join(mod, "target", "classes") + string(os.PathListSeparator) + filepath.Join(mod, "target", "lib", "*")
+	args := append([]string{"-cp", cp, "-Drocketmq.log.level=warn", "io.rocketgo.grpcsmoke.Smoke", grpcAddr, topic, group, strconv.Itoa(n), "60000"}, more...)
+	run := exec.CommandContext(ctx, "java", args...)
 	run.Dir = t.TempDir()
 	jout, jerr := run.CombinedOutput()
 	t.Logf("Java SDK smoke took %v", time.Since(start).Round(time.Millisecond))
@@ -131,6 +145,7 @@ func grpcSmokeRun(ctx context.Context, t *testing.T, mod, grpcAddr, topic, group
 	require.Contains(t, lines, "SMOKE sent=20 acked=20 OK", grpcSmokeTail(lines, 8000))
 	require.Equal(t, n, strings.Count(lines, "SENT "))
 	require.GreaterOrEqual(t, strings.Count(lines, "ACKED "), n)
+	return lines
 }
 
 // grpcSmokeBin is bin/NAME (make build) when its -h mentions flag (it is
