@@ -83,7 +83,7 @@ func TestRocketgoPersistsConfigUpdates(t *testing.T) {
 }
 
 // The gRPC endpoint comes up with rocketgo on -grpcListen and answers a
-// QueryRoute for the broker's topics; -grpcListen '' turns it off.
+// QueryRoute for the broker's topics; -grpcListen ” turns it off.
 func TestRocketgoServesGRPC(t *testing.T) {
 	var out bytes.Buffer
 	stop, err := start([]string{"-dataDir", t.TempDir(), "-namesrvListen", "127.0.0.1:0", "-brokerListen", "127.0.0.1:0", "-grpcListen", "127.0.0.1:0"},
