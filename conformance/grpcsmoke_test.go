@@ -62,6 +62,7 @@ func TestGRPCSmokeJavaSDK(t *testing.T) {
 	require.NoError(t, c.CreateTopic(ctx, "GrpcSmokeT", 4, map[string]string{"attributes": "+message.type=NORMAL"}), p.Tail(4096))
 	require.NoError(t, c.CreateTopic(ctx, "GrpcSmokeFifoT", 4, map[string]string{"attributes": "+message.type=FIFO"}), p.Tail(4096))
 	require.NoError(t, c.CreateTopic(ctx, "GrpcSmokeTxnT", 2, map[string]string{"attributes": "+message.type=TRANSACTION"}), p.Tail(4096))
+	require.NoError(t, c.CreateTopic(ctx, "GrpcSmokePushT", 2, map[string]string{"attributes": "+message.type=NORMAL"}), p.Tail(4096))
 	g, err := harness.Call(ctx, br, 200, nil, []byte(`{"groupName":"GrpcSmokeFifoG","consumeMessageOrderly":true}`)) // UPDATE_AND_CREATE_SUBSCRIPTIONGROUP
 	require.NoError(t, err)
 	require.Equal(t, int32(0), g.Code, g.Remark)
@@ -74,9 +75,11 @@ func TestGRPCSmokeJavaSDK(t *testing.T) {
 	}, 10*time.Second, 50*time.Millisecond, "gRPC port not listening\n%s", p.Tail(4096))
 
 	lines := grpcSmokeRun(ctx, t, mod, grpcAddr, "GrpcSmokeT", "GrpcSmokeG", p.Tail,
-		"GrpcSmokeFifoT", "GrpcSmokeFifoG", "GrpcSmokeTxnT", "GrpcSmokeTxnG")
+		"GrpcSmokeFifoT", "GrpcSmokeFifoG", "GrpcSmokeTxnT", "GrpcSmokeTxnG", "GrpcSmokePushT", "GrpcSmokePushG")
 	require.Contains(t, lines, "FIFO order=[fifo-0, fifo-1, fifo-2, fifo-3, fifo-4, fifo-5, fifo-6, fifo-7, fifo-8, fifo-9] OK")
 	require.Regexp(t, `TXN committed=2 checked=[1-9]\d* OK`, lines)
+	require.Contains(t, lines, "PUSH consumed=5 of 5")
+	require.Regexp(t, `PUSH consumed=5 of 5 attempts=\[[^\]]*\] OK`, lines)
 }
 
 // TestGRPCSmokeMQProxyJavaBroker is the mixed direction: our mqproxy in

@@ -7,11 +7,14 @@ import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.rocketmq.client.apis.ClientConfiguration;
 import org.apache.rocketmq.client.apis.ClientServiceProvider;
 import org.apache.rocketmq.client.apis.consumer.FilterExpression;
+import org.apache.rocketmq.client.apis.consumer.ConsumeResult;
 import org.apache.rocketmq.client.apis.consumer.FilterExpressionType;
+import org.apache.rocketmq.client.apis.consumer.PushConsumer;
 import org.apache.rocketmq.client.apis.consumer.SimpleConsumer;
 import org.apache.rocketmq.client.apis.message.Message;
 import org.apache.rocketmq.client.apis.message.MessageView;
@@ -66,6 +69,9 @@ public final class Smoke {
         if (args.length >= 9) {
             ok &= fifo(provider, cfg, args[5], args[6], deadline);
             ok &= txn(provider, cfg, args[7], args[8], deadline);
+        }
+        if (args.length >= 11) {
+            ok &= push(provider, cfg, args[9], args[10], deadline);
         }
         System.exit(ok ? 0 : 1);
     }
@@ -130,6 +136,41 @@ public final class Smoke {
         }
         boolean ok = got.containsAll(want) && checks.get() > 0;
         System.out.println("TXN committed=" + got.size() + " checked=" + checks.get() + (ok ? " OK" : " FAIL"));
+        return ok;
+    }
+
+    /** A PushConsumer fails each message once: it comes back (attempt 2) and is then consumed. */
+    private static boolean push(ClientServiceProvider provider, ClientConfiguration cfg, String topic, String group, long deadline) throws Exception {
+        final int n = 5;
+        Set<String> want = new HashSet<>();
+        ConcurrentHashMap<String, Integer> attempts = new ConcurrentHashMap<>();
+        Set<String> done = ConcurrentHashMap.newKeySet();
+        try (PushConsumer consumer = provider.newPushConsumerBuilder().setClientConfiguration(cfg).setConsumerGroup(group)
+            .setSubscriptionExpressions(Collections.singletonMap(topic, new FilterExpression("*", FilterExpressionType.TAG)))
+            .setMessageListener(v -> {
+                String id = v.getMessageId().toString();
+                attempts.merge(id, 1, Integer::sum);
+                if (v.getDeliveryAttempt() < 2) {
+                    return ConsumeResult.FAILURE;
+                }
+                done.add(id);
+                return ConsumeResult.SUCCESS;
+            }).build()) {
+            try (Producer producer = provider.newProducerBuilder().setClientConfiguration(cfg).setTopics(topic).build()) {
+                for (int i = 0; i < n; i++) {
+                    want.add(producer.send(provider.newMessageBuilder().setTopic(topic)
+                        .setBody(("push-" + i).getBytes(StandardCharsets.UTF_8)).build()).getMessageId().toString());
+                }
+            }
+            while (!done.containsAll(want) && System.currentTimeMillis() < deadline) {
+                Thread.sleep(100); // polling the listener's progress; the deadline bounds it
+            }
+        }
+        boolean ok = done.containsAll(want);
+        for (String id : want) {
+            ok &= attempts.getOrDefault(id, 0) >= 2;
+        }
+        System.out.println("PUSH consumed=" + done.size() + " of " + n + " attempts=" + attempts.values() + (ok ? " OK" : " FAIL"));
         return ok;
     }
 
