@@ -229,10 +229,11 @@ func start(args []string, out io.Writer, log *slog.Logger) (func() error, error)
 	if ctl != nil {
 		ready += " controller=" + ctl.Addr()
 	}
-	if grpcEP != nil {
-		ready += " grpc=" + grpcEP.Addr()
-	}
 	fmt.Fprintln(out, ready)
+	if grpcEP != nil {
+		// A line of its own: tools parse the ready line as it was.
+		fmt.Fprintln(out, "rocketgo grpc="+grpcEP.Addr())
+	}
 	return func() error {
 		// Broker first (it unregisters and stops heartbeating the
 		// controller), then the controller, then the name server.
