@@ -125,25 +125,30 @@ func (r *registry) producerStream(topic string) chan *v2.TelemetryCommand {
 func (s *Service) Telemetry(stream grpc.BidiStreamingServer[v2.TelemetryCommand, v2.TelemetryCommand]) error {
 	ctx := stream.Context()
 	m := clientMeta(ctx)
-	out := make(chan *v2.TelemetryCommand, 64)
+	// The writer (and its queue) start with the first Settings: a stream
+	// that never sends any costs only its own goroutine.
+	var out chan *v2.TelemetryCommand
 	writeErr := make(chan error, 1)
 	done := make(chan struct{})
 	defer close(done)
-	go func() {
-		for {
-			select {
-			case cmd := <-out:
-				if err := stream.Send(cmd); err != nil {
-					writeErr <- err
+	startWriter := func() {
+		out = make(chan *v2.TelemetryCommand, 64)
+		go func() {
+			for {
+				select {
+				case cmd := <-out:
+					if err := stream.Send(cmd); err != nil {
+						writeErr <- err
+						return
+					}
+				case <-done:
 					return
 				}
-			case <-done:
-				return
 			}
-		}
-	}()
+		}()
+	}
 	defer func() {
-		if m.clientID != "" {
+		if m.clientID != "" && out != nil {
 			s.clients.detach(m.clientID, out)
 		}
 	}()
@@ -164,6 +169,9 @@ func (s *Service) Telemetry(stream grpc.BidiStreamingServer[v2.TelemetryCommand,
 		case *v2.TelemetryCommand_Settings:
 			if m.clientID == "" {
 				return gstatus.Error(codes.InvalidArgument, "client id cannot be empty")
+			}
+			if out == nil {
+				startWriter()
 			}
 			resp, err := s.telemetrySettings(ctx, m, c.Settings, out)
 			if err != nil {

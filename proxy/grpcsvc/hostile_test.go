@@ -3,12 +3,14 @@ package grpcsvc
 import (
 	"bytes"
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/status"
 
@@ -98,4 +100,47 @@ func TestBadInput(t *testing.T) {
 	r, err := c.cli.QueryRoute(cctx, &v2.QueryRouteRequest{Topic: &v2.Resource{Name: "BadT"}, Endpoints: &v2.Endpoints{}})
 	require.NoError(t, err)
 	require.Equal(t, v2.Code_OK, r.GetStatus().GetCode())
+}
+
+// Idle streams: many telemetry streams that never send hold only their
+// own goroutines; the heap they cost is bounded and measured, and the
+// endpoint keeps answering.
+func TestIdleStreamsBounded(t *testing.T) {
+	c := startCluster(t, nil)
+	c.createTopic(t, "IdleT", "NORMAL", 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const conns, perConn = 4, 500 // under MaxConcurrentStreams per connection
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	g0 := runtime.NumGoroutine()
+	var streams []grpc.ClientStream
+	for range conns {
+		conn, err := grpc.NewClient(c.ep.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+		require.NoError(t, err)
+		defer conn.Close()
+		cli := v2.NewMessagingServiceClient(conn)
+		for range perConn {
+			tc, err := cli.Telemetry(as(ctx, "idle"))
+			require.NoError(t, err)
+			streams = append(streams, tc)
+		}
+	}
+	// The server has them all when its goroutine count has grown by at
+	// least one per stream (ours and the client's run in this process).
+	require.Eventually(t, func() bool { return runtime.NumGoroutine()-g0 >= conns*perConn*2 }, 30*time.Second, 50*time.Millisecond)
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	perStream := (int64(after.HeapInuse+after.StackInuse) - int64(before.HeapInuse+before.StackInuse)) / (conns * perConn)
+	t.Logf("%d idle telemetry streams: %d B per stream (client and server sides together), %d goroutines", conns*perConn, perStream, runtime.NumGoroutine()-g0)
+	require.Less(t, perStream, int64(64<<10), "an idle stream costs more than 64 KiB")
+
+	r, err := c.cli.QueryRoute(as(ctx, "still-here"), &v2.QueryRouteRequest{Topic: &v2.Resource{Name: "IdleT"}, Endpoints: &v2.Endpoints{}})
+	require.NoError(t, err)
+	require.Equal(t, v2.Code_OK, r.GetStatus().GetCode())
+	for _, s := range streams {
+		_ = s.CloseSend()
+	}
 }
