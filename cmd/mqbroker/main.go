@@ -95,7 +95,7 @@ func run() error {
 		gcfg := grpcsvc.Default()
 		gcfg.GRPCPort = grpcPort
 		ep, err := grpcsvc.Start(grpcsvc.EndpointConfig{Listen: net.JoinHostPort(host, strconv.Itoa(grpcPort)),
-			NamesrvAddrs: []string{cfg.NamesrvAddr}, LocalBroker: cfg.BrokerName,
+			NamesrvAddrs: []string{cfg.NamesrvAddr}, LocalBroker: cfg.BrokerName, TLS: cfg.TLS,
 			Service: gcfg, Logger: log.With("component", "grpc")})
 		if err != nil {
 			b.Close()

@@ -211,7 +211,7 @@ func start(args []string, out io.Writer, log *slog.Logger) (func() error, error)
 		gcfg := grpcsvc.Default()
 		gcfg.GRPCPort = 0 // advertise the port the client dialed
 		grpcEP, err = grpcsvc.Start(grpcsvc.EndpointConfig{Listen: *grpcListen, NamesrvAddrs: []string{ns.Addr()},
-			LocalBroker: cfg.BrokerName, Service: gcfg, Logger: log.With("component", "grpc")})
+			LocalBroker: cfg.BrokerName, TLS: cfg.TLS, Service: gcfg, Logger: log.With("component", "grpc")})
 		if err != nil {
 			if set["grpcListen"] {
 				return nil, errors.Join(err, b.Close(), closeCtl(), ns.Close())

@@ -1,12 +1,13 @@
 package grpcsvc
 
 import (
-	"crypto/tls"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/codec/transport/tlsconf"
 )
 
 // EndpointConfig is what a running endpoint needs: where to listen, the
@@ -20,8 +21,8 @@ type EndpointConfig struct {
 	// mode); empty is cluster mode.
 	LocalBroker string
 	// TLS, when set, is the remoting client's TLS to name servers and
-	// brokers.
-	TLS *tls.Config
+	// brokers (Java's tls.* client keys, as the broker's own client uses).
+	TLS *tlsconf.Config
 	// Service tunes the service; zero fields take Default's values.
 	Service Config
 	Logger  *slog.Logger
@@ -43,7 +44,12 @@ func Start(cfg EndpointConfig) (*Endpoint, error) {
 	}
 	router := transport.NewRouter()
 	pool := transport.NewPool("grpc-proxy-callback", 2, 1024)
-	client := transport.NewClient(transport.ClientConfig{Logger: log, Router: router, TLS: cfg.TLS})
+	cc, err := transport.ClientConfig{Logger: log, Router: router}.WithTLS(cfg.TLS)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("grpcsvc: remoting client TLS: %w", err)
+	}
+	client := transport.NewClient(cc)
 	backend, err := NewRemotingBackend(RemotingConfig{NamesrvAddrs: cfg.NamesrvAddrs, LocalBroker: cfg.LocalBroker, Client: client, Logger: log})
 	if err != nil {
 		pool.Close()
