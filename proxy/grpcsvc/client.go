@@ -25,7 +25,7 @@ import (
 // client is one SDK instance (x-mq-client-id) the service knows.
 type client struct {
 	id       string
-	settings *v2.Settings // as the client sent them
+	settings *v2.Settings // as the client sent them, merged with the server's
 	out      chan *v2.TelemetryCommand
 	seen     time.Time
 }
@@ -204,10 +204,12 @@ func (s *Service) telemetrySettings(ctx context.Context, m meta, st *v2.Settings
 	default:
 		return nil, errors.New("there is no publishing or subscription data in settings")
 	}
-	if err := s.clients.put(m.clientID, st, out); err != nil {
+	// Kept merged: receives read the group's max attempts from them, as
+	// Java's getClientSettings merges on every read.
+	merged := s.mergedSettings(ctx, st)
+	if err := s.clients.put(m.clientID, merged, out); err != nil {
 		return nil, err
 	}
-	merged := s.mergedSettings(ctx, st)
 	s.heartbeatBrokers(ctx, m.clientID, st)
 	return &v2.TelemetryCommand{Status: okStatus(), Command: &v2.TelemetryCommand_Settings{Settings: merged}}, nil
 }
