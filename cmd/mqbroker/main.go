@@ -1,4 +1,6 @@
 // Command mqbroker runs a RocketMQ broker: mqbroker -c broker.conf [-n addr] [-p].
+// With enableGrpcProxy=true in broker.conf it also serves the RocketMQ 5
+// gRPC endpoint (Java proxy's local mode) on grpcServerPort (8081).
 package main
 
 import (
@@ -6,13 +8,16 @@ import (
 	"flag"
 	"fmt"
 	"github.com/rocketgo/rocketgo/compat/javalog"
+	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/rocketgo/rocketgo/broker"
 	"github.com/rocketgo/rocketgo/codec/transport/tlsconf"
+	"github.com/rocketgo/rocketgo/proxy/grpcsvc"
 )
 
 func main() {
@@ -44,7 +49,7 @@ func run() error {
 			return err
 		}
 		for _, k := range unknown {
-			if !tlsconf.IsKey(k) {
+			if !tlsconf.IsKey(k) && !grpcsvc.IsBrokerKey(k) {
 				log.Warn("unknown broker.conf key ignored", "key", k)
 			}
 		}
@@ -67,6 +72,10 @@ func run() error {
 		}
 		return nil
 	}
+	grpcOn, grpcPort, err := grpcsvc.BrokerKeys(*confPath)
+	if err != nil {
+		return err
+	}
 	b, err := broker.New(cfg, broker.Deps{Logger: log})
 	if err != nil {
 		return err
@@ -78,6 +87,22 @@ func run() error {
 	addrs := boundAddrs(b.Addr(), b.FastAddr())
 	if ha := b.HAAddr(); ha != "" {
 		addrs = append(addrs, ha) // the HA port, bound like the main one
+	}
+	if grpcOn {
+		// Local mode: the endpoint fronts this broker only, reaching it
+		// through its own remoting port (so its pipeline applies).
+		host := cfg.ListenIP
+		gcfg := grpcsvc.Default()
+		gcfg.GRPCPort = grpcPort
+		ep, err := grpcsvc.Start(grpcsvc.EndpointConfig{Listen: net.JoinHostPort(host, strconv.Itoa(grpcPort)),
+			NamesrvAddrs: []string{cfg.NamesrvAddr}, LocalBroker: cfg.BrokerName, TLS: cfg.TLS,
+			Service: gcfg, Logger: log.With("component", "grpc")})
+		if err != nil {
+			b.Close()
+			return err
+		}
+		defer ep.Close()
+		addrs = append(addrs, ep.Addr())
 	}
 	level, msg := listenNotice(addrs...)
 	log.Log(context.Background(), level, msg, "addrs", strings.Join(addrs, ","))

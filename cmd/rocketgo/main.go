@@ -3,12 +3,14 @@
 //
 //	rocketgo [-dataDir ./data] [-namesrvListen 127.0.0.1:9876] [-brokerListen 127.0.0.1:10911] [-c broker.conf]
 //	         [-namesrvConf namesrv.conf] [-controller] [-controllerListen 127.0.0.1:9878]
+//	         [-grpcListen 127.0.0.1:8081]
 //
 // The store lives under DIR/store, the name server's KV config under
 // DIR/namesrv, the controller's Raft store under DIR/controller. Point
 // clients at the name server address. With the controller on, a broker.conf
 // with enableControllerMode=true and no controllerAddr uses the embedded
-// controller.
+// controller. The gRPC endpoint for the RocketMQ 5 SDKs (proxy/grpcsvc,
+// Java proxy's local mode) listens on -grpcListen, on by default.
 package main
 
 import (
@@ -32,6 +34,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec/transport/tlsconf"
 	"github.com/rocketgo/rocketgo/controller"
 	"github.com/rocketgo/rocketgo/namesrv"
+	"github.com/rocketgo/rocketgo/proxy/grpcsvc"
 )
 
 func main() {
@@ -81,6 +84,7 @@ func start(args []string, out io.Writer, log *slog.Logger) (func() error, error)
 	confPath := fs.String("c", "", "optional broker.conf overrides (Java properties)")
 	nsConfPath := fs.String("namesrvConf", "", "optional name server config (Java properties, as mqnamesrv -c): name server keys, enableControllerInNamesrv and the controller's keys")
 	withCtl := fs.Bool("controller", false, "run the embedded controller (enableControllerInNamesrv=true): a single-node group on -controllerListen unless -namesrvConf sets controllerDLegerPeers")
+	grpcListen := fs.String("grpcListen", "127.0.0.1:8081", "gRPC endpoint (apache.rocketmq.v2.MessagingService, for the RocketMQ 5 SDKs) in local mode; empty disables it. If the default port is taken the endpoint is skipped with a warning")
 	ctlListen := fs.String("controllerListen", "127.0.0.1:9878", "embedded controller's remoting address (its Raft port is this port + 1); a fixed port")
 	fs.String("logHome", "", "like Java's -Duser.home: log in Java's file layout under DIR/logs/rocketmqlogs (broker.log, store.log, remoting.log …, rolled at 128 MB); default: stderr (read by main before the servers start)")
 	if err := fs.Parse(args); err != nil {
@@ -202,6 +206,19 @@ func start(args []string, out io.Writer, log *slog.Logger) (func() error, error)
 	if err := b.Start(); err != nil {
 		return nil, errors.Join(err, b.Close(), closeCtl(), ns.Close())
 	}
+	var grpcEP *grpcsvc.Endpoint
+	if *grpcListen != "" {
+		gcfg := grpcsvc.Default()
+		gcfg.GRPCPort = 0 // advertise the port the client dialed
+		grpcEP, err = grpcsvc.Start(grpcsvc.EndpointConfig{Listen: *grpcListen, NamesrvAddrs: []string{ns.Addr()},
+			LocalBroker: cfg.BrokerName, TLS: cfg.TLS, Service: gcfg, Logger: log.With("component", "grpc")})
+		if err != nil {
+			if set["grpcListen"] {
+				return nil, errors.Join(err, b.Close(), closeCtl(), ns.Close())
+			}
+			log.Warn("rocketgo: gRPC endpoint not started", "err", err)
+		}
+	}
 	addrs := []string{b.Addr()}
 	if fa := b.FastAddr(); fa != "" {
 		addrs = append(addrs, fa)
@@ -213,10 +230,19 @@ func start(args []string, out io.Writer, log *slog.Logger) (func() error, error)
 		ready += " controller=" + ctl.Addr()
 	}
 	fmt.Fprintln(out, ready)
+	if grpcEP != nil {
+		// A line of its own: tools parse the ready line as it was.
+		fmt.Fprintln(out, "rocketgo grpc="+grpcEP.Addr())
+	}
 	return func() error {
 		// Broker first (it unregisters and stops heartbeating the
 		// controller), then the controller, then the name server.
 		var errs []error
+		if grpcEP != nil {
+			if err := grpcEP.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("close gRPC endpoint: %w", err))
+			}
+		}
 		if err := b.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close broker: %w", err))
 		}

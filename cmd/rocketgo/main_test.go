@@ -11,9 +11,13 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/transport"
+	v2 "github.com/rocketgo/rocketgo/proxy/apiv2"
 )
 
 // The embedded name server and broker come up, the broker is routable,
@@ -76,4 +80,37 @@ func TestRocketgoPersistsConfigUpdates(t *testing.T) {
 	b, err := os.ReadFile(conf)
 	require.NoError(t, err)
 	require.Equal(t, "brokerName=broker-x\nbrokerPermission=4\n", string(b))
+}
+
+// The gRPC endpoint comes up with rocketgo on -grpcListen and answers a
+// QueryRoute for the broker's topics; -grpcListen ” turns it off.
+func TestRocketgoServesGRPC(t *testing.T) {
+	var out bytes.Buffer
+	stop, err := start([]string{"-dataDir", t.TempDir(), "-namesrvListen", "127.0.0.1:0", "-brokerListen", "127.0.0.1:0", "-grpcListen", "127.0.0.1:0"},
+		&out, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, stop()) }()
+	m := regexp.MustCompile(`grpc=(\S+)`).FindStringSubmatch(out.String())
+	require.NotNil(t, m, out.String())
+	conn, err := grpc.NewClient(m[1], grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer conn.Close()
+	cli := v2.NewMessagingServiceClient(conn)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ctx = metadata.AppendToOutgoingContext(ctx, "x-mq-client-id", "t1")
+	var r *v2.QueryRouteResponse
+	require.Eventually(t, func() bool {
+		r, err = cli.QueryRoute(ctx, &v2.QueryRouteRequest{Topic: &v2.Resource{Name: "TBW102"}, Endpoints: &v2.Endpoints{}})
+		return err == nil && r.GetStatus().GetCode() == v2.Code_OK
+	}, 10*time.Second, 20*time.Millisecond, "%v %v", err, r)
+	require.NotEmpty(t, r.GetMessageQueues())
+	require.Equal(t, "broker-a", r.GetMessageQueues()[0].GetBroker().GetName())
+
+	var off bytes.Buffer
+	stop2, err := start([]string{"-dataDir", t.TempDir(), "-namesrvListen", "127.0.0.1:0", "-brokerListen", "127.0.0.1:0", "-grpcListen", ""},
+		&off, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, stop2()) }()
+	require.NotContains(t, off.String(), "grpc=")
 }

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rocketgo/rocketgo/proxy/grpcsvc"
+)
+
+func main() {
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	stop, err := start(os.Args[1:], os.Stdout, log)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mqproxy:", err)
+		os.Exit(1)
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	<-sig
+	log.Info("mqproxy: shutting down")
+	if err := stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "mqproxy:", err)
+		os.Exit(1)
+	}
+}
+
+// start parses args and serves; the returned func stops the proxy.
+func start(args []string, out io.Writer, log *slog.Logger) (func() error, error) {
+	fs := flag.NewFlagSet("mqproxy", flag.ContinueOnError)
+	pc := fs.String("pc", "", "proxy config file (Java's rmq-proxy.json)")
+	ns := fs.String("n", "", "name server address list, ';'-separated (overrides namesrvAddr)")
+	pm := fs.String("pm", "", "proxy mode: cluster (local mode is rocketgo / mqbroker enableGrpcProxy=true)")
+	bind := fs.String("bind", "", "interface to bind (default all); not a Java key")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	pf := grpcsvc.DefaultProxyFile()
+	if *pc != "" {
+		var err error
+		if pf, err = grpcsvc.LoadProxyFile(*pc); err != nil {
+			return nil, err
+		}
+		for _, k := range pf.Unknown {
+			log.Warn("mqproxy: unknown rmq-proxy.json key ignored", "key", k)
+		}
+	}
+	if pf.NamesrvAddr == "" {
+		pf.NamesrvAddr = os.Getenv("NAMESRV_ADDR")
+	}
+	if *ns != "" {
+		pf.NamesrvAddr = *ns
+	}
+	if *pm != "" {
+		pf.ProxyMode = *pm
+	}
+	if !strings.EqualFold(pf.ProxyMode, "cluster") {
+		return nil, fmt.Errorf("proxyMode %q: mqproxy runs in cluster mode only (local mode: rocketgo, or mqbroker with enableGrpcProxy=true)", pf.ProxyMode)
+	}
+	if strings.TrimSpace(pf.NamesrvAddr) == "" {
+		return nil, errors.New("no name server: set namesrvAddr in rmq-proxy.json, -n or NAMESRV_ADDR")
+	}
+	cfg := grpcsvc.Default()
+	cfg.GRPCPort = pf.GrpcServerPort
+	if pf.MaxMessageSize > 0 {
+		cfg.MaxMessageSize = pf.MaxMessageSize
+	}
+	if pf.GrpcMaxInboundSize > 0 {
+		cfg.MaxRecvMsgSize = pf.GrpcMaxInboundSize
+	}
+	if pf.GrpcClientIdleMs > 0 {
+		cfg.IdleTimeout = time.Duration(pf.GrpcClientIdleMs) * time.Millisecond
+	}
+	ep, err := grpcsvc.Start(grpcsvc.EndpointConfig{Listen: net.JoinHostPort(*bind, strconv.Itoa(pf.GrpcServerPort)),
+		NamesrvAddrs: []string{pf.NamesrvAddr}, Service: cfg, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	if pf.GrpcServerPort == 0 { // a test's free port: advertise what was bound
+		_, p, _ := net.SplitHostPort(ep.Addr())
+		if n, err := strconv.Atoi(p); err == nil {
+			ep.Service().SetAdvertisedPort(n)
+		}
+	}
+	log.Info("mqproxy: remoting clients are not served yet; remotingListenPort ignored", "remotingListenPort", pf.RemotingListenPort)
+	fmt.Fprintf(out, "mqproxy ready grpc=%s namesrv=%s cluster=%s\n", ep.Addr(), pf.NamesrvAddr, pf.RocketMQClusterName)
+	return ep.Close, nil
+}

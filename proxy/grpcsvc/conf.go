@@ -1,0 +1,93 @@
+package grpcsvc
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/rocketgo/rocketgo/compat/javaprops"
+)
+
+// Broker config keys that turn the endpoint on inside mqbroker (Java's
+// proxy keys, in broker.conf as with enableProxy-style local mode).
+const (
+	KeyEnableGrpcProxy = "enableGrpcProxy"
+	KeyGrpcServerPort  = "grpcServerPort"
+)
+
+// IsBrokerKey reports a broker.conf key this package reads.
+func IsBrokerKey(k string) bool { return k == KeyEnableGrpcProxy || k == KeyGrpcServerPort }
+
+// BrokerKeys reads enableGrpcProxy (default false) and grpcServerPort
+// (default 8081) from a broker.conf; an empty path gives the defaults.
+func BrokerKeys(path string) (enable bool, port int, err error) {
+	port = 8081
+	if path == "" {
+		return false, port, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false, 0, fmt.Errorf("grpc proxy keys: %w", err)
+	}
+	props, err := javaprops.Parse(data)
+	if err != nil {
+		return false, 0, fmt.Errorf("grpc proxy keys: %s: %w", path, err)
+	}
+	if v, ok := props.Get(KeyEnableGrpcProxy); ok {
+		if enable, err = strconv.ParseBool(strings.TrimSpace(v)); err != nil {
+			return false, 0, fmt.Errorf("grpc proxy keys: %s=%q: %w", KeyEnableGrpcProxy, v, err)
+		}
+	}
+	if v, ok := props.Get(KeyGrpcServerPort); ok {
+		if port, err = strconv.Atoi(strings.TrimSpace(v)); err != nil || port < 0 || port > 65535 {
+			return false, 0, fmt.Errorf("grpc proxy keys: %s=%q: bad port", KeyGrpcServerPort, v)
+		}
+	}
+	return enable, port, nil
+}
+
+// ProxyFile is Java's rmq-proxy.json (ProxyConfig), the keys mqproxy
+// reads. Unknown keys are kept in Unknown.
+type ProxyFile struct {
+	GrpcServerPort      int    `json:"grpcServerPort"`
+	RemotingListenPort  int    `json:"remotingListenPort"`
+	NamesrvAddr         string `json:"namesrvAddr"`
+	RocketMQClusterName string `json:"rocketMQClusterName"`
+	ProxyMode           string `json:"proxyMode"`
+	MaxMessageSize      int    `json:"maxMessageSize"`
+	GrpcMaxInboundSize  int    `json:"grpcMaxInboundMessageSize"`
+	GrpcClientIdleMs    int64  `json:"grpcClientIdleTimeMills"`
+
+	Unknown []string `json:"-"`
+}
+
+// DefaultProxyFile is ProxyConfig's defaults.
+func DefaultProxyFile() ProxyFile {
+	return ProxyFile{GrpcServerPort: 8081, RemotingListenPort: 8080, RocketMQClusterName: "DefaultCluster", ProxyMode: "cluster",
+		MaxMessageSize: 4 << 20, GrpcMaxInboundSize: 130 << 20, GrpcClientIdleMs: 120000}
+}
+
+// LoadProxyFile reads an rmq-proxy.json over the defaults.
+func LoadProxyFile(path string) (ProxyFile, error) {
+	pf := DefaultProxyFile()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return pf, fmt.Errorf("proxy config: %w", err)
+	}
+	if err := json.Unmarshal(data, &pf); err != nil {
+		return pf, fmt.Errorf("proxy config %s: %w", path, err)
+	}
+	var all map[string]json.RawMessage
+	if json.Unmarshal(data, &all) == nil {
+		known := map[string]bool{"grpcServerPort": true, "remotingListenPort": true, "namesrvAddr": true, "rocketMQClusterName": true,
+			"proxyMode": true, "maxMessageSize": true, "grpcMaxInboundMessageSize": true, "grpcClientIdleTimeMills": true}
+		for k := range all {
+			if !known[k] {
+				pf.Unknown = append(pf.Unknown, k)
+			}
+		}
+	}
+	return pf, nil
+}

@@ -1,0 +1,90 @@
+package grpcsvc
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rocketgo/rocketgo/codec/message"
+)
+
+func TestBrokerKeys(t *testing.T) {
+	on, port, err := BrokerKeys("")
+	require.NoError(t, err)
+	require.False(t, on)
+	require.Equal(t, 8081, port)
+
+	p := filepath.Join(t.TempDir(), "broker.conf")
+	require.NoError(t, os.WriteFile(p, []byte("brokerName=b\nenableGrpcProxy=true\ngrpcServerPort=18081\n"), 0o644))
+	on, port, err = BrokerKeys(p)
+	require.NoError(t, err)
+	require.True(t, on)
+	require.Equal(t, 18081, port)
+	require.True(t, IsBrokerKey("enableGrpcProxy"))
+	require.False(t, IsBrokerKey("brokerName"))
+
+	require.NoError(t, os.WriteFile(p, []byte("grpcServerPort=70000\n"), 0o644))
+	_, _, err = BrokerKeys(p)
+	require.Error(t, err)
+}
+
+func TestLoadProxyFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "rmq-proxy.json")
+	require.NoError(t, os.WriteFile(p, []byte(`{"rocketMQClusterName":"C1","namesrvAddr":"127.0.0.1:9876","grpcServerPort":9081,"enableACL":false}`), 0o644))
+	pf, err := LoadProxyFile(p)
+	require.NoError(t, err)
+	require.Equal(t, "C1", pf.RocketMQClusterName)
+	require.Equal(t, 9081, pf.GrpcServerPort)
+	require.Equal(t, 8080, pf.RemotingListenPort, "Java's default")
+	require.Equal(t, "cluster", pf.ProxyMode, "Java's default")
+	require.Equal(t, []string{"enableACL"}, pf.Unknown)
+}
+
+// Guava's consistentHash of String.hashCode, the FIFO queue choice of
+// Java's proxy. The expected values were printed by Guava 31.1's
+// Hashing.consistentHash (a throwaway Java program, not committed).
+func TestConsistentHashMatchesGuava(t *testing.T) {
+	buckets := []int{1, 4, 8, 16, 100}
+	golden := map[string][]int{
+		"order-42": {0, 3, 3, 10, 25},
+		"a":        {0, 0, 0, 0, 29},
+		"group-1":  {0, 1, 7, 15, 36},
+		"":         {0, 0, 0, 0, 0},
+		"消息组":      {0, 2, 7, 7, 95},
+		"x-very-long-message-group-name-0123456789": {0, 3, 3, 3, 3},
+	}
+	for key, want := range golden {
+		for i, b := range buckets {
+			require.Equal(t, want[i], consistentHash(int64(message.JavaStringHash(key)), b), "key %q buckets %d", key, b)
+		}
+	}
+	longs := []int{42, 5, 34, 0, 7, 71, 67, 17, 82, 74}
+	for i, want := range longs {
+		require.Equal(t, want, consistentHash(int64(i-3)*1000003, 100), "input %d", (i-3)*1000003)
+	}
+}
+
+// Receipt handles are Java's ReceiptHandle: 9 fields; parse and the
+// retry mark survive.
+func TestParseHandle(t *testing.T) {
+	h, err := parseHandle("10 1700000000000 30000 3 1 broker-a 2 11 4096")
+	require.NoError(t, err)
+	require.Equal(t, "broker-a", h.BrokerName)
+	require.Equal(t, int32(2), h.QueueID)
+	require.Equal(t, int64(11), h.MsgQueueOffset)
+	require.Equal(t, int64(4096), h.commitLogOffset)
+	require.Equal(t, byte('1'), h.Retry)
+	_, err = parseHandle("1 2 3")
+	require.Error(t, err)
+	ns, name := splitNamespace("ns1%TopicA")
+	require.Equal(t, "ns1", ns)
+	require.Equal(t, "TopicA", name)
+	ns, name = splitNamespace("%RETRY%ns1%G")
+	require.Equal(t, "ns1", ns)
+	require.Equal(t, "%RETRY%G", name)
+	ns, name = splitNamespace("Plain")
+	require.Empty(t, ns)
+	require.Equal(t, "Plain", name)
+}

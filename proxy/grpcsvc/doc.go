@@ -1,0 +1,37 @@
+// Package grpcsvc is the RocketMQ 5 gRPC endpoint: the
+// apache.rocketmq.v2.MessagingService that the 5.x SDKs call, as a thin
+// translation of each call onto RocketMQ remoting requests.
+//
+// The service never touches broker internals. Everything it does goes
+// through one small interface, Backend: route lookups (the name server's
+// GET_ROUTEINFO_BY_TOPIC) and remoting requests to a broker address. The
+// same service code therefore serves both of Java's proxy modes:
+//
+//   - local mode (rocketgo, mqbroker with enableGrpcProxy=true): the
+//     backend is restricted to this process's broker (LocalBroker), and
+//     its requests reach that broker through its remoting port on
+//     loopback, so they pass the broker's whole request pipeline
+//     (middleware, auth, metrics) like any client's;
+//   - cluster mode (cmd/mqproxy): routes from the name server, requests to
+//     whichever brokers own the queues, Java's or ours.
+//
+// The translation follows Java's proxy (rocketmq-proxy 5.3.3,
+// grpc/v2/...): QueryRoute hands out this endpoint for every queue; sends
+// become SEND_MESSAGE_V2 with Java's properties (UNIQ_KEY, __SHARDINGKEY,
+// TIMER_DELIVER_MS, TRAN_MSG …), FIFO queues chosen by Guava's
+// consistentHash of the message group; receives are POP_MESSAGE with the
+// client's invisible duration and long-polling time, and the receipt handle
+// is the POP_CK extraInfo plus the commit log offset (Java's
+// ReceiptHandle), which ACK_MESSAGE and CHANGE_MESSAGE_INVISIBLETIME take
+// back as extraInfo. Transactional check-backs the broker sends to the
+// proxy's remoting connection (CHECK_TRANSACTION_STATE) go to a producer's
+// Telemetry stream as RecoverOrphanedTransactionCommand.
+//
+// Files: server.go (grpc.Server, limits, client metadata), backend.go
+// (Backend, the remoting implementation, route cache), route.go
+// (QueryRoute, QueryAssignment), client.go (Heartbeat, Telemetry,
+// settings, NotifyClientTermination), send.go, receive.go (ReceiveMessage,
+// message conversion), ack.go (Ack, ChangeInvisibleDuration, DLQ),
+// txn.go (EndTransaction, check-back), offset.go (offsets, PullMessage,
+// RecallMessage), status.go (Code mapping).
+package grpcsvc

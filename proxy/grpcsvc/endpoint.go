@@ -1,0 +1,84 @@
+package grpcsvc
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+
+	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/codec/transport/tlsconf"
+)
+
+// EndpointConfig is what a running endpoint needs: where to listen, the
+// name servers, and (local mode) the broker it fronts.
+type EndpointConfig struct {
+	// Listen is the gRPC address ("127.0.0.1:8081", ":8081").
+	Listen string
+	// NamesrvAddrs are the name servers (';'-separated lists allowed).
+	NamesrvAddrs []string
+	// LocalBroker, when set, restricts routes to this broker name (local
+	// mode); empty is cluster mode.
+	LocalBroker string
+	// TLS, when set, is the remoting client's TLS to name servers and
+	// brokers (Java's tls.* client keys, as the broker's own client uses).
+	TLS *tlsconf.Config
+	// Service tunes the service; zero fields take Default's values.
+	Service Config
+	Logger  *slog.Logger
+}
+
+// Endpoint is a serving Service with its remoting client.
+type Endpoint struct {
+	svc    *Service
+	client *transport.Client
+	pool   *transport.Pool
+	addr   net.Addr
+}
+
+// Start builds the remoting backend and serves the service on cfg.Listen.
+func Start(cfg EndpointConfig) (*Endpoint, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	router := transport.NewRouter()
+	pool := transport.NewPool("grpc-proxy-callback", 2, 1024)
+	cc, err := transport.ClientConfig{Logger: log, Router: router}.WithTLS(cfg.TLS)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("grpcsvc: remoting client TLS: %w", err)
+	}
+	client := transport.NewClient(cc)
+	backend, err := NewRemotingBackend(RemotingConfig{NamesrvAddrs: cfg.NamesrvAddrs, LocalBroker: cfg.LocalBroker, Client: client, Logger: log})
+	if err != nil {
+		pool.Close()
+		return nil, errors.Join(err, client.Close())
+	}
+	svc, err := New(cfg.Service, backend, log)
+	if err != nil {
+		pool.Close()
+		return nil, errors.Join(err, client.Close())
+	}
+	svc.RegisterCallbacks(router, pool)
+	addr, err := svc.Listen(cfg.Listen)
+	if err != nil {
+		pool.Close()
+		return nil, errors.Join(err, client.Close())
+	}
+	return &Endpoint{svc: svc, client: client, pool: pool, addr: addr}, nil
+}
+
+// Addr is the bound gRPC address.
+func (e *Endpoint) Addr() string { return e.addr.String() }
+
+// Service is the endpoint's service.
+func (e *Endpoint) Service() *Service { return e.svc }
+
+// Close stops serving and closes the remoting client.
+func (e *Endpoint) Close() error {
+	e.svc.Close()
+	err := e.client.Close()
+	e.pool.Close()
+	return err
+}
