@@ -23,13 +23,13 @@ import (
 
 // The names the mqadmin table's setup creates on each server.
 const (
-	mqaTopic     = "MqaTopic"     // 4 queues, mqaMessages messages with keys
-	mqaTopicDel  = "MqaTopicDel"  // deleted by deleteTopic
-	mqaGroup     = "MqaGroup"     // a live push consumer with committed offsets
-	mqaProducer  = "MqaProducer"  // a live producer
-	mqaMessages  = 20             // sent to mqaTopic before the commands run
-	mqaKeyPrefix = "mqa-key-"     // message i carries key mqa-key-i
-	mqaTag       = "TagA"         // every message's tag
+	mqaTopic     = "MqaTopic"    // 4 queues, mqaMessages messages with keys
+	mqaTopicDel  = "MqaTopicDel" // deleted by deleteTopic
+	mqaGroup     = "MqaGroup"    // a live push consumer with committed offsets
+	mqaProducer  = "MqaProducer" // a live producer
+	mqaMessages  = 20            // sent to mqaTopic before the commands run
+	mqaKeyPrefix = "mqa-key-"    // message i carries key mqa-key-i
+	mqaTag       = "TagA"        // every message's tag
 	mqaCluster   = "DefaultCluster"
 	mqaBroker    = "broker-a"
 )
