@@ -411,14 +411,15 @@ var (
 	mqaHexRe   = regexp.MustCompile(`\b[0-9A-Fa-f]{24,}\b`)
 	mqaAddrRe  = regexp.MustCompile(`\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(:\d+)?\b`)
 	mqaClient  = regexp.MustCompile(`<ip>@[\w.:-]+`)
-	mqaNumRe   = regexp.MustCompile(`-?\b\d+(\.\d+)?([Ee][+-]?\d+)?\b`)
+	mqaNumRe   = regexp.MustCompile(`-?\d+(\.\d+)?([Ee][+-]?\d+)?`)
 	mqaSpaceRe = regexp.MustCompile(`\s+`)
 	mqaPathRe  = regexp.MustCompile(`<dir>[^\s,"\]}]*`)
 )
 
 // mqaShape normalizes every line: times, ids, addresses and numbers
-// become placeholders and the column padding one space, so the lines of
-// the same table differ only by their names.
+// become placeholders (digits inside names too: both sides use the same
+// names) and the column padding one space, so the lines of the same table
+// differ only by their names.
 func mqaShape(raw string) []string {
 	if raw == "" {
 		return nil
