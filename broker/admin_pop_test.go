@@ -1,0 +1,17 @@
+package broker
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rocketgo/rocketgo/codec"
+)
+
+// POP_ROLLBACK (mqadmin exportPopRecord) succeeds: Java moves RocksDB pop
+// records to the file store there, and ours are in the file store already.
+func TestPopRollbackExportsNothing(t *testing.T) {
+	tb := startBroker(t, nil)
+	resp := tb.invoke(t, request(codec.ReqPopRollback))
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+}
