@@ -15,3 +15,10 @@ func TestPopRollbackExportsNothing(t *testing.T) {
 	resp := tb.invoke(t, request(codec.ReqPopRollback))
 	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
 }
+
+// RESET_MASTER_FLUSH_OFFSET is ignored by a master, as Java's.
+func TestResetMasterFlushOffsetOnMaster(t *testing.T) {
+	tb := startBroker(t, nil)
+	resp := tb.invoke(t, request(codec.ReqResetMasterFlushOffset, "masterFlushOffset", "0"))
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+}

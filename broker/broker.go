@@ -598,6 +598,7 @@ func (b *Broker) adminHandlers() []adminHandlers {
 		&configAdmin{cfg: b, topics: b.topics, auth: b.authChk, log: b.log},
 		&consumeAdmin{brokerName: b.cfg.BrokerName, brokerAddr: b.BrokerAddr, topics: b.topics, groups: b.groups, offsets: b.offsets, clients: b.clients, store: b.store, stats: b.stats, log: b.log},
 		&popAdmin{},
+		&flushAdmin{role: b.role},
 	}
 	if b.auth != nil {
 		groups = append(groups, &authAdmin{auth: b.auth, log: b.log})
