@@ -54,6 +54,11 @@ func a(args ...string) func(*mqaServer) []string {
 
 // mqaCases in run order: reads first, then writes, the destructive ones
 // (write permission, deletes) last.
+// mqaNeedsController: the controller commands run in the long tests that
+// start controllers (go test -tags long ./cmd/mqcontroller/ -run
+// TestJavaInterop: Java 5.3.3's mqadmin against three of our controllers).
+const mqaNeedsController = "needs a controller: Java's mqadmin drives ours in `go test -tags long ./cmd/mqcontroller/ -run TestJavaInterop` (not compared with Java's controller here)"
+
 // mqaPhantomGroup explains the rows where Java lists a group named like the topic.
 const mqaPhantomGroup = "Java 5.3.3 also names a group `MqaTopic`: its ConsumerManager.registerConsumer adds each subscribed topic's own name to topicGroupTable (`groups.add(subscriptionData.getTopic())`), which QUERY_TOPIC_CONSUME_BY_WHO returns; ours lists the real groups only"
 
@@ -205,12 +210,12 @@ var mqaCases = []mqaCase{
 		return []string{"-c", s.broker, "-b", mqaCluster + ":broker-x:1"}
 	}, note: "a broker container's code: a plain broker refuses it"},
 	// Controller mode (5.x).
-	{cmd: "getSyncStateSet", notRun: "needs a controller (conformance/failover and controller/ tests have one)"},
-	{cmd: "getControllerMetaData", notRun: "needs a controller (conformance/failover and controller/ tests have one)"},
-	{cmd: "getControllerConfig", notRun: "needs a controller (conformance/failover and controller/ tests have one)"},
-	{cmd: "updateControllerConfig", notRun: "needs a controller (conformance/failover and controller/ tests have one)"},
-	{cmd: "electMaster", notRun: "needs a controller (conformance/failover and controller/ tests have one)"},
-	{cmd: "cleanBrokerMetadata", notRun: "needs a controller (conformance/failover and controller/ tests have one)"},
+	{cmd: "getSyncStateSet", notRun: mqaNeedsController},
+	{cmd: "getControllerMetaData", notRun: mqaNeedsController},
+	{cmd: "getControllerConfig", notRun: mqaNeedsController},
+	{cmd: "updateControllerConfig", notRun: mqaNeedsController},
+	{cmd: "electMaster", notRun: mqaNeedsController},
+	{cmd: "cleanBrokerMetadata", notRun: mqaNeedsController},
 	// Destructive: write permission, deletes.
 	{cmd: "wipeWritePerm", args: a("-b", mqaBroker)},
 	{cmd: "addWritePerm", args: a("-b", mqaBroker)},
@@ -337,6 +342,7 @@ func mqadminCmd(ctx context.Context, env harness.Env, home string, args ...strin
 		"-cp", filepath.Join(lib, "*"), "org.apache.rocketmq.tools.command.MQAdminStartup"}, args...)
 	cmd := exec.CommandContext(ctx, "java", argv...)
 	cmd.Env = append(os.Environ(), "ROCKETMQ_HOME="+home)
+	cmd.Dir = home // consumerStatus writes a directory per run into its working directory
 	return cmd
 }
 
