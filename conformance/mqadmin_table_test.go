@@ -337,7 +337,7 @@ func checkMqaCasesComplete(t *testing.T, env harness.Env) {
 
 func mqadminCmd(ctx context.Context, env harness.Env, home string, args ...string) *exec.Cmd {
 	lib := filepath.Join(env.Root, "conformance", ".cache", "java-server", "lib")
-	argv := append([]string{"-Xms64m", "-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+	argv := append([]string{"-Xms64m", "-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:-UsePerfData",
 		"-Duser.home=" + home, "-Drocketmq.client.logUseSlf4j=false",
 		"-cp", filepath.Join(lib, "*"), "org.apache.rocketmq.tools.command.MQAdminStartup"}, args...)
 	cmd := exec.CommandContext(ctx, "java", argv...)
@@ -417,7 +417,8 @@ func mqaClean(out string, s *mqaServer) string {
 		switch {
 		case tl == "", strings.Contains(l, "|-INFO"), strings.Contains(l, "|-WARN"), strings.Contains(l, "|-ERROR"),
 			strings.HasPrefix(tl, "at "), strings.HasPrefix(tl, "... "), strings.HasPrefix(l, "OpenJDK"),
-			strings.HasPrefix(l, "RocketMQLog:"), strings.HasPrefix(l, "log4j:"), strings.HasPrefix(l, "SLF4J"):
+			strings.HasPrefix(l, "RocketMQLog:"), strings.HasPrefix(l, "log4j:"), strings.HasPrefix(l, "SLF4J"),
+			mqaJVMWarnRe.MatchString(l):
 			continue
 		}
 		l = strings.ReplaceAll(l, s.namesrv, "<namesrv>")
@@ -435,13 +436,14 @@ func mqaClean(out string, s *mqaServer) string {
 }
 
 var (
-	mqaTimeRe  = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}([.,]\d{1,3})?`)
-	mqaHexRe   = regexp.MustCompile(`\b[0-9A-Fa-f]{24,}\b`)
-	mqaAddrRe  = regexp.MustCompile(`\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(:\d+)?\b`)
-	mqaClient  = regexp.MustCompile(`<ip>@[\w.:-]+`)
-	mqaNumRe   = regexp.MustCompile(`-?\d+(\.\d+)?([Ee][+-]?\d+)?`)
-	mqaSpaceRe = regexp.MustCompile(`\s+`)
-	mqaPathRe  = regexp.MustCompile(`<dir>[^\s,"\]}]*`)
+	mqaJVMWarnRe = regexp.MustCompile(`^\[[0-9.]+s\]\[warning\]`) // the JVM's unified-logging warnings
+	mqaTimeRe    = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}([.,]\d{1,3})?`)
+	mqaHexRe     = regexp.MustCompile(`\b[0-9A-Fa-f]{24,}\b`)
+	mqaAddrRe    = regexp.MustCompile(`\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(:\d+)?\b`)
+	mqaClient    = regexp.MustCompile(`<ip>@[\w.:-]+`)
+	mqaNumRe     = regexp.MustCompile(`-?\d+(\.\d+)?([Ee][+-]?\d+)?`)
+	mqaSpaceRe   = regexp.MustCompile(`\s+`)
+	mqaPathRe    = regexp.MustCompile(`<dir>[^\s,"\]}]*`)
 )
 
 // mqaShape normalizes every line: times, ids, addresses and numbers
