@@ -549,7 +549,8 @@ func mqaMarkdown(rows []mqaRow) string {
 	b.WriteString("log lines and stack frames dropped, times, ids, addresses and numbers normalized, column padding\n")
 	b.WriteString("collapsed; \"same\" means the same lines, \"same (row counts differ)\" the same distinct lines.\n")
 	b.WriteString("Every mqadmin exits 0 on errors too (MQAdminStartup prints the exception), so the exit column\n")
-	b.WriteString("mostly tells a hang (timeout) from a return.\n\n")
+	b.WriteString("mostly tells a hang (timeout) from a return. \"unsupported (reason)\": ours prints a clear error where\n")
+	b.WriteString("compat/UNSUPPORTED.md lists the feature; \"not run\": the setup the command needs is elsewhere.\n\n")
 	fmt.Fprintf(&b, "%d subcommands, %d rows: **%d same, %d differ, %d unsupported, %d not run**.\n\n",
 		len(cmds), len(rows), counts["same"], counts["differs"], counts["unsupported"], counts["not run"])
 	b.WriteString("| command | ours | Java | result | note |\n|---|---|---|---|---|\n")
