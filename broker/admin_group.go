@@ -26,6 +26,7 @@ func (a *groupAdmin) register(r *transport.Router, pool *transport.Pool) {
 	r.Handle(codec.ReqDeleteSubscriptiongroup, pool, a.deleteGroup)
 	r.Handle(codec.ReqGetConsumerConnectionList, pool, a.consumerConnections)
 	r.Handle(codec.ReqGetProducerConnectionList, pool, a.producerConnections)
+	r.Handle(codec.ReqGetAllProducerInfo, pool, a.allProducers)
 	r.Handle(codec.ReqQueryTopicConsumeByWho, pool, a.topicConsumedByWho)
 	r.Handle(codec.ReqQueryTopicsByConsumer, pool, a.topicsByConsumer)
 }
@@ -108,6 +109,14 @@ func (a *groupAdmin) producerConnections(_ *transport.Conn, req *codec.Frame) *c
 	}
 	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
 	resp.Body = body.AppendProducerConnection(nil, cs)
+	return resp
+}
+
+// allProducers answers GET_ALL_PRODUCER_INFO (mqadmin producer) with every
+// producer group's connections.
+func (a *groupAdmin) allProducers(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
+	resp.Body = body.AppendProducerTableInfo(nil, a.clients.producerTable())
 	return resp
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec/transport"
 	"github.com/rocketgo/rocketgo/compat/fastjson"
 	"github.com/rocketgo/rocketgo/compat/remarks"
+	"golang.org/x/sys/unix"
 )
 
 // statsStore is what the stats admin needs from the store.
@@ -42,7 +43,19 @@ type statsAdmin struct {
 	sendQueueLen                         func() int
 	timerBehind                          func(nowMs int64) (readSec, offsets int64)
 	sendQueueCapacity, pullQueueCapacity int
+	// storeRoot and commitLogDir: commitLogDirCapacity (the root's file
+	// system) and commitLogDiskRatio_<commitLogDir>.
+	storeRoot, commitLogDir string
 }
+
+// The capacities Java's broker reports for pools we have no separate
+// queue for (BrokerConfig's defaults; their queues report 0 waiting).
+const (
+	javaLitePullQueueCapacity = 100000
+	javaQueryQueueCapacity    = 20000
+	javaAckQueueCapacity      = 100000
+	javaEndTxQueueCapacity    = 100000
+)
 
 func (a *statsAdmin) register(r *transport.Router, pool *transport.Pool) {
 	r.Handle(codec.ReqGetTopicStatsInfo, pool, a.topicStats)
@@ -174,21 +187,40 @@ func (a *statsAdmin) runtimeInfo(_ *transport.Conn, req *codec.Frame) *codec.Fra
 		"pullThreadPoolQueueCapacity":          strconv.Itoa(a.pullQueueCapacity),
 		"sendThreadPoolQueueHeadWaitTimeMills": "0",
 		"pullThreadPoolQueueHeadWaitTimeMills": "0",
-		"pageCacheLockTimeMills":               "0",
-		"earliestMessageTimeStamp":             "0",
-		"dispatchBehindBytes":                  "0",
-		"remainTransientStoreBufferNumbs":      "0",
-		"remainHowManyDataToFlush":             "0",
-		"timerReadBehind":                      strconv.FormatInt(timerRead, 10),
-		"timerOffsetBehind":                    strconv.FormatInt(timerOffsets, 10),
-		"timerCongestNum":                      "0",
-		"timerEnqueueTps":                      "0.0",
-		"timerDequeueTps":                      "0.0",
+		// clusterList prints the ack pool's figures in #OutTPS ("null"
+		// without them) and brokerStatus every pool's.
+		"litePullThreadPoolQueueSize":              "0",
+		"litePullThreadPoolQueueCapacity":          strconv.Itoa(javaLitePullQueueCapacity),
+		"litePullThreadPoolQueueHeadWaitTimeMills": "0",
+		"queryThreadPoolQueueSize":                 "0",
+		"queryThreadPoolQueueCapacity":             strconv.Itoa(javaQueryQueueCapacity),
+		"queryThreadPoolQueueHeadWaitTimeMills":    "0",
+		"ackThreadPoolQueueSize":                   "0",
+		"ackThreadPoolQueueCapacity":               strconv.Itoa(javaAckQueueCapacity),
+		"ackThreadPoolQueueHeadWaitTimeMills":      "0",
+		"EndTransactionQueueSize":                  "0",
+		"EndTransactionThreadPoolQueueCapacity":    strconv.Itoa(javaEndTxQueueCapacity),
+		"startAcceptSendRequestTimeStamp":          "0",
+		// Java's StoreStatsService never raises it from 0.
+		"dispatchMaxBuffer":               "0",
+		"pageCacheLockTimeMills":          "0",
+		"earliestMessageTimeStamp":        "0",
+		"dispatchBehindBytes":             "0",
+		"remainTransientStoreBufferNumbs": "0",
+		"remainHowManyDataToFlush":        humanBytes(0),
+		"timerReadBehind":                 strconv.FormatInt(timerRead, 10),
+		"timerOffsetBehind":               strconv.FormatInt(timerOffsets, 10),
+		"timerCongestNum":                 "0",
+		"timerEnqueueTps":                 "0.0",
+		"timerDequeueTps":                 "0.0",
 	}
 	if d, ok := st.(diskRatios); ok {
 		// Java's String.valueOf(double) of each store path's used ratio.
 		cl, cq, _ := d.DiskUsedRatios()
 		kv["commitLogDiskRatio"] = javaDouble(cl)
+		if a.commitLogDir != "" {
+			kv["commitLogDiskRatio_"+a.commitLogDir] = javaDouble(cl)
+		}
 		kv["consumeQueueDiskRatio"] = javaDouble(cq)
 	}
 	if e, ok := st.(interface{ EarliestStoreTime() int64 }); ok {
@@ -204,6 +236,17 @@ func (a *statsAdmin) runtimeInfo(_ *transport.Conn, req *codec.Frame) *codec.Fra
 		kv["putMessageTimesTotal"] = strconv.FormatInt(n, 10)
 		kv["putMessageSizeTotal"] = strconv.FormatInt(size, 10)
 		kv["putMessageAverageSize"] = javaDouble(float64(size) / float64(n))
+	}
+	if f, ok := st.(interface{ FlushBehind() int64 }); ok {
+		kv["remainHowManyDataToFlush"] = humanBytes(f.FlushBehind())
+	}
+	if a.storeRoot != "" {
+		var fs unix.Statfs_t
+		if err := unix.Statfs(a.storeRoot, &fs); err == nil {
+			// Java's File.getTotalSpace / getFreeSpace: blocks and free blocks.
+			bs := uint64(fs.Bsize)
+			kv["commitLogDirCapacity"] = "Total : " + humanBytes(int64(fs.Blocks*bs)) + ", Free : " + humanBytes(int64(fs.Bfree*bs)) + "."
+		}
 	}
 	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
 	resp.Body = appendKVTable(nil, kv)
@@ -223,6 +266,17 @@ func javaDouble(v float64) string {
 	}
 	var buf [32]byte
 	return string(fastjson.AppendDouble(buf[:0], v))
+}
+
+// humanBytes is Java's MixAll.humanReadableByteCount(n, false): "512 B",
+// "1.5 KiB", "97.9 GiB".
+func humanBytes(n int64) string {
+	if n < 1024 {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	exp := int(math.Log(float64(n)) / math.Log(1024))
+	exp = min(exp, 6)
+	return strconv.FormatFloat(float64(n)/math.Pow(1024, float64(exp)), 'f', 1, 64) + " " + string("KMGTPE"[exp-1]) + "iB"
 }
 
 // runtimeString is Java's "[ d days, h hours, m minutes, s seconds ]".

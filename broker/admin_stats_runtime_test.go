@@ -32,3 +32,30 @@ func TestRuntimeInfoEarliestAndDiskRatios(t *testing.T) {
 		require.LessOrEqual(t, r, 1.0, k)
 	}
 }
+
+// Java's mqadmin reads the pool figures of every pool (clusterList's
+// #OutTPS prints the ack pool's: "null" without them), the flush backlog
+// and the store directory's capacity in MixAll.humanReadableByteCount's
+// form, and one disk ratio per commit-log path.
+func TestRuntimeInfoJavaKeys(t *testing.T) {
+	tb := startBroker(t, nil)
+	info := runtimeTable(t, tb)
+	for _, k := range []string{"ackThreadPoolQueueSize", "ackThreadPoolQueueHeadWaitTimeMills",
+		"litePullThreadPoolQueueSize", "queryThreadPoolQueueSize", "EndTransactionQueueSize",
+		"litePullThreadPoolQueueHeadWaitTimeMills", "queryThreadPoolQueueHeadWaitTimeMills",
+		"startAcceptSendRequestTimeStamp", "dispatchMaxBuffer"} {
+		require.Equal(t, "0", info[k], k)
+	}
+	require.Equal(t, "100000", info["ackThreadPoolQueueCapacity"])
+	require.Equal(t, "20000", info["queryThreadPoolQueueCapacity"])
+	require.Regexp(t, `^\d+(\.\d)? (B|[KMGTPE]iB)$`, info["remainHowManyDataToFlush"])
+	require.Regexp(t, `^Total : \d+\.\d [KMGTPE]iB, Free : \d+(\.\d)? (B|[KMGTPE]iB)\.$`, info["commitLogDirCapacity"])
+	require.Equal(t, info["commitLogDiskRatio"], info["commitLogDiskRatio_"+tb.cfg.StorePathCommitLog])
+}
+
+func TestHumanBytes(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1536: "1.5 KiB",
+		5 << 20: "5.0 MiB", 105105108992: "97.9 GiB"} {
+		require.Equal(t, want, humanBytes(n), n)
+	}
+}

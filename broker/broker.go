@@ -599,12 +599,15 @@ func (b *Broker) adminHandlers() []adminHandlers {
 		&groupAdmin{groups: b.groups, offsets: b.offsets, clients: b.clients, brokerAddr: b.BrokerAddr},
 		&statsAdmin{brokerName: b.cfg.BrokerName, topics: b.topics, offsets: b.offsets, clients: b.clients, store: b.store, stats: b.stats, role: b.role,
 			sendQueueLen: b.sendQueueLen, timerBehind: b.timer.behind,
-			sendQueueCapacity: b.cfg.SendThreadPoolQueueCapacity, pullQueueCapacity: b.cfg.PullThreadPoolQueueCapacity},
+			sendQueueCapacity: b.cfg.SendThreadPoolQueueCapacity, pullQueueCapacity: b.cfg.PullThreadPoolQueueCapacity,
+			storeRoot: b.cfg.StorePathRootDir, commitLogDir: b.cfg.StorePathCommitLog},
 		&clientAdmin{role: b.role, brokerName: b.cfg.BrokerName, topics: b.topics, groups: b.groups, offsets: b.offsets, clients: b.clients, store: b.store, log: b.log},
 		&syncAdmin{topics: b.topics, offsets: b.offsets, delay: b.delay},
 		&batchAdmin{topics: b.topics, groups: b.groups, offsets: b.offsets, clients: b.clients},
 		&configAdmin{cfg: b, topics: b.topics, auth: b.authChk, log: b.log},
 		&consumeAdmin{brokerName: b.cfg.BrokerName, brokerAddr: b.BrokerAddr, topics: b.topics, groups: b.groups, offsets: b.offsets, clients: b.clients, store: b.store, stats: b.stats, log: b.log},
+		&popAdmin{},
+		&flushAdmin{role: b.role},
 	}
 	if b.auth != nil {
 		groups = append(groups, &authAdmin{auth: b.auth, log: b.log})

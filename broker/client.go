@@ -372,6 +372,28 @@ func (m *clientManager) producerConnection(group string) []body.Connection {
 	return out
 }
 
+// producerTable lists every producer group's connections (Java's
+// ProducerManager.getProducerTable), groups and clients sorted.
+func (m *clientManager) producerTable() []body.ProducerGroup {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make([]body.ProducerGroup, 0, len(m.producers))
+	for group, set := range m.producers {
+		g := body.ProducerGroup{Group: group}
+		for conn, c := range set {
+			g.Producers = append(g.Producers, body.ProducerInfo{ClientID: c.clientID, RemoteIP: "/" + conn.RemoteAddr(),
+				Language: c.language, Version: c.version, LastUpdate: c.lastUpdate})
+		}
+		if len(g.Producers) == 0 {
+			continue
+		}
+		sort.Slice(g.Producers, func(i, j int) bool { return g.Producers[i].ClientID < g.Producers[j].ClientID })
+		out = append(out, g)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Group < out[j].Group })
+	return out
+}
+
 // producerConn returns any live connection of a producer group.
 func (m *clientManager) producerConn(group string) *transport.Conn {
 	m.mu.RLock()
