@@ -82,7 +82,7 @@ func Markdown(scs []Scenario, results []Result, notes []string) string {
 	}
 	if len(reasons) > 0 {
 		b.WriteString("## Reasons (every cell that is not pass)\n\n")
-		b.WriteString(strings.Join(dedupSkips(reasons), "\n"))
+		b.WriteString(strings.Join(reasons, "\n"))
 		b.WriteString("\n")
 	}
 	return b.String()
@@ -103,10 +103,4 @@ func mdEscape(s string) string {
 		s = s[:400] + "…"
 	}
 	return s
-}
-
-// dedupSkips keeps the reasons list short: identical reasons of skipped or
-// not-yet cells are listed once with their count.
-func dedupSkips(lines []string) []string {
-	return lines
 }
