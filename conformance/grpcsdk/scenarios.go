@@ -29,7 +29,7 @@ var Scenarios = []Scenario{
 	{Name: "send_fifo", TopicType: "FIFO", Orderly: true, RetryMax: 16, Timeout: 60 * time.Second, What: "FIFO send (message group), FIFO SimpleConsumer receives in order"},
 	{Name: "send_delay", TopicType: "DELAY", RetryMax: 16, Timeout: 60 * time.Second, What: "delay send (delivery timestamp +4 s), not delivered early"},
 	{Name: "send_transaction", TopicType: "TRANSACTION", RetryMax: 16, Timeout: 60 * time.Second, What: "transactional send: commit delivered, rollback not"},
-	{Name: "simple_ack", TopicType: "NORMAL", RetryMax: 16, Timeout: 60 * time.Second, What: "SimpleConsumer receive + ack: nothing back after the invisible time"},
+	{Name: "simple_ack", TopicType: "NORMAL", RetryMax: 16, Timeout: 90 * time.Second, What: "SimpleConsumer receive + ack: nothing back after the invisible time"},
 	{Name: "simple_change_invisible", TopicType: "NORMAL", RetryMax: 16, Timeout: 60 * time.Second, What: "ChangeInvisibleDuration 60 s -> 2 s: back early, attempt 2"},
 	{Name: "simple_redeliver", TopicType: "NORMAL", RetryMax: 16, Timeout: 60 * time.Second, What: "not acked: redelivered after its 3 s invisible time, attempt 2"},
 	{Name: "push_retry_dlq", TopicType: "NORMAL", RetryMax: 2, Timeout: 120 * time.Second, What: "PushConsumer FAILURE: 3 deliveries (retryMaxTimes 2), then %DLQ%group"},

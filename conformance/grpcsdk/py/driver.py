@@ -48,16 +48,31 @@ def conf():
     return ClientConfiguration(ENDPOINT, Credentials(), request_timeout=10)
 
 
+def started(make):
+    """Starts a client, up to three times: start-up (route, then settings
+    over the telemetry stream) times out on a loaded machine, and what the
+    scenario checks comes after it."""
+    last = None
+    for _ in range(3):
+        c = make()
+        try:
+            c.startup()
+            return c
+        except Exception as e:
+            last = e
+            try:
+                c.shutdown()
+            except Exception:
+                pass
+    raise last
+
+
 def producer(topic, checker=None):
-    p = Producer(conf(), (topic,), checker)
-    p.startup()
-    return p
+    return started(lambda: Producer(conf(), (topic,), checker))
 
 
 def simple(topic, group, expr=None):
-    c = SimpleConsumer(conf(), group, {topic: expr or FilterExpression()}, await_duration=5)
-    c.startup()
-    return c
+    return started(lambda: SimpleConsumer(conf(), group, {topic: expr or FilterExpression()}, await_duration=5))
 
 
 def msg(topic, body, tag=None, group=None, delivery=None, props=None, keys=True):
@@ -200,9 +215,9 @@ def simple_ack(topic, group, deadline):
     with closing(p, c):
         for i in range(n):
             p.send(msg(topic, f"ack-{i}"))
-        got = {body(m) for m in receive_all(c, n, deadline, invisible=8)}
+        got = {body(m) for m in receive_all(c, n, deadline, invisible=15)}
         require(len(got) == n, f"received {len(got)}/{n}")
-        again = receive_for(c, 12000)
+        again = receive_for(c, 20000)
         require(not again, f"acked messages delivered again: {[body(m) for m in again]}")
     return f"{n} acked, none redelivered"
 
@@ -261,9 +276,7 @@ class Listener(MessageListener):
 
 
 def push(topic, group, fn):
-    c = PushConsumer(conf(), group, Listener(fn), {topic: FilterExpression()})
-    c.startup()
-    return c
+    return started(lambda: PushConsumer(conf(), group, Listener(fn), {topic: FilterExpression()}))
 
 
 def push_retry_dlq(topic, group, deadline):
