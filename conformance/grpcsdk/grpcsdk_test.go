@@ -3,6 +3,7 @@ package grpcsdk
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,4 +61,15 @@ func TestMarkdownCellsAndReasons(t *testing.T) {
 	require.Contains(t, md, "| send_fifo | FAIL | – |")
 	require.Contains(t, md, `send_fifo × java-5.0.8 × java: **FAIL** a\|b`)
 	require.Contains(t, md, "`native`: not-yet — no flag")
+}
+
+func TestMarkdownSaysASkipOnce(t *testing.T) {
+	scs := Scenarios[:3]
+	var rs []Result
+	for _, s := range scs {
+		rs = append(rs, Result{Scenario: s.Name, SDK: Go, Server: "java", Status: scenario.Skip, Detail: "no SDK zz9"})
+	}
+	md := Markdown(scs, rs, nil)
+	require.Equal(t, 1, strings.Count(md, "no SDK zz9"), md)
+	require.Contains(t, md, "- every scenario × go × java: **skip** no SDK zz9")
 }

@@ -52,7 +52,15 @@ func Markdown(scs []Scenario, results []Result, notes []string) string {
 		}
 	}
 	sort.SliceStable(sdks, func(i, j int) bool { return sdkRank(sdks[i]) < sdkRank(sdks[j]) })
-	var reasons []string
+	// Reasons, one line per (SDK, server, status, detail): a skipped SDK or
+	// a not-yet server says why once for all its cells.
+	type reasonKey struct {
+		sdk      SDK
+		srv, why string
+		st       scenario.Status
+	}
+	var order []reasonKey
+	cells := map[reasonKey][]string{}
 	for _, srv := range servers {
 		fmt.Fprintf(&b, "## %s\n\n| scenario |", srv)
 		for _, s := range sdks {
@@ -73,17 +81,26 @@ func Markdown(scs []Scenario, results []Result, notes []string) string {
 				}
 				fmt.Fprintf(&b, " %s |", r.Status)
 				if r.Status != scenario.Pass && r.Detail != "" {
-					reasons = append(reasons, fmt.Sprintf("- %s × %s × %s: **%s** %s", sc.Name, s, srv, r.Status, mdEscape(r.Detail)))
+					k := reasonKey{sdk: s, srv: srv, why: r.Detail, st: r.Status}
+					if _, ok := cells[k]; !ok {
+						order = append(order, k)
+					}
+					cells[k] = append(cells[k], sc.Name)
 				}
 			}
 			b.WriteString("\n")
 		}
 		b.WriteString("\n")
 	}
-	if len(reasons) > 0 {
+	if len(order) > 0 {
 		b.WriteString("## Reasons (every cell that is not pass)\n\n")
-		b.WriteString(strings.Join(reasons, "\n"))
-		b.WriteString("\n")
+		for _, k := range order {
+			names := strings.Join(cells[k], ", ")
+			if len(cells[k]) == len(scs) && len(scs) > 1 {
+				names = "every scenario"
+			}
+			fmt.Fprintf(&b, "- %s × %s × %s: **%s** %s\n", names, k.sdk, k.srv, k.st, mdEscape(k.why))
+		}
 	}
 	return b.String()
 }
