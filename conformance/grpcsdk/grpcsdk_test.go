@@ -55,12 +55,13 @@ func TestMarkdownCellsAndReasons(t *testing.T) {
 		{Scenario: scs[0].Name, SDK: Java, Server: "java", Status: scenario.Pass},
 		{Scenario: scs[1].Name, SDK: Java, Server: "java", Status: scenario.Fail, Detail: "a|b"},
 		{Scenario: scs[0].Name, SDK: Go, Server: "java", Status: scenario.Skip, Detail: "not served"},
-	}, []string{"`native`: not-yet — no flag"})
+	}, []string{"`native`: not-yet — no flag"}, []string{"an SDK note"})
 	require.Contains(t, md, "| scenario | java-5.0.8 | go |")
 	require.Contains(t, md, "| send_normal | pass | skip |")
 	require.Contains(t, md, "| send_fifo | FAIL | – |")
 	require.Contains(t, md, `send_fifo × java-5.0.8 × java: **FAIL** a\|b`)
 	require.Contains(t, md, "`native`: not-yet — no flag")
+	require.Contains(t, md, "## Notes\n\n- an SDK note\n")
 }
 
 func TestMarkdownSaysASkipOnce(t *testing.T) {
@@ -69,7 +70,7 @@ func TestMarkdownSaysASkipOnce(t *testing.T) {
 	for _, s := range scs {
 		rs = append(rs, Result{Scenario: s.Name, SDK: Go, Server: "java", Status: scenario.Skip, Detail: "no SDK zz9"})
 	}
-	md := Markdown(scs, rs, nil)
+	md := Markdown(scs, rs, nil, nil)
 	require.Equal(t, 1, strings.Count(md, "no SDK zz9"), md)
 	require.Contains(t, md, "- every scenario × go × java: **skip** no SDK zz9")
 }

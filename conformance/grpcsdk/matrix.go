@@ -10,8 +10,9 @@ import (
 )
 
 // Markdown renders the results as GRPC-MATRIX.md: one table per server
-// kind (scenario rows × SDK columns), then every non-pass cell's reason.
-func Markdown(scs []Scenario, results []Result, notes []string) string {
+// kind (scenario rows × SDK columns), every non-pass cell's reason, then
+// the notes (what the SDKs do differently, found against the reference).
+func Markdown(scs []Scenario, results []Result, kindNotes, notes []string) string {
 	var b strings.Builder
 	b.WriteString("# gRPC SDK conformance matrix\n\n")
 	b.WriteString("Written by `make -C conformance grpc-matrix` (conformance/grpc_test.go TestGRPC, ")
@@ -23,9 +24,9 @@ func Markdown(scs []Scenario, results []Result, notes []string) string {
 	b.WriteString("`python-5.1.2` rocketmq-python-client 5.1.2 (PyPI) and `nodejs-1.0.8` rocketmq-client-nodejs 1.0.8 (npm), ")
 	b.WriteString("installed by scripts/grpcsdk.sh into conformance/.cache/grpc-sdk; `go`: the Go gRPC SDK ")
 	b.WriteString("(github.com/apache/rocketmq-clients/golang) is not served by this machine's module proxy, so its column is skip.\n\n")
-	if len(notes) > 0 {
+	if len(kindNotes) > 0 {
 		b.WriteString("Server kinds that did not run:\n\n")
-		for _, n := range notes {
+		for _, n := range kindNotes {
 			b.WriteString("- " + n + "\n")
 		}
 		b.WriteString("\n")
@@ -100,6 +101,12 @@ func Markdown(scs []Scenario, results []Result, notes []string) string {
 				names = "every scenario"
 			}
 			fmt.Fprintf(&b, "- %s × %s × %s: **%s** %s\n", names, k.sdk, k.srv, k.st, mdEscape(k.why))
+		}
+	}
+	if len(notes) > 0 {
+		b.WriteString("\n## Notes\n\n")
+		for _, n := range notes {
+			b.WriteString("- " + n + "\n")
 		}
 	}
 	return b.String()
