@@ -33,7 +33,7 @@ var Scenarios = []Scenario{
 	{Name: "simple_change_invisible", TopicType: "NORMAL", RetryMax: 16, Timeout: 60 * time.Second, What: "ChangeInvisibleDuration 60 s -> 2 s: back early, attempt 2"},
 	{Name: "simple_redeliver", TopicType: "NORMAL", RetryMax: 16, Timeout: 60 * time.Second, What: "not acked: redelivered after its 3 s invisible time, attempt 2"},
 	{Name: "push_retry_dlq", TopicType: "NORMAL", RetryMax: 2, Timeout: 120 * time.Second, What: "PushConsumer FAILURE: 3 deliveries (retryMaxTimes 2), then %DLQ%group"},
-	{Name: "fifo_redeliver", TopicType: "FIFO", Orderly: true, RetryMax: 16, Timeout: 90 * time.Second, What: "FIFO PushConsumer: a failed message is retried before the next of its group"},
+	{Name: "fifo_redeliver", TopicType: "FIFO", Orderly: true, RetryMax: 16, Timeout: 90 * time.Second, What: "FIFO PushConsumer: a failed message is delivered again before the next of its group; deliveries never go back"},
 	{Name: "filter_tag", TopicType: "NORMAL", RetryMax: 16, Timeout: 60 * time.Second, What: "tag filter A||C"},
 	{Name: "filter_sql", TopicType: "NORMAL", RetryMax: 16, Timeout: 60 * time.Second, What: "SQL92 filter on user properties"},
 	{Name: "transaction_check", TopicType: "TRANSACTION", RetryMax: 16, Timeout: 90 * time.Second, What: "no commit: the broker's check-back reaches the checker through the telemetry stream"},

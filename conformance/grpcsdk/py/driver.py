@@ -338,9 +338,16 @@ def fifo_redeliver(topic, group, deadline):
     pc = push(topic, group, consume)
     with closing(p, pc):
         wait_until(lambda: len(done) >= n, deadline)
-    want = ["0", "1", "2", "2", "3", "4", "5"]
-    require(log == want, f"consumed {log}, want {want}")
+    require(fifo_order(log, n), f"consumed {log}, want 0..5 in order with 2 delivered again before 3")
     return f"order {log}"
+
+
+def fifo_order(log, n):
+    """FIFO under redelivery: never back to an earlier message (a redelivery
+    repeats the current one), every message, and the failed "2" came again."""
+    vals = [int(b) for b in log]
+    return (all(a <= b for a, b in zip(vals, vals[1:])) and set(vals) == set(range(n))
+            and vals.count(2) >= 2)
 
 
 def filter_tag(topic, group, deadline):
