@@ -365,10 +365,14 @@ func runShared4x(ctx context.Context, t *testing.T, env harness.Env, srv *grpcSe
 	var wg sync.WaitGroup
 	var remotingGot = -1
 	var remotingErr error
+	// The consumer ends by itself after its 45 s deadline; the context
+	// bounds a JVM that hangs in shutdown.
+	rctx, rcancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer rcancel()
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		remotingErr = jd.RunClass(ctx, scenario.Java49, authToolClass,
+		remotingErr = jd.RunClass(rctx, scenario.Java49, authToolClass,
 			[]string{"consume", "--namesrv", srv.cluster.NamesrvAddr, "--topic", topic, "--group", group,
 				"--expect", strconv.Itoa(n), "--deadline-ms", "45000"}, nil,
 			func(l string) {
