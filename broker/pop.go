@@ -484,8 +484,10 @@ func (p *popProcessor) popQueue(pr *popRequest, topic string, retry bool, q int3
 	}
 	res := &pr.results[pr.nres]
 	pr.nres++
+	// A SQL92 subscription passes every consume-queue unit (MatchAllCodes)
+	// but must still be evaluated on each record's properties.
 	var sf *store.Filter
-	if !retry && !pr.sub.MatchAllCodes() {
+	if !retry && (pr.sub.SQL != nil || !pr.sub.MatchAllCodes()) {
 		sf = &pr.sf
 	}
 	maxBytes := int(p.live.maxTransferBytes.Load())

@@ -415,3 +415,22 @@ func TestPeekChangesNothing(t *testing.T) {
 	}
 	require.Equal(t, int64(1), cks, "only the pop wrote a checkpoint")
 }
+
+// TestPopSQL92Filter: a POP with expType SQL92 (what Apache's proxy sends for
+// a gRPC SQL subscription) gets only the records whose properties match,
+// as Java's ExpressionMessageFilter evaluates them on the commit log.
+func TestPopSQL92Filter(t *testing.T) {
+	tb := startBroker(t, func(c *Config) { popConfig(c); c.EnablePropertyFilter = true })
+	for i := range 6 {
+		resp := tb.invoke(t, sendV1("SQLT", 0, props("TAGS", "a", "n", strconv.Itoa(i)), []byte("s"+strconv.Itoa(i))))
+		require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+	}
+	tb.waitDispatched(t, "SQLT", 0, 6)
+	resp := tb.invoke(t, popReq("sqlg", "SQLT", 0, 32, 60000, 0, "expType", "SQL92", "exp", "n >= 4"))
+	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
+	var bodies []string
+	for _, m := range popResult(t, resp, tb.cfg.BrokerName) {
+		bodies = append(bodies, string(m.Body))
+	}
+	require.Equal(t, []string{"s4", "s5"}, bodies)
+}

@@ -4,6 +4,8 @@
 //	make -C conformance test    Go + Java clients against our server
 //	make -C conformance matrix  every client × {ours, java, javans-ours, oursns-java} → MATRIX.md
 //	make -C conformance golden  re-record codec/testdata/golden through the capture proxy
+//	make -C conformance grpc-matrix  the RocketMQ 5 gRPC SDKs (package grpcsdk) × {java,
+//	                            ours-behind-java-proxy, native, mqproxy} → GRPC-MATRIX.md (TestGRPC)
 //
 // Per server the scenarios run in two phases. First every ordinary scenario,
 // the clients side by side, each client's list in sequence. Then the restart

@@ -24,6 +24,9 @@ const (
 	// Java54 is the second reference: Apache RocketMQ 5.4.0's name server
 	// and broker (jars in .cache/java-server/lib-5.4.0, `make java-server-5.4`).
 	Java54 Kind = "java-5.4.0"
+	// OursSplit is our mqnamesrv + mqbroker as two processes (the gRPC
+	// conformance puts Apache's proxy in front of them); not in Kinds.
+	OursSplit Kind = "ours-split"
 )
 
 // Kinds is every combination in matrix order.
@@ -38,10 +41,10 @@ func (k Kind) javaVersion() string {
 }
 
 // OurBroker reports whether the broker is ours.
-func (k Kind) OurBroker() bool { return k == Ours || k == JavaNSOurs }
+func (k Kind) OurBroker() bool { return k == Ours || k == JavaNSOurs || k == OursSplit }
 
 // OurNamesrv reports whether the name server is ours.
-func (k Kind) OurNamesrv() bool { return k == Ours || k == OursNSJava }
+func (k Kind) OurNamesrv() bool { return k == Ours || k == OursNSJava || k == OursSplit }
 
 // ErrNotBuilt means a binary of ours is missing (run `make build`).
 var ErrNotBuilt = errors.New("harness: rocketgo binary not built")
@@ -107,6 +110,9 @@ type Options struct {
 	// TLS makes the harness's own readiness calls TLS (an enforcing
 	// server refuses plaintext).
 	TLS bool
+	// OursArgs are appended to bin/rocketgo's arguments (kind Ours), e.g.
+	// the gRPC endpoint's listen flag.
+	OursArgs []string
 }
 
 // Cluster is a running name server + broker pair.
@@ -165,13 +171,14 @@ func Start(ctx context.Context, env Env, kind Kind, opt Options) (*Cluster, erro
 	if opt.BrokerNamesrv != "" {
 		brokerNS = opt.BrokerNamesrv
 	}
-	needOurs := map[Kind][]string{Ours: {"rocketgo"}, JavaNSOurs: {"mqbroker"}, OursNSJava: {"mqnamesrv"}}[kind]
+	needOurs := map[Kind][]string{Ours: {"rocketgo"}, JavaNSOurs: {"mqbroker"}, OursNSJava: {"mqnamesrv"},
+		OursSplit: {"mqnamesrv", "mqbroker"}}[kind]
 	for _, b := range needOurs {
 		if _, err := os.Stat(env.Bin(b)); err != nil {
 			return nil, fmt.Errorf("%w: %s", ErrNotBuilt, env.Bin(b))
 		}
 	}
-	if kind != Ours && !env.haveJavaServer(kind.javaVersion()) {
+	if kind != Ours && kind != OursSplit && !env.haveJavaServer(kind.javaVersion()) {
 		return nil, ErrNoJava
 	}
 	var javaEnv []string // the script's version for both Java processes
@@ -251,8 +258,8 @@ func Start(ctx context.Context, env Env, kind Kind, opt Options) (*Cluster, erro
 			startErr = os.WriteFile(conf, []byte("enablePropertyFilter=true\ntransactionTimeOut=2000\ntransactionCheckInterval=3000\n"+extraConf(opt.BrokerExtraConf)), 0o644)
 		}
 		if startErr == nil {
-			startErr = startOurs(true, "rocketgo", "-dataDir", filepath.Join(dir, "data"),
-				"-namesrvListen", c.NamesrvAddr, "-brokerListen", c.BrokerAddr, "-c", conf)
+			startErr = startOurs(true, "rocketgo", append([]string{"-dataDir", filepath.Join(dir, "data"),
+				"-namesrvListen", c.NamesrvAddr, "-brokerListen", c.BrokerAddr, "-c", conf}, opt.OursArgs...)...)
 		}
 	case Java, Java54:
 		if startErr = startJavaNS(); startErr == nil {
@@ -272,6 +279,19 @@ func Start(ctx context.Context, env Env, kind Kind, opt Options) (*Cluster, erro
 			if startErr = os.WriteFile(conf, []byte("listenPort="+strconv.Itoa(nsPort)+"\n"), 0o644); startErr == nil {
 				if startErr = startOurs(false, "mqnamesrv", "-c", conf); startErr == nil {
 					startErr = startJavaBroker()
+				}
+			}
+		}
+	case OursSplit:
+		dir := filepath.Join(opt.Dir, "mqnamesrv")
+		if startErr = os.MkdirAll(dir, 0o755); startErr == nil {
+			conf := filepath.Join(dir, "namesrv.conf")
+			if startErr = os.WriteFile(conf, []byte("listenPort="+strconv.Itoa(nsPort)+"\n"), 0o644); startErr == nil {
+				if startErr = startOurs(false, "mqnamesrv", "-c", conf); startErr == nil {
+					var bconf string
+					if bconf, startErr = oursBrokerConf(filepath.Join(opt.Dir, "mqbroker")); startErr == nil {
+						startErr = startOurs(true, "mqbroker", "-c", bconf, "-n", brokerNS)
+					}
 				}
 			}
 		}

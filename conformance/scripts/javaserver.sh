@@ -4,6 +4,11 @@
 #   javaserver.sh fetch                          resolve the jars into .cache/java-server/lib
 #   javaserver.sh start-namesrv PORT DIR         start a name server on 127.0.0.1:PORT
 #   javaserver.sh start-broker NSADDR PORT DIR   start a broker on 127.0.0.1:PORT (HA PORT+1, VIP PORT-2)
+#   javaserver.sh fetch-proxy                    resolve Apache's proxy into .cache/java-proxy/lib
+#   javaserver.sh start-proxy NSADDR GRPC_PORT REMOTING_PORT DIR
+#                                                start rocketmq-proxy in cluster mode in front of the
+#                                                brokers NSADDR lists (gRPC on GRPC_PORT, remoting on
+#                                                REMOTING_PORT)
 #   javaserver.sh stop [DIR]                     stop what start-* started (all under .cache/run by default)
 #
 # DIR holds the config, the store, ROCKETMQ_HOME, logs and the pid file.
@@ -11,6 +16,8 @@
 # this and kills the process group itself). JAVA_EXTRA_OPTS adds JVM flags.
 # BROKER_EXTRA_CONF / NAMESRV_EXTRA_CONF
 # add lines to the generated config (e.g. bindAddress=127.0.0.2 for capture).
+# PROXY_EXTRA_CONF adds "key": value pairs (comma-separated JSON members) to
+# the generated rmq-proxy.json. PROXY_JVM_OPTS replaces the proxy's heap flags.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -35,6 +42,19 @@ fetch() {
 	mvn -q -B "${offline[@]}" -f "$here/scripts/server-pom.xml" -Drocketmq.server.version="$version" \
 		dependency:copy-dependencies -DoutputDirectory="$lib" >&2
 	touch "$lib/.complete-$version"
+}
+
+# The proxy has its own classpath (profile `proxy` of server-pom.xml): it
+# brings grpc and its netty, which the broker's classpath does not need.
+proxylib="$cache/java-proxy/lib"
+fetch_proxy() {
+	if [ -f "$proxylib/.complete-$version" ]; then return 0; fi
+	mkdir -p "$proxylib"
+	local offline=()
+	if [ -n "${MVN_OFFLINE:-}" ]; then offline=(-o); fi
+	mvn -q -B "${offline[@]}" -f "$here/scripts/server-pom.xml" -P proxy -Drocketmq.server.version="$version" \
+		dependency:copy-dependencies -DoutputDirectory="$proxylib" >&2
+	touch "$proxylib/.complete-$version"
 }
 
 prepare() { # DIR
@@ -99,6 +119,49 @@ start_broker() { # NSADDR PORT DIR
 	launch "$dir" broker org.apache.rocketmq.broker.BrokerStartup -c "$dir/broker.conf" -n "$ns"
 }
 
+start_proxy() { # NSADDR GRPC_PORT REMOTING_PORT DIR
+	local ns="$1" grpc="$2" remoting="$3" dir="$4"
+	fetch_proxy; prepare "$dir"
+	mkdir -p "$dir/home/conf"
+	# Cluster mode: the proxy is a remoting client of NSADDR's brokers.
+	# localServeAddr is what the proxy advertises to its gRPC clients in
+	# routes. minInvisibleTimeMillsForRecv (10 s by default) is lowered so the
+	# redelivery scenarios fit their deadlines; the proxy's own caches of
+	# topic and group configs refresh faster than the default 20 s.
+	# Apache's proxy has no bind-address key: its gRPC and remoting servers
+	# listen on every interface (of this sandboxed machine) on the given ports.
+	cat >"$dir/home/conf/rmq-proxy.json" <<-EOF
+	{
+	  "rocketMQClusterName": "DefaultCluster",
+	  "namesrvAddr": "$ns",
+	  "proxyMode": "cluster",
+	  "grpcServerPort": $grpc,
+	  "remotingListenPort": $remoting,
+	  "localServeAddr": "127.0.0.1",
+	  "minInvisibleTimeMillsForRecv": 1000,
+	  "topicConfigCacheRefreshSeconds": 2,
+	  "subscriptionGroupConfigCacheRefreshSeconds": 2,
+	  "topicRouteServiceCacheRefreshSeconds": 2,
+	  "enablePrintJstack": false${PROXY_EXTRA_CONF:+,
+	  $PROXY_EXTRA_CONF}
+	}
+	EOF
+	read -r -a heap <<<"${PROXY_JVM_OPTS:--Xms256m -Xmx512m -XX:MaxDirectMemorySize=256m}"
+	local pjvm=(-server "${heap[@]}" -XX:+UseG1GC -XX:-OmitStackTraceInFastThrow
+		-XX:+IgnoreUnrecognizedVMOptions -Djava.net.preferIPv4Stack=true)
+	local cmd=(java "${pjvm[@]}" -Duser.home="$dir" -Drocketmq.home.dir="$dir/home"
+		-cp "$proxylib/*" org.apache.rocketmq.proxy.ProxyStartup
+		-pc "$dir/home/conf/rmq-proxy.json" -pm cluster -n "$ns")
+	export ROCKETMQ_HOME="$dir/home" RMQ_PROXY_HOME="$dir/home"
+	if [ -n "${FOREGROUND:-}" ]; then
+		echo $$ >"$dir/proxy.pid"
+		exec "${cmd[@]}"
+	fi
+	setsid "${cmd[@]}" >"$dir/logs/proxy.out" 2>&1 </dev/null &
+	echo $! >"$dir/proxy.pid"
+	echo "proxy pid $! logs $dir/logs"
+}
+
 stop() { # [DIR]
 	local root="${1:-$cache/run}"
 	local f
@@ -111,8 +174,10 @@ stop() { # [DIR]
 
 case "${1:-}" in
 fetch) fetch ;;
+fetch-proxy) fetch_proxy ;;
+start-proxy) [ $# -eq 5 ] || { echo "usage: $0 start-proxy NSADDR GRPC_PORT REMOTING_PORT DIR" >&2; exit 2; }; start_proxy "$2" "$3" "$4" "$5" ;;
 start-namesrv) [ $# -eq 3 ] || { echo "usage: $0 start-namesrv PORT DIR" >&2; exit 2; }; start_namesrv "$2" "$3" ;;
 start-broker) [ $# -eq 4 ] || { echo "usage: $0 start-broker NSADDR PORT DIR" >&2; exit 2; }; start_broker "$2" "$3" "$4" ;;
 stop) stop "${2:-}" ;;
-*) echo "usage: $0 {fetch|start-namesrv PORT DIR|start-broker NSADDR PORT DIR|stop [DIR]}" >&2; exit 2 ;;
+*) echo "usage: $0 {fetch|fetch-proxy|start-namesrv PORT DIR|start-broker NSADDR PORT DIR|start-proxy NSADDR GRPC_PORT REMOTING_PORT DIR|stop [DIR]}" >&2; exit 2 ;;
 esac
