@@ -1,0 +1,243 @@
+#!/usr/bin/env bash
+# make dashboard-check: apache/rocketmq-dashboard against rocketgo and against
+# the Java 5.3.3 reference, every page driven in headless Chromium.
+#
+#   DASHBOARD_SRC=/path/to/rocketmq-dashboard scripts/dashboard-check.sh
+#
+# DASHBOARD_SRC   a rocketmq-dashboard source tree (required unless the jar is cached)
+# DASHBOARD_CACHE build cache outside the repo (default ~/.cache/rocketgo-dashboard):
+#                 src/ (a copy of the tree, with node_modules), rocketmq-dashboard.jar,
+#                 driver/node_modules (puppeteer-core)
+# DASHBOARD_OUT   screenshots, REST replies and the report (default .dashboard-out, gitignored)
+# TARGETS         "ours java" (default) or one of them
+# CHROMIUM        browser binary (default /usr/bin/chromium; Debian package chromium)
+#
+# The dashboard's Maven build downloads Node itself, which cannot work offline:
+# the frontend is built with this machine's node/npm and the jar with the
+# frontend-maven-plugin skipped (-Dskip.installnodenpm -Dskip.npm); its antrun
+# step then copies the prebuilt frontend into the jar.
+set -euo pipefail
+
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+cache="${DASHBOARD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rocketgo-dashboard}"
+out="${DASHBOARD_OUT:-$repo/.dashboard-out}"
+targets="${TARGETS:-ours java}"
+export CHROMIUM="${CHROMIUM:-/usr/bin/chromium}"
+jar="$cache/rocketmq-dashboard.jar"
+javalib="$repo/conformance/.cache/java-server/lib"
+heap=(-Xms64m -Xmx384m -XX:+UseSerialGC)
+
+# Ports (127.0.0.1 only); override when something else holds them.
+OURS_NS_PORT="${OURS_NS_PORT:-24876}"
+OURS_BROKER_PORT="${OURS_BROKER_PORT:-24911}"
+JAVA_NS_PORT="${JAVA_NS_PORT:-25876}"
+JAVA_BROKER_PORT="${JAVA_BROKER_PORT:-25911}"
+DASH_PORT="${DASH_PORT:-28082}"
+
+log() { echo "dashboard-check: $*" >&2; }
+die() { log "$*"; exit 1; }
+
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill -TERM -- "-$p" 2>/dev/null || kill -TERM "$p" 2>/dev/null || true; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+	pids=()
+	if [ -n "${javadir:-}" ]; then "$repo/conformance/scripts/javaserver.sh" stop "$javadir" || true; fi
+}
+trap cleanup EXIT
+
+need() { command -v "$1" >/dev/null || die "$1 not found ($2)"; }
+need node "Debian nodejs"
+need npm "Debian npm"
+need java "a JDK 17"
+need mvn "Maven"
+[ -x "$CHROMIUM" ] || die "$CHROMIUM not found (apt-get install chromium)"
+
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+wait_http() { # URL SECONDS
+	local i
+	for ((i = 0; i < $2 * 5; i++)); do
+		if curl -fsS -o /dev/null "$1" 2>/dev/null; then return 0; fi
+		sleep 0.2
+	done
+	return 1
+}
+
+wait_port() { # PORT SECONDS
+	local i
+	for ((i = 0; i < $2 * 5; i++)); do
+		if ! port_free "$1"; then return 0; fi
+		sleep 0.2
+	done
+	return 1
+}
+
+# ---- build ------------------------------------------------------------------
+tree_stamp() { # a fingerprint of the source tree (names, sizes, mtimes)
+	(cd "$1" && find . \( -name node_modules -o -name build -o -name target \) -prune -o -type f -printf '%P %s %T@\n' | sort | sha1sum | cut -c1-40)
+}
+
+build() {
+	mkdir -p "$cache"
+	if [ -z "${DASHBOARD_SRC:-}" ]; then
+		[ -f "$jar" ] || die "DASHBOARD_SRC is not set and $jar is not built (fetch apache/rocketmq-dashboard and point DASHBOARD_SRC at it)"
+		log "using cached $jar"
+		return
+	fi
+	[ -f "$DASHBOARD_SRC/pom.xml" ] && [ -d "$DASHBOARD_SRC/frontend-new" ] || die "$DASHBOARD_SRC is not a rocketmq-dashboard tree (pom.xml, frontend-new/)"
+	local stamp; stamp="$(tree_stamp "$DASHBOARD_SRC")"
+	if [ -f "$jar" ] && [ "$(cat "$cache/jar.stamp" 2>/dev/null)" = "$stamp" ]; then
+		log "dashboard jar up to date ($jar)"
+		return
+	fi
+	log "building the dashboard from $DASHBOARD_SRC in $cache/src"
+	mkdir -p "$cache/src"
+	rsync -a --delete --exclude node_modules --exclude /frontend-new/build --exclude /target "$DASHBOARD_SRC/" "$cache/src/"
+	(
+		cd "$cache/src/frontend-new"
+		local lockstamp; lockstamp="$(sha1sum package-lock.json | cut -c1-40)"
+		if [ ! -d node_modules ] || [ "$(cat .lock.stamp 2>/dev/null)" != "$lockstamp" ]; then
+			npm ci --no-audit --no-fund
+			echo "$lockstamp" >.lock.stamp
+		fi
+		# CI=false: CRA would turn lint warnings into errors.
+		CI=false GENERATE_SOURCEMAP=false npm run build
+	)
+	(
+		cd "$cache/src"
+		mvn -B -q -Dskip.installnodenpm -Dskip.npm -Dmaven.test.skip=true -DskipTests \
+			-Drat.skip=true -Dcheckstyle.skip=true -Dfindbugs.skip=true -Djacoco.skip=true package
+	)
+	local built; built="$(ls "$cache"/src/target/rocketmq-dashboard-*.jar | grep -v -e sources -e original | head -1)"
+	[ -n "$built" ] || die "no jar under $cache/src/target"
+	unzip -l "$built" | grep -q 'BOOT-INF/classes/public/index.html' || die "$built has no frontend (public/index.html)"
+	cp "$built" "$jar"
+	echo "$stamp" >"$cache/jar.stamp"
+	log "built $jar"
+}
+
+driver() {
+	mkdir -p "$cache/driver"
+	if [ ! -d "$cache/driver/node_modules/puppeteer-core" ]; then
+		(cd "$cache/driver" && { [ -f package.json ] || echo '{"name":"dashboard-driver","private":true}' >package.json; } &&
+			PUPPETEER_SKIP_DOWNLOAD=1 npm install --no-audit --no-fund puppeteer-core@25)
+	fi
+}
+
+# ---- servers ----------------------------------------------------------------
+start_ours() { # → ns address on stdout
+	local dir="$run/ours"
+	mkdir -p "$dir"
+	port_free "$OURS_NS_PORT" && port_free "$OURS_BROKER_PORT" || die "ports $OURS_NS_PORT/$OURS_BROKER_PORT busy (OURS_NS_PORT, OURS_BROKER_PORT)"
+	cat >"$dir/broker.conf" <<-EOF
+		brokerClusterName=DefaultCluster
+		brokerName=broker-a
+		brokerId=0
+		brokerRole=ASYNC_MASTER
+		flushDiskType=ASYNC_FLUSH
+		brokerIP1=127.0.0.1
+		autoCreateTopicEnable=true
+		autoCreateSubscriptionGroup=true
+		enablePropertyFilter=true
+		traceTopicEnable=true
+	EOF
+	setsid "$repo/bin/rocketgo" -dataDir "$dir/data" -namesrvListen "127.0.0.1:$OURS_NS_PORT" \
+		-brokerListen "127.0.0.1:$OURS_BROKER_PORT" -c "$dir/broker.conf" >"$dir/rocketgo.log" 2>&1 </dev/null &
+	pids+=($!)
+	local i
+	for ((i = 0; i < 150; i++)); do
+		grep -q '^rocketgo ready' "$dir/rocketgo.log" && break
+		sleep 0.2
+	done
+	grep -q '^rocketgo ready' "$dir/rocketgo.log" || die "rocketgo not ready; see $dir/rocketgo.log"
+	echo "127.0.0.1:$OURS_NS_PORT"
+}
+
+start_java() {
+	javadir="$run/java"
+	mkdir -p "$javadir"
+	port_free "$JAVA_NS_PORT" && port_free "$JAVA_BROKER_PORT" || die "ports $JAVA_NS_PORT/$JAVA_BROKER_PORT busy (JAVA_NS_PORT, JAVA_BROKER_PORT)"
+	JAVA_EXTRA_OPTS="-Xms128m -Xmx384m -XX:MaxDirectMemorySize=256m" \
+		"$repo/conformance/scripts/javaserver.sh" start-namesrv "$JAVA_NS_PORT" "$javadir/ns" >&2
+	wait_port "$JAVA_NS_PORT" 60 || die "Java name server not listening; see $javadir/ns/logs"
+	JAVA_EXTRA_OPTS="-Xms128m -Xmx384m -XX:MaxDirectMemorySize=256m" \
+		"$repo/conformance/scripts/javaserver.sh" start-broker "127.0.0.1:$JAVA_NS_PORT" "$JAVA_BROKER_PORT" "$javadir/broker" >&2
+	wait_port "$JAVA_BROKER_PORT" 90 || die "Java broker not listening; see $javadir/broker/logs"
+	echo "127.0.0.1:$JAVA_NS_PORT"
+}
+
+# ---- one target -------------------------------------------------------------
+check_target() { # ours|java
+	local t="$1" ns dir="$out/$1"
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	case "$t" in
+	ours) ns="$(start_ours)" ;;
+	java) ns="$(start_java)" ;;
+	*) die "unknown target $t" ;;
+	esac
+	log "$t: name server $ns; seeding"
+
+	local fifo="$run/$t.seed.in"
+	rm -f "$fifo" "$dir/seed.json"
+	mkfifo "$fifo"
+	setsid java "${heap[@]}" -cp "$cache/seed:$javalib/*" Seed "$ns" "$dir/seed.json" \
+		<"$fifo" >"$run/$t.seed.log" 2>&1 &
+	local seedpid=$!
+	pids+=("$seedpid")
+	exec 7>"$fifo" # holds the seeder's stdin open; closed below
+	local i
+	for ((i = 0; i < 600; i++)); do
+		[ -s "$dir/seed.json" ] && break
+		kill -0 "$seedpid" 2>/dev/null || break
+		sleep 0.2
+	done
+	[ -s "$dir/seed.json" ] || { cat "$run/$t.seed.log" >&2; die "$t: seeding failed"; }
+
+	port_free "$DASH_PORT" || die "port $DASH_PORT busy (DASH_PORT)"
+	setsid java "${heap[@]}" -jar "$jar" --server.address=127.0.0.1 --server.port="$DASH_PORT" \
+		--rocketmq.config.namesrvAddrs[0]="$ns" --rocketmq.config.isVIPChannel=false \
+		--rocketmq.config.dataPath="$run/$t.dashdata" --rocketmq.config.proxyAddrs[0]=127.0.0.1:1 \
+		--rocketmq.config.proxyAddr=127.0.0.1:1 \
+		>"$run/$t.dashboard.log" 2>&1 </dev/null &
+	local dashpid=$!
+	pids+=("$dashpid")
+	wait_http "http://127.0.0.1:$DASH_PORT/" 120 || { tail -50 "$run/$t.dashboard.log" >&2; die "$t: dashboard did not start"; }
+	log "$t: dashboard up on 127.0.0.1:$DASH_PORT; driving Chromium"
+
+	local rc=0
+	NODE_PATH="$cache/driver/node_modules" node "$repo/scripts/dashboard/check.cjs" \
+		"http://127.0.0.1:$DASH_PORT" "$dir/seed.json" "$dir" || rc=$?
+	cp "$run/$t.dashboard.log" "$dir/dashboard.log"
+	exec 7>&-
+	cleanup
+	return $rc
+}
+
+build
+driver
+run="$cache/run"
+rm -rf "$run"
+mkdir -p "$run" "$out"
+if [[ " $targets " == *" ours "* ]]; then
+	[ -x "$repo/bin/rocketgo" ] || die "bin/rocketgo missing (make build)"
+fi
+if [[ " $targets " == *" java "* ]]; then
+	"$repo/conformance/scripts/javaserver.sh" fetch
+fi
+[ -d "$javalib" ] || "$repo/conformance/scripts/javaserver.sh" fetch
+mkdir -p "$cache/seed"; rm -f "$cache/seed/Seed.class"
+javac -nowarn -cp "$javalib/*" -d "$cache/seed" "$repo/scripts/dashboard/Seed.java" 2>&1 | grep -v '^Note:' >&2 || true
+[ -f "$cache/seed/Seed.class" ] || die "Seed.java did not compile"
+
+status=0
+for t in $targets; do
+	check_target "$t" || { log "$t: page errors (see $out/$t/errors.json)"; status=1; }
+done
+if [[ " $targets " == *" ours "* && " $targets " == *" java "* ]]; then
+	node "$repo/scripts/dashboard/compare.cjs" "$out/ours" "$out/java" "$out/report.md" || status=1
+	log "report: $out/report.md"
+fi
+exit $status
