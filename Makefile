@@ -4,7 +4,7 @@ PKGS    := ./...
 DATA    ?= $(CURDIR)/data
 FUZZTIME ?= 60s
 
-.PHONY: build test test-long fuzz bench bench-compare bench-repl conformance run verify-gen gen gen-proto vet test-failover dashboard-check
+.PHONY: build test test-long fuzz bench bench-compare bench-repl conformance run verify-gen gen gen-proto vet test-failover dashboard-check exporter-check
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -70,3 +70,8 @@ test-failover:
 # Screenshots, REST replies and report.md land in .dashboard-out/.
 dashboard-check: build
 	DASHBOARD_SRC="$(DASHBOARD_SRC)" ./scripts/dashboard-check.sh
+
+# rocketmq-exporter against ours and against Java (same seeding): its /metrics
+# scrape compared by metric and label names. EXPORTER_SRC=/path/to/rocketmq-exporter.
+exporter-check: build
+	EXPORTER_SRC="$(EXPORTER_SRC)" ./scripts/dashboard-check.sh exporter

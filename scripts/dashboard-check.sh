@@ -3,6 +3,12 @@
 # the Java 5.3.3 reference, every page driven in headless Chromium.
 #
 #   DASHBOARD_SRC=/path/to/rocketmq-dashboard scripts/dashboard-check.sh
+#   EXPORTER_SRC=/path/to/rocketmq-exporter scripts/dashboard-check.sh exporter
+#
+# The exporter mode (make exporter-check) builds apache/rocketmq-exporter the
+# same way (jar into EXPORTER_CACHE, default ~/.cache/rocketgo-exporter), runs
+# it against each server after the same seeding, scrapes /metrics once every
+# collector ran and compares the metric names and label names (compare-metrics.cjs).
 #
 # DASHBOARD_SRC   a rocketmq-dashboard source tree (required unless the jar is cached)
 # DASHBOARD_CACHE build cache outside the repo (default ~/.cache/rocketgo-dashboard):
@@ -19,6 +25,7 @@
 set -euo pipefail
 
 repo="$(cd "$(dirname "$0")/.." && pwd)"
+mode="${1:-dashboard}"
 cache="${DASHBOARD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rocketgo-dashboard}"
 out="${DASHBOARD_OUT:-$repo/.dashboard-out}"
 targets="${TARGETS:-ours java}"
@@ -33,6 +40,8 @@ OURS_BROKER_PORT="${OURS_BROKER_PORT:-24911}"
 JAVA_NS_PORT="${JAVA_NS_PORT:-25876}"
 JAVA_BROKER_PORT="${JAVA_BROKER_PORT:-25911}"
 DASH_PORT="${DASH_PORT:-28082}"
+EXPORTER_PORT="${EXPORTER_PORT:-28557}"
+EXPORTER_GRPC_PORT="${EXPORTER_GRPC_PORT:-28559}"
 
 log() { echo "dashboard-check: $*" >&2; }
 die() { log "$*"; exit 1; }
@@ -99,7 +108,8 @@ build() {
 		cd "$cache/src/frontend-new"
 		local lockstamp; lockstamp="$(sha1sum package-lock.json | cut -c1-40)"
 		if [ ! -d node_modules ] || [ "$(cat .lock.stamp 2>/dev/null)" != "$lockstamp" ]; then
-			npm ci --no-audit --no-fund
+			# package-lock.json resolves to a mirror host; fetch from the configured registry.
+			npm ci --no-audit --no-fund --replace-registry-host=always
 			echo "$lockstamp" >.lock.stamp
 		fi
 		# CI=false: CRA would turn lint warnings into errors.
@@ -124,6 +134,56 @@ driver() {
 		(cd "$cache/driver" && { [ -f package.json ] || echo '{"name":"dashboard-driver","private":true}' >package.json; } &&
 			PUPPETEER_SKIP_DOWNLOAD=1 npm install --no-audit --no-fund puppeteer-core@25)
 	fi
+}
+
+exporter_build() {
+	local ecache="${EXPORTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rocketgo-exporter}"
+	exporter_jar="$ecache/rocketmq-exporter.jar"
+	mkdir -p "$ecache"
+	if [ -z "${EXPORTER_SRC:-}" ]; then
+		[ -f "$exporter_jar" ] || die "EXPORTER_SRC is not set and $exporter_jar is not built"
+		return
+	fi
+	[ -f "$EXPORTER_SRC/pom.xml" ] || die "$EXPORTER_SRC is not a rocketmq-exporter tree"
+	local stamp; stamp="$(tree_stamp "$EXPORTER_SRC")"
+	if [ -f "$exporter_jar" ] && [ "$(cat "$ecache/jar.stamp" 2>/dev/null)" = "$stamp" ]; then return; fi
+	mkdir -p "$ecache/src"
+	rsync -a --delete --exclude /target "$EXPORTER_SRC/" "$ecache/src/"
+	(cd "$ecache/src" && mvn -B -q -Dmaven.test.skip=true -DskipTests -Drat.skip=true -Dcheckstyle.skip=true -Dlicense.skip=true package)
+	cp "$(ls "$ecache"/src/target/rocketmq-exporter-*-exec.jar | head -1)" "$exporter_jar"
+	echo "$stamp" >"$ecache/jar.stamp"
+	log "built $exporter_jar"
+}
+
+# Runs the exporter against NS, waits until every collector has run, saves /metrics.
+exporter_run() { # T NS DIR
+	local t="$1" ns="$2" dir="$3" every='0/5 * * * * ?'
+	port_free "$EXPORTER_PORT" || die "port $EXPORTER_PORT busy (EXPORTER_PORT)"
+	setsid java "${heap[@]}" -jar "$exporter_jar" --server.address=127.0.0.1 --server.port="$EXPORTER_PORT" \
+		--grpc.server.port="$EXPORTER_GRPC_PORT" --rocketmq.config.namesrvAddr="$ns" \
+		--rocketmq.config.rocketmqVersion=V5_3_3 \
+		--task.collectTopicOffset.cron="$every" --task.collectProducer.cron="$every" \
+		--task.collectConsumerOffset.cron="$every" --task.collectBrokerStatsTopic.cron="$every" \
+		--task.collectBrokerStats.cron="$every" --task.collectBrokerRuntimeStats.cron="$every" \
+		>"$run/$t.exporter.log" 2>&1 </dev/null &
+	pids+=($!)
+	wait_http "http://127.0.0.1:$EXPORTER_PORT/metrics" 120 || { tail -50 "$run/$t.exporter.log" >&2; die "$t: exporter did not start"; }
+	# Every collector runs each 5 s; three rounds are enough for all of them.
+	local i
+	for ((i = 0; i < 60; i++)); do
+		curl -fsS "http://127.0.0.1:$EXPORTER_PORT/metrics" >"$dir/metrics.txt" || true
+		if grep -q '^rocketmq_brokeruntime' "$dir/metrics.txt" && grep -q '^rocketmq_group_diff' "$dir/metrics.txt" &&
+			grep -q '^rocketmq_producer_offset' "$dir/metrics.txt" && [ "$i" -ge 4 ]; then break; fi
+		sleep 1
+	done
+	sleep 6
+	curl -fsS "http://127.0.0.1:$EXPORTER_PORT/metrics" >"$dir/metrics.txt"
+	cp "$run/$t.exporter.log" "$dir/exporter.log"
+	if grep -E 'ERROR|Exception' "$dir/exporter.log" | grep -v 'grpc' >"$dir/exporter-errors.txt"; then
+		log "$t: exporter logged errors (see $dir/exporter-errors.txt)"
+		return 1
+	fi
+	return 0
 }
 
 # ---- servers ----------------------------------------------------------------
@@ -196,6 +256,14 @@ check_target() { # ours|java
 	done
 	[ -s "$dir/seed.json" ] || { cat "$run/$t.seed.log" >&2; die "$t: seeding failed"; }
 
+	if [ "$mode" = exporter ]; then
+		local erc=0
+		exporter_run "$t" "$ns" "$dir" || erc=$?
+		exec 7>&-
+		cleanup
+		return $erc
+	fi
+
 	port_free "$DASH_PORT" || die "port $DASH_PORT busy (DASH_PORT)"
 	setsid java "${heap[@]}" -jar "$jar" --server.address=127.0.0.1 --server.port="$DASH_PORT" \
 		--rocketmq.config.namesrvAddrs[0]="$ns" --rocketmq.config.isVIPChannel=false \
@@ -216,8 +284,11 @@ check_target() { # ours|java
 	return $rc
 }
 
-build
-driver
+case "$mode" in
+dashboard) build; driver ;;
+exporter) exporter_build; out="${EXPORTER_OUT:-$repo/.exporter-out}" ;;
+*) die "usage: $0 [dashboard|exporter]" ;;
+esac
 run="$cache/run"
 rm -rf "$run"
 mkdir -p "$run" "$out"
@@ -236,7 +307,10 @@ status=0
 for t in $targets; do
 	check_target "$t" || { log "$t: page errors (see $out/$t/errors.json)"; status=1; }
 done
-if [[ " $targets " == *" ours "* && " $targets " == *" java "* ]]; then
+if [ "$mode" = exporter ] && [[ " $targets " == *" ours "* && " $targets " == *" java "* ]]; then
+	node "$repo/scripts/dashboard/compare-metrics.cjs" "$out/ours/metrics.txt" "$out/java/metrics.txt" "$out/report.md" || status=1
+	log "report: $out/report.md"
+elif [[ " $targets " == *" ours "* && " $targets " == *" java "* ]]; then
 	node "$repo/scripts/dashboard/compare.cjs" "$out/ours" "$out/java" "$out/report.md" || status=1
 	log "report: $out/report.md"
 fi
