@@ -65,10 +65,11 @@ need mvn "Maven"
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-wait_http() { # URL SECONDS
+wait_http() { # URL SECONDS [PID: give up when it exits]
 	local i
 	for ((i = 0; i < $2 * 5; i++)); do
 		if curl -fsS -o /dev/null "$1" 2>/dev/null; then return 0; fi
+		if [ -n "${3:-}" ] && ! kill -0 "$3" 2>/dev/null; then return 1; fi
 		sleep 0.2
 	done
 	return 1
@@ -88,6 +89,17 @@ tree_stamp() { # a fingerprint of the source tree (names, sizes, mtimes)
 	(cd "$1" && find . \( -name node_modules -o -name build -o -name target \) -prune -o -type f -printf '%P %s %T@\n' | sort | sha1sum | cut -c1-40)
 }
 
+# sync_tree SRC DST: DST becomes a copy of SRC, keeping DST's node_modules,
+# frontend-new/build and target (build products) between runs.
+sync_tree() {
+	mkdir -p "$2"
+	find "$2" -mindepth 1 -maxdepth 1 ! -name target ! -name frontend-new -exec rm -rf {} +
+	if [ -d "$2/frontend-new" ]; then
+		find "$2/frontend-new" -mindepth 1 -maxdepth 1 ! -name node_modules ! -name build ! -name .lock.stamp -exec rm -rf {} +
+	fi
+	(cd "$1" && tar -cf - --exclude=./target --exclude=./frontend-new/node_modules --exclude=./frontend-new/build .) | (cd "$2" && tar -xf -)
+}
+
 build() {
 	mkdir -p "$cache"
 	if [ -z "${DASHBOARD_SRC:-}" ]; then
@@ -103,7 +115,7 @@ build() {
 	fi
 	log "building the dashboard from $DASHBOARD_SRC in $cache/src"
 	mkdir -p "$cache/src"
-	rsync -a --delete --exclude node_modules --exclude /frontend-new/build --exclude /target "$DASHBOARD_SRC/" "$cache/src/"
+	sync_tree "$DASHBOARD_SRC" "$cache/src"
 	(
 		cd "$cache/src/frontend-new"
 		local lockstamp; lockstamp="$(sha1sum package-lock.json | cut -c1-40)"
@@ -148,7 +160,7 @@ exporter_build() {
 	local stamp; stamp="$(tree_stamp "$EXPORTER_SRC")"
 	if [ -f "$exporter_jar" ] && [ "$(cat "$ecache/jar.stamp" 2>/dev/null)" = "$stamp" ]; then return; fi
 	mkdir -p "$ecache/src"
-	rsync -a --delete --exclude /target "$EXPORTER_SRC/" "$ecache/src/"
+	sync_tree "$EXPORTER_SRC" "$ecache/src"
 	(cd "$ecache/src" && mvn -B -q -Dmaven.test.skip=true -DskipTests -Drat.skip=true -Dcheckstyle.skip=true -Dlicense.skip=true package)
 	cp "$(ls "$ecache"/src/target/rocketmq-exporter-*-exec.jar | head -1)" "$exporter_jar"
 	echo "$stamp" >"$ecache/jar.stamp"
@@ -167,7 +179,7 @@ exporter_run() { # T NS DIR
 		--task.collectBrokerStats.cron="$every" --task.collectBrokerRuntimeStats.cron="$every" \
 		>"$run/$t.exporter.log" 2>&1 </dev/null &
 	pids+=($!)
-	wait_http "http://127.0.0.1:$EXPORTER_PORT/metrics" 120 || { tail -50 "$run/$t.exporter.log" >&2; die "$t: exporter did not start"; }
+	wait_http "http://127.0.0.1:$EXPORTER_PORT/metrics" 180 "$!" || { tail -50 "$run/$t.exporter.log" >&2; die "$t: exporter did not start"; }
 	# Every collector runs each 5 s; three rounds are enough for all of them.
 	local i
 	for ((i = 0; i < 60; i++)); do
@@ -187,7 +199,7 @@ exporter_run() { # T NS DIR
 }
 
 # ---- servers ----------------------------------------------------------------
-start_ours() { # → ns address on stdout
+start_ours() { # sets ns
 	local dir="$run/ours"
 	mkdir -p "$dir"
 	port_free "$OURS_NS_PORT" && port_free "$OURS_BROKER_PORT" || die "ports $OURS_NS_PORT/$OURS_BROKER_PORT busy (OURS_NS_PORT, OURS_BROKER_PORT)"
@@ -212,7 +224,7 @@ start_ours() { # → ns address on stdout
 		sleep 0.2
 	done
 	grep -q '^rocketgo ready' "$dir/rocketgo.log" || die "rocketgo not ready; see $dir/rocketgo.log"
-	echo "127.0.0.1:$OURS_NS_PORT"
+	ns="127.0.0.1:$OURS_NS_PORT"
 }
 
 start_java() {
@@ -225,7 +237,7 @@ start_java() {
 	JAVA_EXTRA_OPTS="-Xms128m -Xmx384m -XX:MaxDirectMemorySize=256m" \
 		"$repo/conformance/scripts/javaserver.sh" start-broker "127.0.0.1:$JAVA_NS_PORT" "$JAVA_BROKER_PORT" "$javadir/broker" >&2
 	wait_port "$JAVA_BROKER_PORT" 90 || die "Java broker not listening; see $javadir/broker/logs"
-	echo "127.0.0.1:$JAVA_NS_PORT"
+	ns="127.0.0.1:$JAVA_NS_PORT"
 }
 
 # ---- one target -------------------------------------------------------------
@@ -234,8 +246,8 @@ check_target() { # ours|java
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	case "$t" in
-	ours) ns="$(start_ours)" ;;
-	java) ns="$(start_java)" ;;
+	ours) start_ours ;;
+	java) start_java ;;
 	*) die "unknown target $t" ;;
 	esac
 	log "$t: name server $ns; seeding"
@@ -272,7 +284,7 @@ check_target() { # ours|java
 		>"$run/$t.dashboard.log" 2>&1 </dev/null &
 	local dashpid=$!
 	pids+=("$dashpid")
-	wait_http "http://127.0.0.1:$DASH_PORT/" 120 || { tail -50 "$run/$t.dashboard.log" >&2; die "$t: dashboard did not start"; }
+	wait_http "http://127.0.0.1:$DASH_PORT/" 180 "$dashpid" || { tail -50 "$run/$t.dashboard.log" >&2; die "$t: dashboard did not start"; }
 	log "$t: dashboard up on 127.0.0.1:$DASH_PORT; driving Chromium"
 
 	local rc=0
