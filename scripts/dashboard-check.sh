@@ -34,14 +34,23 @@ jar="$cache/rocketmq-dashboard.jar"
 javalib="$repo/conformance/.cache/java-server/lib"
 heap=(-Xms64m -Xmx384m -XX:+UseSerialGC)
 
-# Ports (127.0.0.1 only); override when something else holds them.
-OURS_NS_PORT="${OURS_NS_PORT:-24876}"
-OURS_BROKER_PORT="${OURS_BROKER_PORT:-24911}"
-JAVA_NS_PORT="${JAVA_NS_PORT:-25876}"
-JAVA_BROKER_PORT="${JAVA_BROKER_PORT:-25911}"
-DASH_PORT="${DASH_PORT:-28082}"
-EXPORTER_PORT="${EXPORTER_PORT:-28557}"
-EXPORTER_GRPC_PORT="${EXPORTER_GRPC_PORT:-28559}"
+# Ports (127.0.0.1 only): picked at random among free ones unless set. A
+# broker uses its port, port+1 (HA) and port-2 (VIP).
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && ! ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
+pick_base() { # a base B with B-2 … B+2 and B+50 free
+	local b i p ok
+	for ((i = 0; i < 100; i++)); do
+		b=$((21000 + RANDOM % 9000)); ok=1
+		for p in $((b - 2)) $((b - 1)) "$b" $((b + 1)) $((b + 2)) $((b + 50)); do port_free "$p" || { ok=0; break; }; done
+		if [ "$ok" = 1 ]; then echo "$b"; return; fi
+	done
+	echo 27911
+}
+b="$(pick_base)"; OURS_BROKER_PORT="${OURS_BROKER_PORT:-$b}"; OURS_NS_PORT="${OURS_NS_PORT:-$((b + 50))}"
+b="$(pick_base)"; JAVA_BROKER_PORT="${JAVA_BROKER_PORT:-$b}"; JAVA_NS_PORT="${JAVA_NS_PORT:-$((b + 50))}"
+b="$(pick_base)"; DASH_PORT="${DASH_PORT:-$b}"
+EXPORTER_PORT="${EXPORTER_PORT:-$((b + 1))}"
+EXPORTER_GRPC_PORT="${EXPORTER_GRPC_PORT:-$((b + 2))}"
 
 log() { echo "dashboard-check: $*" >&2; }
 die() { log "$*"; exit 1; }
@@ -62,8 +71,6 @@ need npm "Debian npm"
 need java "a JDK 17"
 need mvn "Maven"
 [ -x "$CHROMIUM" ] || die "$CHROMIUM not found (apt-get install chromium)"
-
-port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 wait_http() { # URL SECONDS [PID: give up when it exits]
 	local i
