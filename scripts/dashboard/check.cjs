@@ -33,7 +33,14 @@ let shotNo = 0;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function settle(page) {
-  // Replies land asynchronously; wait until the network is quiet, then let React paint.
+  // Replies land asynchronously and some start late (after the CSRF token, in
+  // effects): wait until no spinner spins and the network is quiet.
+  await sleep(500);
+  try {
+    await page.waitForFunction(() => !document.querySelector('.ant-spin-spinning, .ant-btn-loading'), {timeout: 60000, polling: 250});
+  } catch (e) {
+    errors.push({step, kind: 'timeout', detail: 'still loading after 60 s'});
+  }
   try {
     await page.waitForNetworkIdle({idleTime: 700, timeout: 20000});
   } catch (e) {
@@ -132,6 +139,10 @@ async function clickText(page, text) {
 
 // Clicks button #idx of the table row whose first cell (or any cell) is cellText.
 async function rowButton(page, cellText, idx) {
+  try {
+    await page.waitForFunction((want) => [...document.querySelectorAll('tr')].some((r) => r.offsetParent &&
+      [...r.cells].some((c) => c.innerText.trim() === want)), {timeout: 30000, polling: 250}, cellText);
+  } catch (e) { /* reported below */ }
   const ok = await page.evaluate((want, i) => {
     const rows = [...document.querySelectorAll('.ant-tabs-tabpane-active tr, tr')]
       .filter((r) => r.offsetParent && [...r.cells].some((c) => c.innerText.trim() === want));
