@@ -22,8 +22,8 @@ const VOLATILE = new RegExp('^(' + [
   'consumeTps', 'inTPS', 'outTPS', '.*[Tt]ps', 'pullRT', 'pullTPS', 'consumeRT', 'consumeOKTPS', 'consumeFailedTPS',
   'commitLogOffset', 'preparedTransactionOffset', 'queueOffset\\w*', 'physicOffset', 'storeSize',
   'costTime', 'uptime', 'pid', 'startTimestamp', 'timeSpan', 'date', 'taskId', 'bodyCRC',
-  'brokerVersion', 'brokerVersionDesc', 'version', 'jstack',
-].join('|') + ')$');
+  'brokerVersion', 'brokerVersionDesc', 'version', 'jstack', 'requestId', 'spentTimeMills', 'clientAddr',
+].join('|') + ')$', 'i');
 
 function load(dir) {
   const recs = JSON.parse(fs.readFileSync(path.join(dir, 'api.json'), 'utf8'));
@@ -44,7 +44,7 @@ function subst(seed) {
   return (s) => {
     for (const [a, b] of pairs) s = s.split(a).join(b);
     s = s.replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:<port>');
-    s = s.replace(/\b\d{13}\b/g, '<ms>');
+    s = s.replace(/(^|[^\d.])\d{13}(?![\d.])/g, '$1<ms>');
     s = s.replace(/\b\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d+)?\b/g, '<datetime>');
     return s;
   };
