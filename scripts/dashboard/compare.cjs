@@ -22,7 +22,7 @@ const VOLATILE = new RegExp('^(' + [
   'consumeTps', 'inTPS', 'outTPS', '.*[Tt]ps', 'pullRT', 'pullTPS', 'consumeRT', 'consumeOKTPS', 'consumeFailedTPS',
   'commitLogOffset', 'preparedTransactionOffset', 'queueOffset\\w*', 'physicOffset', 'storeSize',
   'costTime', 'uptime', 'pid', 'startTimestamp', 'timeSpan', 'date', 'taskId', 'bodyCRC',
-  'brokerVersion', 'brokerVersionDesc', 'version', 'jstack', 'requestId', 'spentTimeMills', 'clientAddr',
+  'brokerVersion', 'brokerVersionDesc', 'version', 'jstack', 'requestId', 'spentTimeMills', 'clientAddr', 'subVersion',
 ].join('|') + ')$', 'i');
 
 function load(dir) {
