@@ -4,7 +4,7 @@ PKGS    := ./...
 DATA    ?= $(CURDIR)/data
 FUZZTIME ?= 60s
 
-.PHONY: build test test-long fuzz bench bench-compare bench-repl conformance run verify-gen gen gen-proto vet test-failover
+.PHONY: build test test-long fuzz bench bench-compare bench-repl conformance run verify-gen gen gen-proto vet test-failover dashboard-check exporter-check
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -63,3 +63,16 @@ bench-repl: build
 # Failover fault injection in network namespaces (root; see conformance/failover).
 test-failover:
 	$(MAKE) --no-print-directory -C conformance test-failover
+
+# rocketmq-dashboard against ours and against the Java 5.3.3 reference, every
+# page driven in headless Chromium (needs node/npm, java, mvn, chromium; not
+# part of make test). DASHBOARD_SRC=/path/to/rocketmq-dashboard (a source
+# tree; built once into DASHBOARD_CACHE, default ~/.cache/rocketgo-dashboard).
+# Screenshots, REST replies and report.md land in .dashboard-out/.
+dashboard-check: build
+	DASHBOARD_SRC="$(DASHBOARD_SRC)" ./scripts/dashboard-check.sh
+
+# rocketmq-exporter against ours and against Java (same seeding): its /metrics
+# scrape compared by metric and label names. EXPORTER_SRC=/path/to/rocketmq-exporter.
+exporter-check: build
+	EXPORTER_SRC="$(EXPORTER_SRC)" ./scripts/dashboard-check.sh exporter

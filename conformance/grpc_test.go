@@ -248,7 +248,9 @@ func startGRPCServer(ctx context.Context, t *testing.T, env harness.Env, kind st
 			c.Close()
 			return nil, err
 		}
-		px, err := harness.StartOurProxy(ctx, "mqproxy", pdir, gp, rp, bin, "-"+cfgFlag, conf)
+		// Ours serves no remoting port yet (compat/UNSUPPORTED.md): wait for
+		// the gRPC port alone; bind loopback only.
+		px, err := harness.StartOurProxy(ctx, "mqproxy", pdir, gp, 0, bin, "-"+cfgFlag, conf, "-bind", "127.0.0.1")
 		if err != nil {
 			c.Close()
 			return nil, err
