@@ -48,7 +48,7 @@ var grpcNotes = []string{
 var grpcDefaultScenarios = []string{"send_normal", "send_fifo", "simple_redeliver", "transaction_check"}
 
 // TestGRPC runs the official gRPC SDKs (grpcsdk) against the server kinds of
-// CONFORMANCE_GRPC_SERVERS (default ours-behind-java-proxy), the SDKs of
+// CONFORMANCE_GRPC_SERVERS (default ours-behind-java-proxy,native), the SDKs of
 // CONFORMANCE_GRPC_SDKS (default java-5.0.8), the scenarios of
 // CONFORMANCE_GRPC_SCENARIOS (default grpcDefaultScenarios; "all" = every
 // one). CONFORMANCE_GRPC_MATRIX_MD=path writes the matrix there and reports
@@ -59,7 +59,7 @@ func TestGRPC(t *testing.T) {
 	}
 	env, err := harness.FindEnv()
 	require.NoError(t, err)
-	kinds := splitEnv("CONFORMANCE_GRPC_SERVERS", []string{grpcOursBehind})
+	kinds := splitEnv("CONFORMANCE_GRPC_SERVERS", []string{grpcOursBehind, grpcNative})
 	sdks := splitEnv("CONFORMANCE_GRPC_SDKS", []string{string(grpcsdk.Java)})
 	names := splitEnv("CONFORMANCE_GRPC_SCENARIOS", grpcDefaultScenarios)
 	if len(names) == 1 && names[0] == "all" {
@@ -207,7 +207,9 @@ func startGRPCServer(ctx context.Context, t *testing.T, env harness.Env, kind st
 		if strings.Contains(strings.ToLower(flag), "port") {
 			val = strconv.Itoa(port)
 		}
-		c, err := harness.Start(ctx, env, harness.Ours, harness.Options{Dir: dir, OursArgs: []string{"-" + flag, val}})
+		c, err := harness.Start(ctx, env, harness.Ours, harness.Options{Dir: dir, OursArgs: []string{"-" + flag, val},
+			// As the Java proxy of the other kinds is configured (javaserver.sh start-proxy).
+			BrokerExtraConf: []string{"minInvisibleTimeMillsForRecv=1000"}})
 		if err != nil {
 			return nil, err
 		}

@@ -94,6 +94,10 @@ func run() error {
 		host := cfg.ListenIP
 		gcfg := grpcsvc.Default()
 		gcfg.GRPCPort = grpcPort
+		if err := grpcsvc.TuneFromBrokerConf(*confPath, &gcfg); err != nil {
+			b.Close()
+			return err
+		}
 		ep, err := grpcsvc.Start(grpcsvc.EndpointConfig{Listen: net.JoinHostPort(host, strconv.Itoa(grpcPort)),
 			NamesrvAddrs: []string{cfg.NamesrvAddr}, LocalBroker: cfg.BrokerName, TLS: cfg.TLS,
 			Service: gcfg, Logger: log.With("component", "grpc")})

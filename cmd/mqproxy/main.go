@@ -77,6 +77,9 @@ func start(args []string, out io.Writer, log *slog.Logger) (func() error, error)
 	if pf.GrpcMaxInboundSize > 0 {
 		cfg.MaxRecvMsgSize = pf.GrpcMaxInboundSize
 	}
+	if pf.MinInvisibleRecvMs > 0 {
+		cfg.MinInvisible = time.Duration(pf.MinInvisibleRecvMs) * time.Millisecond
+	}
 	if pf.GrpcClientIdleMs > 0 {
 		cfg.IdleTimeout = time.Duration(pf.GrpcClientIdleMs) * time.Millisecond
 	}

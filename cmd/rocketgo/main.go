@@ -119,7 +119,7 @@ func start(args []string, out io.Writer, log *slog.Logger) (func() error, error)
 			return nil, err
 		}
 		for _, k := range unknown {
-			if !tlsconf.IsKey(k) {
+			if !tlsconf.IsKey(k) && !grpcsvc.IsBrokerKey(k) {
 				log.Warn("unknown broker.conf key ignored", "key", k)
 			}
 		}
@@ -210,6 +210,9 @@ func start(args []string, out io.Writer, log *slog.Logger) (func() error, error)
 	if *grpcListen != "" {
 		gcfg := grpcsvc.Default()
 		gcfg.GRPCPort = 0 // advertise the port the client dialed
+		if err := grpcsvc.TuneFromBrokerConf(*confPath, &gcfg); err != nil {
+			return nil, errors.Join(err, b.Close(), closeCtl(), ns.Close())
+		}
 		grpcEP, err = grpcsvc.Start(grpcsvc.EndpointConfig{Listen: *grpcListen, NamesrvAddrs: []string{ns.Addr()},
 			LocalBroker: cfg.BrokerName, TLS: cfg.TLS, Service: gcfg, Logger: log.With("component", "grpc")})
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rocketgo/rocketgo/compat/javaprops"
 )
@@ -15,10 +16,40 @@ import (
 const (
 	KeyEnableGrpcProxy = "enableGrpcProxy"
 	KeyGrpcServerPort  = "grpcServerPort"
+	// KeyMinInvisibleForRecv is Java's ProxyConfig minInvisibleTimeMillsForRecv
+	// (10000): the shortest invisible duration a ReceiveMessage may ask.
+	KeyMinInvisibleForRecv = "minInvisibleTimeMillsForRecv"
 )
 
 // IsBrokerKey reports a broker.conf key this package reads.
-func IsBrokerKey(k string) bool { return k == KeyEnableGrpcProxy || k == KeyGrpcServerPort }
+func IsBrokerKey(k string) bool {
+	return k == KeyEnableGrpcProxy || k == KeyGrpcServerPort || k == KeyMinInvisibleForRecv
+}
+
+// TuneFromBrokerConf applies the proxy keys of a broker.conf that tune the
+// service (minInvisibleTimeMillsForRecv) to c; an empty path changes
+// nothing.
+func TuneFromBrokerConf(path string, c *Config) error {
+	if path == "" {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("grpc proxy keys: %w", err)
+	}
+	props, err := javaprops.Parse(data)
+	if err != nil {
+		return fmt.Errorf("grpc proxy keys: %s: %w", path, err)
+	}
+	if v, ok := props.Get(KeyMinInvisibleForRecv); ok {
+		ms, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || ms <= 0 {
+			return fmt.Errorf("grpc proxy keys: %s=%q: want milliseconds > 0", KeyMinInvisibleForRecv, v)
+		}
+		c.MinInvisible = time.Duration(ms) * time.Millisecond
+	}
+	return nil
+}
 
 // BrokerKeys reads enableGrpcProxy (default false) and grpcServerPort
 // (default 8081) from a broker.conf; an empty path gives the defaults.
@@ -59,6 +90,7 @@ type ProxyFile struct {
 	MaxMessageSize      int    `json:"maxMessageSize"`
 	GrpcMaxInboundSize  int    `json:"grpcMaxInboundMessageSize"`
 	GrpcClientIdleMs    int64  `json:"grpcClientIdleTimeMills"`
+	MinInvisibleRecvMs  int64  `json:"minInvisibleTimeMillsForRecv"`
 
 	Unknown []string `json:"-"`
 }
@@ -66,7 +98,7 @@ type ProxyFile struct {
 // DefaultProxyFile is ProxyConfig's defaults.
 func DefaultProxyFile() ProxyFile {
 	return ProxyFile{GrpcServerPort: 8081, RemotingListenPort: 8080, RocketMQClusterName: "DefaultCluster", ProxyMode: "cluster",
-		MaxMessageSize: 4 << 20, GrpcMaxInboundSize: 130 << 20, GrpcClientIdleMs: 120000}
+		MaxMessageSize: 4 << 20, GrpcMaxInboundSize: 130 << 20, GrpcClientIdleMs: 120000, MinInvisibleRecvMs: 10000}
 }
 
 // LoadProxyFile reads an rmq-proxy.json over the defaults.
@@ -82,7 +114,7 @@ func LoadProxyFile(path string) (ProxyFile, error) {
 	var all map[string]json.RawMessage
 	if json.Unmarshal(data, &all) == nil {
 		known := map[string]bool{"grpcServerPort": true, "remotingListenPort": true, "namesrvAddr": true, "rocketMQClusterName": true,
-			"proxyMode": true, "maxMessageSize": true, "grpcMaxInboundMessageSize": true, "grpcClientIdleTimeMills": true}
+			"proxyMode": true, "maxMessageSize": true, "grpcMaxInboundMessageSize": true, "grpcClientIdleTimeMills": true, "minInvisibleTimeMillsForRecv": true}
 		for k := range all {
 			if !known[k] {
 				pf.Unknown = append(pf.Unknown, k)

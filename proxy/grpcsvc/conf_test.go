@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -40,6 +41,26 @@ func TestLoadProxyFile(t *testing.T) {
 	require.Equal(t, 8080, pf.RemotingListenPort, "Java's default")
 	require.Equal(t, "cluster", pf.ProxyMode, "Java's default")
 	require.Equal(t, []string{"enableACL"}, pf.Unknown)
+	require.Equal(t, int64(10000), pf.MinInvisibleRecvMs, "Java's default")
+
+	require.NoError(t, os.WriteFile(p, []byte(`{"minInvisibleTimeMillsForRecv":1000}`), 0o644))
+	pf, err = LoadProxyFile(p)
+	require.NoError(t, err)
+	require.Equal(t, int64(1000), pf.MinInvisibleRecvMs)
+	require.Empty(t, pf.Unknown)
+}
+
+func TestTuneFromBrokerConf(t *testing.T) {
+	c := Default()
+	require.NoError(t, TuneFromBrokerConf("", &c))
+	require.Equal(t, 10*time.Second, c.MinInvisible, "Java's default")
+	p := filepath.Join(t.TempDir(), "broker.conf")
+	require.NoError(t, os.WriteFile(p, []byte("brokerName=b\nminInvisibleTimeMillsForRecv=1500\n"), 0o644))
+	require.NoError(t, TuneFromBrokerConf(p, &c))
+	require.Equal(t, 1500*time.Millisecond, c.MinInvisible)
+	require.True(t, IsBrokerKey("minInvisibleTimeMillsForRecv"))
+	require.NoError(t, os.WriteFile(p, []byte("minInvisibleTimeMillsForRecv=soon\n"), 0o644))
+	require.Error(t, TuneFromBrokerConf(p, &c))
 }
 
 // Guava's consistentHash of String.hashCode, the FIFO queue choice of
