@@ -29,6 +29,7 @@ verify-gen:
 test: verify-gen vet
 	$(GO) test -count=1 -timeout 12m $(PKGS)
 	$(GO) test -count=1 -race -timeout 5m ./store/...
+	cd bench/tracetail && $(GO) test -count=1 ./...
 	ROCKETGO_HOSTILE=1 $(GO) test -count=1 -timeout 5m -run '^TestHostile(MixStaysBounded|SingleAttacks)$$' -v ./cmd/mqbench/
 	ROCKETGO_HOSTILE=1 $(GO) test -count=1 -timeout 2m -run '^TestTLSTenThousandIdleHandshakes$$' -v ./codec/transport/
 	@if [ -f conformance/go.mod ]; then $(MAKE) --no-print-directory -C conformance test; fi

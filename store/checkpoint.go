@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/rocketgo/rocketgo/store/iolane"
 	"os"
 	"sync"
 )
@@ -12,8 +13,9 @@ const checkpointSize = 4096
 // checkpoint is the 4096-byte checkpoint file (layout in doc.go). It is
 // written with pwrite + fdatasync.
 type checkpoint struct {
-	f  *os.File
-	mu sync.Mutex
+	f    *os.File
+	lane *iolane.Lane // the fsync waits its turn with the other background disk calls
+	mu   sync.Mutex
 	// guarded by mu:
 	physicTS, logicsTS, indexTS int64
 	flushed, dispatched         int64
@@ -23,12 +25,12 @@ type checkpoint struct {
 	valid    bool // the file had a readable checkpoint
 }
 
-func openCheckpoint(path string) (*checkpoint, error) {
+func openCheckpoint(path string, lane *iolane.Lane) (*checkpoint, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("store: open checkpoint: %w", err)
 	}
-	c := &checkpoint{f: f, dispatched: -1, truncate: -1}
+	c := &checkpoint{f: f, lane: lane, dispatched: -1, truncate: -1}
 	var b [checkpointSize]byte
 	n, _ := f.ReadAt(b[:], 0)
 	if n >= 48 {
@@ -107,7 +109,7 @@ func (c *checkpoint) write(flushed, confirm, physicTS int64) error {
 	if _, err := c.f.WriteAt(b[:], 0); err != nil {
 		return fmt.Errorf("store: write checkpoint: %w", err)
 	}
-	if err := c.f.Sync(); err != nil {
+	if err := c.lane.Do(c.f.Sync); err != nil {
 		return fmt.Errorf("store: sync checkpoint: %w", err)
 	}
 	return nil

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"github.com/rocketgo/rocketgo/store/iolane"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 // commitLog is the list of commit-log segments plus the preallocator.
 type commitLog struct {
+	lane    *iolane.Lane // background disk calls (prefault of a new segment, directory syncs)
 	dir     string
 	segSize int64
 	log     *slog.Logger
@@ -31,11 +33,11 @@ type commitLog struct {
 
 func segmentName(start int64) string { return fmt.Sprintf("%020d", start) }
 
-func newCommitLog(dir string, segSize int64, log *slog.Logger) (*commitLog, error) {
+func newCommitLog(dir string, segSize int64, log *slog.Logger, lane *iolane.Lane) (*commitLog, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("store: commitlog dir: %w", err)
 	}
-	c := &commitLog{dir: dir, segSize: segSize, log: log, spareWant: make(chan int64, 1), stop: make(chan struct{})}
+	c := &commitLog{lane: lane, dir: dir, segSize: segSize, log: log, spareWant: make(chan int64, 1), stop: make(chan struct{})}
 	empty := []*segment{}
 	c.segs.Store(&empty)
 	return c, nil
@@ -197,7 +199,7 @@ func (c *commitLog) prepareSpare(start int64) {
 	}
 	// Only the head is paged in: the writer starts there, and the window
 	// ahead of it moves on from there (resident.go).
-	s.prefault(0, min(prefaultAhead, s.size))
+	c.lane.Run(func() { s.prefault(0, min(prefaultAhead, s.size)) })
 	if c.spare != nil {
 		c.spare.destroy()
 	}

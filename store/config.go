@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"github.com/rocketgo/rocketgo/store/iolane"
 	"log/slog"
 	"path/filepath"
 	"time"
@@ -28,6 +29,11 @@ func (f FlushType) String() string {
 
 // Config holds the store settings; defaults follow Java's MessageStoreConfig.
 type Config struct {
+	// BackgroundIO serialises the store's background disk calls (consume-queue
+	// and index syncs, checkpoint fsyncs, prefaulting): see package iolane.
+	// Nil: the store makes its own.
+	BackgroundIO *iolane.Lane
+
 	RootDir      string
 	CommitLogDir string // default RootDir/commitlog
 

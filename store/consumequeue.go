@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/rocketgo/rocketgo/store/iolane"
 	"math"
 	"os"
 	"path/filepath"
@@ -300,7 +301,7 @@ func (q *consumeQueue) write(n, phy int64, size int32, tags int64) error {
 }
 
 // flush syncs dirty files.
-func (q *consumeQueue) flush() error {
+func (q *consumeQueue) flush(lane *iolane.Lane) error {
 	q.mu.Lock()
 	if !q.dirty {
 		q.mu.Unlock()
@@ -318,7 +319,7 @@ func (q *consumeQueue) flush() error {
 	q.mu.Unlock()
 	var err error
 	for _, f := range files {
-		if e := f.sync(); e != nil && err == nil {
+		if e := lane.Do(f.sync); e != nil && err == nil {
 			err = e
 		}
 		f.release()

@@ -329,7 +329,7 @@ func (s *Store) flushLogics() error {
 	qs := s.queues()
 	var errs []error
 	for _, q := range qs {
-		if err := q.flush(); err != nil {
+		if err := q.flush(s.cfg.BackgroundIO); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -26,7 +26,7 @@ import (
 func (s *Store) recover() error {
 	_, err := os.Stat(s.abortPath())
 	abnormal := err == nil
-	ck, err := openCheckpoint(filepath.Join(s.cfg.RootDir, "checkpoint"))
+	ck, err := openCheckpoint(filepath.Join(s.cfg.RootDir, "checkpoint"), s.cfg.BackgroundIO)
 	if err != nil {
 		return err
 	}
@@ -37,7 +37,7 @@ func (s *Store) recover() error {
 	if s.cfg.MessageIndexEnable {
 		s.idx, err = index.Open(index.Config{
 			Dir: filepath.Join(s.cfg.RootDir, "index"), MaxHashSlotNum: s.cfg.MaxHashSlotNum,
-			MaxIndexNum: s.cfg.MaxIndexNum, Logger: s.log, Now: s.cfg.Now,
+			MaxIndexNum: s.cfg.MaxIndexNum, Logger: s.log, Now: s.cfg.Now, Lane: s.cfg.BackgroundIO,
 		})
 		if err != nil {
 			return err

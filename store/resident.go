@@ -106,7 +106,7 @@ func (s *Store) prefaultAhead() {
 			break // past the last segment: the spare's head is paged in already
 		}
 		end := min(to, seg.end())
-		seg.prefault(from-seg.start, end-seg.start)
+		s.cfg.BackgroundIO.Run(func() { seg.prefault(from-seg.start, end-seg.start) })
 		seg.release()
 		from = end
 	}

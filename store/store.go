@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"github.com/rocketgo/rocketgo/store/iolane"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -148,7 +149,10 @@ func Open(cfg Config) (*Store, error) {
 	if err := os.MkdirAll(cfg.RootDir, 0o755); err != nil {
 		return nil, fmt.Errorf("store: root dir: %w", err)
 	}
-	cl, err := newCommitLog(cfg.CommitLogDir, cfg.MappedFileSizeCommitLog, cfg.Logger)
+	if cfg.BackgroundIO == nil {
+		cfg.BackgroundIO = iolane.New()
+	}
+	cl, err := newCommitLog(cfg.CommitLogDir, cfg.MappedFileSizeCommitLog, cfg.Logger, cfg.BackgroundIO)
 	if err != nil {
 		return nil, err
 	}

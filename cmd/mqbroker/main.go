@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/rocketgo/rocketgo/compat/javalog"
+	"github.com/rocketgo/rocketgo/store/iolane"
 	"net"
 	"os"
 	"os/signal"
@@ -21,6 +22,8 @@ import (
 )
 
 func main() {
+	// Room for the store's blocking disk calls beside one P per core (store/iolane).
+	iolane.Reserve(iolane.Lanes)
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "mqbroker:", err)
 		os.Exit(1)

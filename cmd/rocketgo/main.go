@@ -19,6 +19,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/rocketgo/rocketgo/compat/javalog"
+	"github.com/rocketgo/rocketgo/store/iolane"
 	"io"
 	"log/slog"
 	"maps"
@@ -38,6 +39,8 @@ import (
 )
 
 func main() {
+	// Room for the store's blocking disk calls beside one P per core (store/iolane).
+	iolane.Reserve(iolane.Lanes)
 	log, closeLog, err := javalog.Logger(logHomeArg(os.Args[1:]), "broker", os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "rocketgo:", err)

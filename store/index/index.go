@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"github.com/rocketgo/rocketgo/store/iolane"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -20,6 +21,9 @@ type Config struct {
 	MaxIndexNum    int // Java default 20,000,000
 	Logger         *slog.Logger
 	Now            func() time.Time
+	// Lane serialises Flush's msyncs with the store's other background
+	// disk calls (package iolane); nil: unserialised.
+	Lane *iolane.Lane
 }
 
 // Service owns the index files. Safe for concurrent use; writes come from
@@ -61,7 +65,7 @@ func Open(cfg Config) (*Service, error) {
 		}
 	}
 	sort.Strings(names)
-	s := &Service{cfg: cfg, syncFile: (*file).sync}
+	s := &Service{cfg: cfg, syncFile: func(x *file) error { return cfg.Lane.Do(x.sync) }}
 	for _, n := range names {
 		x, err := openFile(filepath.Join(cfg.Dir, n), cfg.MaxHashSlotNum, cfg.MaxIndexNum, false)
 		if err != nil {
