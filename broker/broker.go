@@ -459,10 +459,11 @@ func (b *Broker) persistLoop() {
 		case <-b.quit:
 			return
 		case <-t.C:
-			if err := b.offsets.persist(); err != nil {
+			// Their fsyncs take the store's background lane (store/iolane).
+			if err := b.store.BackgroundIO().Do(b.offsets.persist); err != nil {
 				b.log.Error("persist consumer offsets", "err", err)
 			}
-			if err := b.delay.persist(); err != nil {
+			if err := b.store.BackgroundIO().Do(b.delay.persist); err != nil {
 				b.log.Error("persist delay offsets", "err", err)
 			}
 		}

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"github.com/rocketgo/rocketgo/store/iolane"
 	"net/netip"
 	"sync/atomic"
 	"time"
@@ -12,6 +13,9 @@ import (
 // MessageStore is what the broker needs from the store; *store.Store
 // implements it.
 type MessageStore interface {
+	// BackgroundIO is the lane periodic disk writers take turns on
+	// (store/iolane).
+	BackgroundIO() *iolane.Lane
 	Put(m *message.Message, done func(store.PutResult))
 	PutBatch(ms []message.Message, done func(store.PutResult))
 	GetMessages(topic string, queueID int32, offset int64, maxMsgs, maxBytes int, filter *store.Filter, res *store.GetResult)

@@ -170,7 +170,7 @@ func newTimerService(cfg *Config, st MessageStore, offsets *offsetTable, log *sl
 		return t, nil
 	}
 	ts, err := timer.Open(timer.Config{RootDir: cfg.StorePathRootDir, LogFileSize: cfg.MappedFileSizeTimerLog,
-		PrecisionMs: t.prec, RollWindowSlots: cfg.TimerRollWindowSlot, Logger: log})
+		PrecisionMs: t.prec, RollWindowSlots: cfg.TimerRollWindowSlot, Logger: log, Lane: st.BackgroundIO()})
 	if err != nil {
 		return nil, fmt.Errorf("broker: open timer wheel: %w", err)
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"github.com/rocketgo/rocketgo/store/iolane"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -354,6 +355,11 @@ func (s *Store) writeOut(b []byte, at int64) error {
 	defer seg.release()
 	return writeStaged(seg, b, at)
 }
+
+// BackgroundIO is the lane the store's background disk calls take turns
+// on (package iolane); other periodic disk writers of the same process
+// (the timer wheel, the broker's config files) should take it too.
+func (s *Store) BackgroundIO() *iolane.Lane { return s.cfg.BackgroundIO }
 
 func (s *Store) writeCheckpoint() error {
 	f := s.flushed.Load()

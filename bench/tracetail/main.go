@@ -89,6 +89,8 @@ type analysis struct {
 	sys      map[string]*hist    // syscall time by call site
 	long     []wait              // scheduling waits, for the top list
 	longSys  []wait
+	running  map[trace.GoID]wait // since when each goroutine runs
+	runs     []wait              // running intervals of 1 ms or more (site: the thread)
 	first    trace.Time
 	last     trace.Time
 }
@@ -99,7 +101,7 @@ func analyze(r io.Reader) (*analysis, error) {
 		return nil, fmt.Errorf("tracetail: open trace: %w", err)
 	}
 	a := &analysis{
-		names: map[trace.GoID]string{}, runnable: map[trace.GoID]wait{}, insys: map[trace.GoID]wait{},
+		names: map[trace.GoID]string{}, runnable: map[trace.GoID]wait{}, insys: map[trace.GoID]wait{}, running: map[trace.GoID]wait{},
 		sched: map[string]*hist{}, sys: map[string]*hist{},
 	}
 	for {
@@ -129,10 +131,21 @@ func analyze(r io.Reader) (*analysis, error) {
 		if from == trace.GoNotExist || from == trace.GoUndetermined {
 			a.learn(g, st.Stack)
 		}
-		if to == trace.GoRunning {
-			a.learn(g, ev.Stack())
+		if to == trace.GoRunning || from == trace.GoRunning {
+			a.learn(g, ev.Stack()) // a goroutine leaving Running records where it stopped
 		}
 		now := ev.Time()
+		if to == trace.GoRunning && from != trace.GoRunning {
+			a.running[g] = wait{g: g, start: now, site: fmt.Sprintf("thread %d", ev.Thread())}
+		} else if from == trace.GoRunning && to != trace.GoRunning {
+			if w, ok := a.running[g]; ok {
+				w.d = time.Duration(now - w.start)
+				if w.d >= time.Millisecond {
+					a.runs = append(a.runs, w)
+				}
+				delete(a.running, g)
+			}
+		}
 		switch {
 		case to == trace.GoRunnable && from != trace.GoRunnable:
 			a.runnable[g] = wait{g: g, start: now, site: a.who(ev)}
@@ -263,4 +276,24 @@ func (a *analysis) report(w io.Writer, top int, minWait time.Duration) {
 	}
 	list("longest scheduling waits", a.long)
 	list("longest system calls", a.longSys)
+	// What held the Ps during the longest stalls: system calls and long
+	// runs of goroutines that overlap each.
+	for _, x := range a.long[:min(len(a.long), 3)] {
+		if x.d < minWait {
+			break
+		}
+		end := x.start + trace.Time(x.d)
+		fmt.Fprintf(w, "during the %v wait at +%v:\n", x.d.Round(time.Microsecond), time.Duration(x.start-a.first).Round(time.Microsecond))
+		for _, y := range a.longSys {
+			if y.start < end && y.start+trace.Time(y.d) > x.start && y.d >= 100*time.Microsecond {
+				fmt.Fprintf(w, "  syscall %9v from +%-12v g%-6d %s\n", y.d.Round(time.Microsecond), time.Duration(y.start-a.first).Round(time.Microsecond), y.g, y.site)
+			}
+		}
+		for _, y := range a.runs {
+			if y.start < end && y.start+trace.Time(y.d) > x.start {
+				fmt.Fprintf(w, "  running %9v from +%-12v g%-6d %-40.40s %s\n", y.d.Round(time.Microsecond), time.Duration(y.start-a.first).Round(time.Microsecond), y.g, a.name(y.g), y.site)
+			}
+		}
+		fmt.Fprintln(w)
+	}
 }

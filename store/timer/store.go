@@ -3,6 +3,7 @@ package timer
 import (
 	"errors"
 	"fmt"
+	"github.com/rocketgo/rocketgo/store/iolane"
 	"log/slog"
 	"slices"
 	"sync"
@@ -17,6 +18,9 @@ type Config struct {
 	RollWindowSlots int   // timerRollWindowSlot
 	Logger          *slog.Logger
 	Now             func() time.Time
+	// Lane is taken around each Flush's msyncs and fsync (package
+	// iolane: the store's background lane); nil: none.
+	Lane *iolane.Lane
 }
 
 // DefaultRollWindowSlots is Java's timerRollWindowSlot: two days.
@@ -317,6 +321,7 @@ func (s *Store) Walk(slot Slot, fn func(pos int64, u *Unit) bool) {
 // record before queueOffset is in the wheel (or delivered). progressPos
 // (-1: none) is the last delivered unit of slot readMs.
 func (s *Store) Flush(readMs, queueOffset, progressPos int64) error {
+	defer s.cfg.Lane.Hold()() // before mu: Add never waits for the lane
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	flushed, err := s.tlog.Flush()
