@@ -36,7 +36,8 @@
 //
 // Files: server.go (grpc.Server, limits, client metadata), backend.go
 // (Backend, the remoting implementation, route cache), watch.go (route
-// watch), resolve.go (re-resolve after a failed write), route.go
+// watch), resolve.go (re-resolve after a failed write), limits.go
+// (metadata bound, Telemetry first-command deadline), route.go
 // (QueryRoute, QueryAssignment), client.go (Heartbeat, Telemetry,
 // settings, NotifyClientTermination), send.go, receive.go (ReceiveMessage,
 // message conversion), ack.go (Ack, ChangeInvisibleDuration, DLQ),
