@@ -32,6 +32,7 @@ test: verify-gen vet
 	cd bench/tracetail && $(GO) test -count=1 ./...
 	ROCKETGO_HOSTILE=1 $(GO) test -count=1 -timeout 5m -run '^TestHostile(MixStaysBounded|SingleAttacks)$$' -v ./cmd/mqbench/
 	ROCKETGO_HOSTILE=1 $(GO) test -count=1 -timeout 2m -run '^TestTLSTenThousandIdleHandshakes$$' -v ./codec/transport/
+	ROCKETGO_HOSTILE=1 $(GO) test -count=1 -timeout 3m -run '^TestHostileTenThousandIdleStreams$$' -v ./proxy/grpcsvc/
 	@if [ -f conformance/go.mod ]; then $(MAKE) --no-print-directory -C conformance test; fi
 
 # Long soak and crash runs (minutes); run by hand before a release.

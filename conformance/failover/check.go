@@ -24,9 +24,11 @@ type Result struct {
 	ByClient map[string]ClientCounts
 	// Recovery: fault to the end of the Go client's first SEND_OK send
 	// that started after the fault (on the new master when the master
-	// changed). JavaRecovery: the same of the Java client's sends.
+	// changed). JavaRecovery, GRPCRecovery: the same of the Java client's
+	// and of the gRPC client's sends.
 	Recovery     time.Duration
 	JavaRecovery time.Duration
+	GRPCRecovery time.Duration
 	// ServerRecovery: fault to the first raw SEND_MESSAGE acknowledged by
 	// the master the controller names (the new one when it changes).
 	ServerRecovery time.Duration
@@ -71,6 +73,7 @@ func epochOf(list []EpochEntry, off int64) int {
 // that started after the new master's first SEND_OK counts in
 // StaleWindowAcks: two masters took writes at the same time.
 func Check(r *Result, acks []Ack, got []Delivery, stored []Stored, cache EpochCache, fault time.Time, oldMaster, newMaster string) {
+	placeGRPCAcks(acks, stored)
 	storedKeys := map[string]int{}
 	atOffset := map[int64]string{}
 	hosts := map[int]map[string]bool{}
@@ -117,7 +120,7 @@ func Check(r *Result, acks []Ack, got []Delivery, stored []Stored, cache EpochCa
 				r.LostExamples = append(r.LostExamples, fmt.Sprintf("%s@%s/%d", a.Key, a.Host, a.PhyOffset))
 			}
 		}
-		if h, ok := atOffset[a.PhyOffset]; ok && h != a.Host {
+		if h, ok := atOffset[a.PhyOffset]; ok && a.Host != "" && h != a.Host { // an ack without a host (a lost gRPC ack) has no offset
 			r.StaleAcks++
 		}
 		if c != ClientRaw && a.Start.After(fault) && (newMaster == "" || a.Host == newMaster) && (first[c].IsZero() || a.End.Before(first[c])) {
@@ -129,6 +132,9 @@ func Check(r *Result, acks []Ack, got []Delivery, stored []Stored, cache EpochCa
 	}
 	if t := first[ClientJava]; !t.IsZero() {
 		r.JavaRecovery = t.Sub(fault)
+	}
+	if t := first[ClientGRPC]; !t.IsZero() {
+		r.GRPCRecovery = t.Sub(fault)
 	}
 	if newMaster != "" {
 		var newFirst time.Time
@@ -183,13 +189,13 @@ func Check(r *Result, acks []Ack, got []Delivery, stored []Stored, cache EpochCa
 }
 
 // Table renders results as markdown. Acked and failed sends are split
-// go/java/raw (raw: the SEND_MESSAGE probes), duplicate and missing
-// deliveries go/java (one consumer group per client); "—" is a client
+// go/java/grpc/raw (raw: the SEND_MESSAGE probes), duplicate and missing
+// deliveries go/java/grpc (one consumer group per client); "—" is a client
 // that did not run.
 func Table(rs []Result) string {
 	var sb strings.Builder
-	sb.WriteString("| set | fault | run | acked go/java/raw | failed sends go/java/raw | lost | dup stored | dup delivered go/java | undelivered go/java | failover (raw send) | failover (Go client) | failover (Java client) | split brain | old → new master | epochs (final master) | error |\n")
-	sb.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	sb.WriteString("| set | fault | run | acked go/java/grpc/raw | failed sends go/java/grpc/raw | lost | dup stored | dup delivered go/java/grpc | undelivered go/java/grpc | failover (raw send) | failover (Go client) | failover (Java client) | failover (gRPC client) | split brain | old → new master | epochs (final master) | error |\n")
+	sb.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
 		split := "no"
 		if r.SplitBrain() {
@@ -199,14 +205,14 @@ func Table(rs []Result) string {
 		if r.Lost > 0 {
 			lost = fmt.Sprintf("**%d** %v", r.Lost, r.LostExamples)
 		}
-		fmt.Fprintf(&sb, "| %s | %s | %d | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s → %s | %s | %s |\n",
+		fmt.Fprintf(&sb, "| %s | %s | %d | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s → %s | %s | %s |\n",
 			r.Set, r.Fault, r.Run,
-			r.split(func(c ClientCounts) int { return c.Acked }, ClientGo, ClientJava, ClientRaw),
-			r.split(func(c ClientCounts) int { return c.Failed }, ClientGo, ClientJava, ClientRaw),
+			r.split(func(c ClientCounts) int { return c.Acked }, ClientGo, ClientJava, ClientGRPC, ClientRaw),
+			r.split(func(c ClientCounts) int { return c.Failed }, ClientGo, ClientJava, ClientGRPC, ClientRaw),
 			lost, r.DupStore,
-			r.split(func(c ClientCounts) int { return c.DupDeliv }, ClientGo, ClientJava),
-			r.split(func(c ClientCounts) int { return c.Undeliv }, ClientGo, ClientJava),
-			dur(r.ServerRecovery), dur(r.Recovery), r.javaDur(r.JavaRecovery), split,
+			r.split(func(c ClientCounts) int { return c.DupDeliv }, ClientGo, ClientJava, ClientGRPC),
+			r.split(func(c ClientCounts) int { return c.Undeliv }, ClientGo, ClientJava, ClientGRPC),
+			dur(r.ServerRecovery), dur(r.Recovery), r.clientDur(ClientJava, r.JavaRecovery), r.clientDur(ClientGRPC, r.GRPCRecovery), split,
 			r.OldMaster, r.NewMaster, r.Epochs, strings.ReplaceAll(r.Err, "|", "/"))
 	}
 	return sb.String()
@@ -221,7 +227,7 @@ func (r Result) split(of func(ClientCounts) int, clients ...string) string {
 		switch {
 		case ok:
 			parts[i] = strconv.Itoa(of(cc))
-		case c == ClientJava:
+		case c == ClientJava || c == ClientGRPC:
 			parts[i] = "—"
 		default:
 			parts[i] = "0"
@@ -230,9 +236,13 @@ func (r Result) split(of func(ClientCounts) int, clients ...string) string {
 	return strings.Join(parts, "/")
 }
 
-// javaDur is dur, or "no Java load" when the Java client did not run.
-func (r Result) javaDur(d time.Duration) string {
-	if _, ok := r.ByClient[ClientJava]; !ok && r.ByClient != nil {
+// clientDur is dur, or "no Java load" / "no gRPC load" when that client
+// did not run.
+func (r Result) clientDur(client string, d time.Duration) string {
+	if _, ok := r.ByClient[client]; !ok && r.ByClient != nil {
+		if client == ClientGRPC {
+			return "no gRPC load"
+		}
 		return "no Java load"
 	}
 	return dur(d)

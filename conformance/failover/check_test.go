@@ -115,17 +115,44 @@ func TestCheckDeliveriesPerConsumer(t *testing.T) {
 	require.Equal(t, 1, r.Undeliv)
 }
 
-// The table splits counts by client and marks a run without a Java load.
+// The table splits counts by client and marks a run without a Java or
+// gRPC load.
 func TestTablePerClient(t *testing.T) {
 	r := Result{Set: "ours", Fault: "kill9-master", Acked: 7, Recovery: 1500 * time.Millisecond, JavaRecovery: 2 * time.Second,
-		ByClient: map[string]ClientCounts{ClientGo: {Acked: 3, Failed: 1, Undeliv: 2}, ClientJava: {Acked: 4, DupDeliv: 1}, ClientRaw: {Acked: 0, Failed: 5}}}
+		GRPCRecovery: 700 * time.Millisecond,
+		ByClient: map[string]ClientCounts{ClientGo: {Acked: 3, Failed: 1, Undeliv: 2}, ClientJava: {Acked: 4, DupDeliv: 1},
+			ClientGRPC: {Acked: 6, Failed: 2}, ClientRaw: {Acked: 0, Failed: 5}}}
 	tab := Table([]Result{r})
-	require.Contains(t, tab, "| acked go/java/raw | failed sends go/java/raw |")
-	require.Contains(t, tab, "| failover (Go client) | failover (Java client) |")
-	require.Contains(t, tab, "| 3/4/0 | 1/0/5 | 0 | 0 | 0/1 | 2/0 | — | 1.5s | 2s | no |")
+	require.Contains(t, tab, "| acked go/java/grpc/raw | failed sends go/java/grpc/raw |")
+	require.Contains(t, tab, "| failover (Go client) | failover (Java client) | failover (gRPC client) |")
+	require.Contains(t, tab, "| 3/4/6/0 | 1/0/2/5 | 0 | 0 | 0/1/0 | 2/0/0 | — | 1.5s | 2s | 700ms | no |")
 
 	r.ByClient = map[string]ClientCounts{ClientGo: {Acked: 3}}
-	require.Contains(t, Table([]Result{r}), "| 3/—/0 | 0/—/0 | 0 | 0 | 0/— | 0/— | — | 1.5s | no Java load | no |")
+	require.Contains(t, Table([]Result{r}), "| 3/—/—/0 | 0/—/—/0 | 0 | 0 | 0/—/— | 0/—/— | — | 1.5s | no Java load | no gRPC load | no |")
 	// A run that ended before Check: no counts at all.
-	require.Contains(t, Table([]Result{{Set: "ours", Fault: "x", Err: "not ready"}}), "| 0/—/0 | 0/—/0 | 0 | 0 | 0/— | 0/— | — | — | — | no |")
+	require.Contains(t, Table([]Result{{Set: "ours", Fault: "x", Err: "not ready"}}), "| 0/—/—/0 | 0/—/—/0 | 0 | 0 | 0/—/— | 0/—/— | — | — | — | — | no |")
+}
+
+// gRPC acks (no store host in a receipt) are placed by their key's first
+// record in the final log, count toward the gRPC client's recovery on
+// the new master, and a gRPC ack whose key is not stored is lost.
+func TestCheckPlacesGRPCAcks(t *testing.T) {
+	fault := time.Unix(1000, 0)
+	acks := []Ack{
+		{Key: "k-grpc-0", Client: ClientGRPC, Start: fault.Add(-time.Second), End: fault.Add(-time.Second), OK: true},
+		{Key: "k-grpc-1", Client: ClientGRPC, Start: fault.Add(100 * time.Millisecond), End: fault.Add(900 * time.Millisecond), OK: true},
+		{Key: "k-grpc-2", Client: ClientGRPC, Start: fault.Add(200 * time.Millisecond), End: fault.Add(300 * time.Millisecond), OK: false, Status: "timeout"},
+		{Key: "k-grpc-3", Client: ClientGRPC, Start: fault.Add(-time.Second), End: fault.Add(-time.Second), OK: true},
+	}
+	stored := []Stored{{Key: "k-grpc-0", Host: "old:1", PhyOffset: 0}, {Key: "k-grpc-1", Host: "new:1", PhyOffset: 100}, {Key: "k-grpc-1", Host: "new:1", PhyOffset: 200}}
+	got := []Delivery{{Key: "k-grpc-0", Client: ClientGRPC}, {Key: "k-grpc-1", Client: ClientGRPC}, {Key: "k-grpc-1", Client: ClientGRPC}}
+	var r Result
+	Check(&r, acks, got, stored, EpochCache{EpochList: []EpochEntry{{Epoch: 1, StartOffset: 0}, {Epoch: 2, StartOffset: 100}}}, fault, "old:1", "new:1")
+	require.Equal(t, "new:1", acks[1].Host)
+	require.Equal(t, int64(100), acks[1].PhyOffset)
+	require.Equal(t, 900*time.Millisecond, r.GRPCRecovery)
+	require.Equal(t, 1, r.Lost, "k-grpc-3 acknowledged and absent")
+	require.Equal(t, ClientCounts{Acked: 3, Failed: 1, DupDeliv: 1}, r.ByClient[ClientGRPC])
+	require.Equal(t, 1, r.DupStore)
+	require.False(t, r.SplitBrain(), "%+v", r)
 }

@@ -144,6 +144,15 @@ type Set struct {
 	Controllers []*Node
 	Namesrv     *Node
 	Brokers     []*Node
+	Proxy       *Proxy // nil without a gRPC load
+}
+
+// GRPCEndpoint is the set's mqproxy gRPC endpoint, "" without one.
+func (s *Set) GRPCEndpoint() string {
+	if s.Proxy == nil {
+		return ""
+	}
+	return s.Proxy.Endpoint
 }
 
 // Namesrv address as clients in the root namespace see it.
@@ -153,7 +162,10 @@ func (s *Set) NamesrvAddr() string { return s.Namesrv.Addr }
 // directory of the Java 5.3.3 jars (conformance/.cache/java-server/lib).
 type Bins struct {
 	Controller, Namesrv, Broker string
-	JavaLib                     string
+	// Proxy, when set, is cmd/mqproxy: StartSet runs it in front of the
+	// set for the gRPC client load (load_grpc.go).
+	Proxy   string
+	JavaLib string
 }
 
 // Kinds of broker sets. Each kind says, per role, whether our binary or
@@ -247,10 +259,11 @@ func javaArgv(lib, dir, main, conf string) []string {
 		"-cp", filepath.Join(lib, "*"), main, "-c", conf}
 }
 
-// BuildBins builds cmd/mqcontroller, mqnamesrv and mqbroker into dir.
+// BuildBins builds cmd/mqcontroller, mqnamesrv, mqbroker and mqproxy into dir.
 func BuildBins(root, dir string) (Bins, error) {
-	b := Bins{Controller: filepath.Join(dir, "mqcontroller"), Namesrv: filepath.Join(dir, "mqnamesrv"), Broker: filepath.Join(dir, "mqbroker")}
-	for _, name := range []string{"mqcontroller", "mqnamesrv", "mqbroker"} {
+	b := Bins{Controller: filepath.Join(dir, "mqcontroller"), Namesrv: filepath.Join(dir, "mqnamesrv"), Broker: filepath.Join(dir, "mqbroker"),
+		Proxy: filepath.Join(dir, "mqproxy")}
+	for _, name := range []string{"mqcontroller", "mqnamesrv", "mqbroker", "mqproxy"} {
 		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), "./cmd/"+name)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -292,6 +305,12 @@ func StartSet(ctx context.Context, dir string, bins Bins, kind string) (*Set, er
 	}
 	for _, n := range s.All() {
 		if err := n.Start(); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	if bins.Proxy != "" {
+		if s.Proxy, err = StartProxy(bins.Proxy, dir, s.Namesrv.Addr); err != nil {
 			s.Close()
 			return nil, err
 		}
@@ -471,6 +490,7 @@ func (s *Set) All() []*Node {
 
 // Close kills every process and removes the namespaces.
 func (s *Set) Close() {
+	s.Proxy.Close()
 	for _, n := range s.All() {
 		if n != nil {
 			n.signal(syscall.SIGCONT)

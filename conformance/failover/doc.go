@@ -38,6 +38,17 @@
 // consumer group should get every stored key once), and reports
 // "failover (Java client)" beside the Go client's.
 //
+// And the gRPC client (load_grpc.go, issue #21): our cmd/mqproxy in
+// cluster mode runs for the whole set in the root namespace on 127.0.0.1,
+// and conformance/javagrpc's FailoverLoad (the official Java gRPC SDK
+// 5.0.8: producer with the SDK's defaults, 3 s request timeout and 3
+// attempts, and a SimpleConsumer that acks) sends through it; its lines
+// are FailoverTool's and become Acks and Deliveries with Client "grpc".
+// A gRPC receipt names no broker, so Check places each gRPC ack by its
+// key's record in the final log. The table splits counts
+// go/java/grpc/raw and reports "failover (gRPC client)". FAILOVER_GRPC=0
+// turns it off; without java it is skipped with the reason.
+//
 // Faults (faults.go): kill -9 of the master, SIGSTOP of the master then
 // SIGCONT, the master cut off from the controllers, the master cut off
 // from its slaves, kill -9 of the controller leader, restart of a random

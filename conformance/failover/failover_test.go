@@ -60,6 +60,16 @@ func TestFailover(t *testing.T) {
 	}
 	bins, err := BuildBins(filepath.Join(wd, "..", ".."), dir)
 	require.NoError(t, err)
+	// The gRPC client load (mqproxy + the Java gRPC SDK); FAILOVER_GRPC=0 turns it off.
+	noGRPC := "FAILOVER_GRPC=0"
+	if os.Getenv("FAILOVER_GRPC") != "0" {
+		noGRPC, err = PrepareGRPCLoad(context.Background())
+		require.NoError(t, err)
+	}
+	if noGRPC != "" {
+		t.Logf("no gRPC client load: %s", noGRPC)
+		bins.Proxy = ""
+	}
 	kinds, err := parseKinds(envOr("FAILOVER_KIND", KindOurs))
 	require.NoError(t, err)
 	for _, k := range kinds {
@@ -175,15 +185,17 @@ controllers: ControllerStartup with DLedger; the name server goes with the contr
 All sets run in one session with the same options and faults: Go client load (%d sender goroutines, one send per %v each, keyed,
 SendSync) and a push consumer, and beside it the same load of the Java client 5.3.3 (one JVM
 in the root namespace, as many sender threads at the same pace, sync sends, its own consumer
-group); brokers with allAckInSyncStateSet=true,
+group) and of the Java gRPC client 5.0.8 through our mqproxy (cluster mode, root namespace,
+127.0.0.1, one per set; the SDK's defaults: 3 s request timeout, 3 attempts) with a
+SimpleConsumer of its own group; brokers with allAckInSyncStateSet=true,
 controllerHeartBeatTimeoutMills=3000, brokerHeartbeatInterval=500,
 haMaxTimeSlaveNotCatchup=4000; stops and partitions last %v. %d run(s) per fault.
 Generated %s.
 
-Columns: acked = SEND_OK, split go/java/raw (Go client, Java client, raw probes; failed
-sends likewise); lost = SEND_OK keys absent from the final master's log (must
+Columns: acked = SEND_OK, split go/java/grpc/raw (Go client, Java client, gRPC client, raw
+probes; failed sends likewise); lost = SEND_OK keys absent from the final master's log (must
 be 0); dup stored = keys stored twice (client retry after a timeout); dup delivered = keys
-one consumer got twice (at-least-once; go/java: each client's consumer group, undelivered
+one consumer got twice (at-least-once; go/java/grpc: each client's consumer group, undelivered
 likewise); failover = fault to the first acknowledged send
 started after the fault (on the new master when the master changes); split brain = an
 epoch of the final master's epoch file whose records carry two store hosts, an
@@ -194,7 +206,10 @@ load, raw SEND_MESSAGE probes go every 50 ms to the broker the controller names 
 while the fault lasts (a fenced master must refuse them). The Go client refreshes its
 route only every 30 s (rocketmq-client-go's fixed _PullNameServerInterval), which is most
 of its failover time; the Java client keeps its default pollNameServerInterval (30 s) and does
-not fetch the route again when a send fails either (failover (Java client)). Old → new master names the brokers (in the mixed sets with
+not fetch the route again when a send fails either (failover (Java client)). The gRPC client
+goes through mqproxy, whose route watch and re-resolve on a failed write follow the new master
+(failover (gRPC client); its acks are placed on a broker by their key's record in the final
+log, as a gRPC receipt names none). Old → new master names the brokers (in the mixed sets with
 their implementation; the set list above says what runs each role). For kill9-controller-leader the raw probe column is the time until a
 controller leader answers GET_REPLICA_INFO again (the probe asks it for the master), while
 the Go client column shows that broker writes went on.

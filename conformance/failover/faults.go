@@ -190,7 +190,7 @@ func RunFault(ctx context.Context, s *Set, f Fault, run int, o Options, logf fun
 		r.Err = err.Error()
 		return r
 	}
-	l, err := StartLoad(s.NamesrvAddr(), topic, id, o.Count, o.Threads, o.Pace)
+	l, err := StartLoad(s.NamesrvAddr(), topic, id, o.Count, o.Threads, o.Pace, s.GRPCEndpoint())
 	if err != nil {
 		r.Err = err.Error()
 		return r

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,6 +60,7 @@ type Load struct {
 	stopFns []func()
 	java    *javaLoad // nil without a Java load
 	noJava  string    // why there is none
+	grpc    *javaLoad // nil without a gRPC load (load_grpc.go)
 }
 
 // decodeOffsetMsgID splits a 32-hex-digit IPv4 offsetMsgId.
@@ -78,27 +80,37 @@ func decodeOffsetMsgID(id string) (string, int64, bool) {
 // StartLoad starts threads senders (at most count messages, each sender
 // paced to one send per pace) and the consumer of the Go client and, when
 // java is installed, the same of the Java client (a JVM in the root
-// namespace, startJavaLoad). Keys are run-go-<i> and run-java-<i>. It
-// returns once the Java producer has had a SEND_OK back (the JVM is the
-// slower to start), so a fault never comes before the Java load runs.
-func StartLoad(ns, topic, run string, count, threads int, pace time.Duration) (*Load, error) {
+// namespace, startJavaLoad) and, when grpcEndpoint is set, of the Java gRPC
+// client through that endpoint (startGRPCLoad). Keys are run-go-<i>,
+// run-java-<i> and run-grpc-<i>. It returns once each JVM's producer has
+// had a SEND_OK back (the JVMs are the slower to start), so a fault never
+// comes before their loads run.
+func StartLoad(ns, topic, run string, count, threads int, pace time.Duration, grpcEndpoint string) (*Load, error) {
 	goclient.Quiet()
 	l := &Load{Topic: topic, sentMax: count}
-	// The JVM first: it starts while the Go client does.
+	// The JVMs first: they start while the Go client does.
 	var jerr error
 	l.java, l.noJava, jerr = startJavaLoad(javaProjectDir(), ns, topic, run+"-"+ClientJava, count, threads, pace, l.Add, l.addDelivery)
 	if jerr != nil {
 		return nil, jerr
 	}
 	l.stopFns = append(l.stopFns, l.closeJava)
+	if grpcEndpoint != "" {
+		if l.grpc, jerr = startGRPCLoad(grpcEndpoint, topic, run+"-"+ClientGRPC, count, threads, pace, l.Add, l.addDelivery); jerr != nil {
+			l.closeJava()
+			return nil, jerr
+		}
+	}
 	if err := l.startGo(ns, topic, run, count, threads, pace); err != nil {
 		l.closeJava()
 		return nil, err
 	}
-	if l.java != nil {
-		if err := l.java.awaitFirstOK(60 * time.Second); err != nil {
-			l.Close()
-			return nil, err
+	for _, j := range []*javaLoad{l.java, l.grpc} {
+		if j != nil {
+			if err := j.awaitFirstOK(60 * time.Second); err != nil {
+				l.Close()
+				return nil, err
+			}
 		}
 	}
 	return l, nil
@@ -197,6 +209,9 @@ func (l *Load) StopSending() {
 	l.wg.Wait()
 	if l.java != nil {
 		l.java.stopSending()
+	}
+	if l.grpc != nil {
+		l.grpc.stopSending()
 	}
 }
 
@@ -322,27 +337,32 @@ func (l *Load) addDelivery(d Delivery) {
 	l.mu.Unlock()
 }
 
-// Senders are the clients whose producers run: go, and java when the Java
-// load started.
+// Senders are the clients whose producers run: go, java when the Java
+// load started, grpc when the gRPC load did.
 func (l *Load) Senders() []string {
+	out := []string{ClientGo}
 	if l.java != nil {
-		return []string{ClientGo, ClientJava}
+		out = append(out, ClientJava)
 	}
-	return []string{ClientGo}
+	if l.grpc != nil {
+		out = append(out, ClientGRPC)
+	}
+	return out
 }
 
 // NoJava says why the load has no Java client ("" when it has one).
 func (l *Load) NoJava() string { return l.noJava }
 
 // AckedOnEach is the smallest, over Senders, count of SEND_OK acks of that
-// client that started after since on host ("" any host): a phase that
-// waits for it waits until every client has recovered.
+// client that started after since on host ("" any host; a gRPC ack has no
+// host until Check places it, and counts on any): a phase that waits for
+// it waits until every client has recovered.
 func (l *Load) AckedOnEach(host string, since time.Time) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := map[string]int{}
 	for _, a := range l.acks {
-		if a.OK && a.Start.After(since) && (host == "" || a.Host == host) {
+		if a.OK && a.Start.After(since) && (host == "" || a.Host == host || (a.Client == ClientGRPC && a.Host == "")) {
 			n[clientOf(a.Client)]++
 		}
 	}
@@ -381,15 +401,23 @@ func (l *Load) DeliveredEach(keys map[string]bool) bool {
 // Err is what went wrong with a client during the run (the JVM of the Java
 // load ended early), "" when nothing did.
 func (l *Load) Err() string {
-	if l.java == nil {
-		return ""
+	var errs []string
+	for _, j := range []*javaLoad{l.java, l.grpc} {
+		if j != nil {
+			if f := j.failure(); f != "" {
+				errs = append(errs, f)
+			}
+		}
 	}
-	return l.java.failure()
+	return strings.Join(errs, "; ")
 }
 
+// closeJava ends the JVMs (Java and gRPC loads).
 func (l *Load) closeJava() {
-	if l.java != nil {
-		l.java.close()
+	for _, j := range []*javaLoad{l.java, l.grpc} {
+		if j != nil {
+			j.close()
+		}
 	}
 }
 

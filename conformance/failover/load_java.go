@@ -107,22 +107,32 @@ func startJavaLoad(project, ns, topic, prefix string, count, threads int, pace t
 			return nil, "", fmt.Errorf("java load: %w", err)
 		}
 	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, "", fmt.Errorf("java load: stdin pipe: %w", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), javaDeadline+30*time.Second)
-	j := &javaLoad{stdin: w, cancel: cancel, done: make(chan struct{}), ready: make(chan struct{}),
-		firstOK: make(chan struct{}), sent: make(chan struct{})}
 	args := []string{"load", "--namesrv", ns, "--topic", topic, "--prefix", prefix,
 		"--count", strconv.Itoa(count), "--threads", strconv.Itoa(threads),
 		"--pace-ms", strconv.FormatInt(pace.Milliseconds(), 10),
 		"--deadline-ms", strconv.FormatInt(javaDeadline.Milliseconds(), 10),
 		"--send-timeout-ms", "3000", "--retries", "2",
 		"--poll-namesrv-ms", strconv.FormatInt(javaPollNameServer.Milliseconds(), 10)}
+	j, err := superviseJVM("java load", ClientJava, func(ctx context.Context, stdin *os.File, onLine func(string)) error {
+		return d.RunClass(ctx, scenario.Java5, javadriver.FailoverToolClass, args, stdin, onLine)
+	}, add, got)
+	return j, "", err
+}
+
+// superviseJVM runs a load JVM speaking FailoverTool's lines (run starts
+// it with stdin and feeds onLine its stdout lines) and waits (bounded) for
+// its READY. Its ACK/ERR and MSG lines become records of client.
+func superviseJVM(what, client string, run func(ctx context.Context, stdin *os.File, onLine func(string)) error, add func(Ack), got func(Delivery)) (*javaLoad, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("%s: stdin pipe: %w", what, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), javaDeadline+30*time.Second)
+	j := &javaLoad{stdin: w, cancel: cancel, done: make(chan struct{}), ready: make(chan struct{}),
+		firstOK: make(chan struct{}), sent: make(chan struct{})}
 	var readyOnce, okOnce, sentOnce sync.Once
 	go func() {
-		err := d.RunClass(ctx, scenario.Java5, javadriver.FailoverToolClass, args, r, func(line string) {
+		err := run(ctx, r, func(line string) {
 			switch {
 			case line == "READY":
 				readyOnce.Do(func() { close(j.ready) })
@@ -134,11 +144,13 @@ func startJavaLoad(project, ns, topic, prefix string, count, threads int, pace t
 				j.mu.Unlock()
 			default:
 				if a, ok := parseJavaAck(line); ok {
+					a.Client = client
 					add(a)
 					if a.OK {
 						okOnce.Do(func() { close(j.firstOK) })
 					}
 				} else if g, ok := parseJavaMsg(line); ok {
+					g.Client = client
 					got(g)
 				}
 			}
@@ -151,16 +163,16 @@ func startJavaLoad(project, ns, topic, prefix string, count, threads int, pace t
 	}()
 	select {
 	case <-j.ready:
-		return j, "", nil
+		return j, nil
 	case <-j.done:
-	case <-time.After(60 * time.Second):
+	case <-time.After(90 * time.Second):
 	}
 	f := j.failure()
 	j.close()
 	if f == "" {
-		f = "no READY within 60s"
+		f = "no READY within 90s"
 	}
-	return nil, "", fmt.Errorf("java load: %s", f)
+	return nil, fmt.Errorf("%s: %s", what, f)
 }
 
 // awaitFirstOK waits (at most d) until the Java producer has a SEND_OK.

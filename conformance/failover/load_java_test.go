@@ -124,7 +124,7 @@ func TestLoadBothClients(t *testing.T) {
 	require.NoError(t, cl.CreateTopic(ctx, topic, 4, nil))
 
 	const count = 5000 // more than the test lets them send: StopSending ends them
-	l, err := StartLoad(cl.NamesrvAddr, topic, "foload", count, 2, 10*time.Millisecond)
+	l, err := StartLoad(cl.NamesrvAddr, topic, "foload", count, 2, 10*time.Millisecond, "")
 	require.NoError(t, err)
 	closed := false
 	defer func() {

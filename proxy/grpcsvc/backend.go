@@ -30,6 +30,9 @@ type Backend interface {
 	// Forget drops what the backend cached about topic's route, after a
 	// request to one of its brokers failed.
 	Forget(topic string)
+	// Refresh asks for topic's route now, bypassing (and replacing) what
+	// was cached: a write that failed re-resolves its broker with it.
+	Refresh(ctx context.Context, topic string) (*body.TopicRouteData, error)
 }
 
 // ErrTopicNotFound is wrapped by Route for a topic without a route.
@@ -55,6 +58,17 @@ type RemotingConfig struct {
 	// RouteTTL is how long a route is reused before it is asked again;
 	// 0 means 3 s.
 	RouteTTL time.Duration
+	// WatchInterval is the route watch's period (watch.go): one
+	// GET_BROKER_CLUSTER_INFO per period while some topic is in use, and
+	// the routes of the topics on a broker group whose addresses changed
+	// fetched again at once. 0 means 200 ms; negative turns the watch off
+	// (routes then follow a master change after RouteTTL or a failed
+	// write). StartWatch starts it.
+	WatchInterval time.Duration
+	// RouteIdle drops a topic's route (and stops watching it) when no
+	// request used it for this long (Java's
+	// topicRouteServiceCacheExpiredSeconds); 0 means 300 s.
+	RouteIdle time.Duration
 	// Client sends the requests; its Router receives what brokers send
 	// back (CHECK_TRANSACTION_STATE). Required.
 	Client *transport.Client
@@ -68,11 +82,16 @@ type RemotingBackend struct {
 
 	mu     sync.Mutex
 	routes map[string]cachedRoute // guarded by mu
+	w      *watch                 // guarded by mu; nil until StartWatch
 }
 
 type cachedRoute struct {
-	r  *body.TopicRouteData
-	at time.Time
+	r    *body.TopicRouteData
+	at   time.Time // fetched
+	used time.Time // last asked for by a request
+	// seen is the cluster state (watch.go) the watch last refreshed this
+	// route for.
+	seen string
 }
 
 // NewRemotingBackend returns a backend asking cfg.NamesrvAddrs for routes.
@@ -95,6 +114,12 @@ func NewRemotingBackend(cfg RemotingConfig) (*RemotingBackend, error) {
 	if cfg.RouteTTL <= 0 {
 		cfg.RouteTTL = 3 * time.Second
 	}
+	if cfg.WatchInterval == 0 {
+		cfg.WatchInterval = defaultWatchInterval
+	}
+	if cfg.RouteIdle <= 0 {
+		cfg.RouteIdle = defaultRouteIdle
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -106,6 +131,10 @@ func (b *RemotingBackend) Route(ctx context.Context, topic string) (*body.TopicR
 	now := time.Now()
 	b.mu.Lock()
 	c, ok := b.routes[topic]
+	if ok {
+		c.used = now
+		b.routes[topic] = c
+	}
 	b.mu.Unlock()
 	if ok && now.Sub(c.at) < b.cfg.RouteTTL {
 		return c.r, nil
@@ -114,13 +143,27 @@ func (b *RemotingBackend) Route(ctx context.Context, topic string) (*body.TopicR
 	if err != nil {
 		return nil, err
 	}
-	b.mu.Lock()
-	b.routes[topic] = cachedRoute{r: r, at: now}
-	if len(b.routes) > 10000 { // bound: forget everything rather than grow
-		b.routes = map[string]cachedRoute{topic: {r: r, at: now}}
-	}
-	b.mu.Unlock()
+	b.store(topic, r, now, true)
 	return r, nil
+}
+
+// store caches r as topic's route fetched at now; touch marks it used now
+// (a request's fetch, not the watch's).
+func (b *RemotingBackend) store(topic string, r *body.TopicRouteData, now time.Time, touch bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	used := now
+	c, ok := b.routes[topic]
+	if !touch {
+		if !ok {
+			return // expired meanwhile: not in use any more
+		}
+		used = c.used
+	}
+	b.routes[topic] = cachedRoute{r: r, at: now, used: used, seen: c.seen}
+	if len(b.routes) > 10000 { // bound: forget everything rather than grow
+		b.routes = map[string]cachedRoute{topic: {r: r, at: now, used: used}}
+	}
 }
 
 // Forget implements Backend.

@@ -152,8 +152,14 @@ func (s *Service) Telemetry(stream grpc.BidiStreamingServer[v2.TelemetryCommand,
 			s.clients.detach(m.clientID, out)
 		}
 	}()
-	for {
-		cmd, err := stream.Recv()
+	for first := true; ; first = false {
+		var cmd *v2.TelemetryCommand
+		var err error
+		if first {
+			cmd, err = s.firstCommand(stream) // bounded (limits.go)
+		} else {
+			cmd, err = stream.Recv()
+		}
 		if errors.Is(err, io.EOF) {
 			return nil
 		}

@@ -27,8 +27,17 @@
 // proxy's remoting connection (CHECK_TRANSACTION_STATE) go to a producer's
 // Telemetry stream as RecoverOrphanedTransactionCommand.
 //
+// Failover: a route watch (watch.go) asks the name server for the broker
+// groups every 200 ms and fetches again the cached routes whose group
+// addresses changed, so a controller-mode master change reaches the
+// endpoint within a second of the name server; a send that fails because
+// the broker is gone or not a master re-resolves the route and is sent
+// once more within the request's deadline (resolve.go).
+//
 // Files: server.go (grpc.Server, limits, client metadata), backend.go
-// (Backend, the remoting implementation, route cache), route.go
+// (Backend, the remoting implementation, route cache), watch.go (route
+// watch), resolve.go (re-resolve after a failed write), limits.go
+// (metadata bound, Telemetry first-command deadline), route.go
 // (QueryRoute, QueryAssignment), client.go (Heartbeat, Telemetry,
 // settings, NotifyClientTermination), send.go, receive.go (ReceiveMessage,
 // message conversion), ack.go (Ack, ChangeInvisibleDuration, DLQ),

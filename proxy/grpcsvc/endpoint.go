@@ -30,10 +30,11 @@ type EndpointConfig struct {
 
 // Endpoint is a serving Service with its remoting client.
 type Endpoint struct {
-	svc    *Service
-	client *transport.Client
-	pool   *transport.Pool
-	addr   net.Addr
+	svc     *Service
+	backend *RemotingBackend
+	client  *transport.Client
+	pool    *transport.Pool
+	addr    net.Addr
 }
 
 // Start builds the remoting backend and serves the service on cfg.Listen.
@@ -66,7 +67,8 @@ func Start(cfg EndpointConfig) (*Endpoint, error) {
 		pool.Close()
 		return nil, errors.Join(err, client.Close())
 	}
-	return &Endpoint{svc: svc, client: client, pool: pool, addr: addr}, nil
+	backend.StartWatch() // follows master changes (watch.go)
+	return &Endpoint{svc: svc, backend: backend, client: client, pool: pool, addr: addr}, nil
 }
 
 // Addr is the bound gRPC address.
@@ -78,6 +80,7 @@ func (e *Endpoint) Service() *Service { return e.svc }
 // Close stops serving and closes the remoting client.
 func (e *Endpoint) Close() error {
 	e.svc.Close()
+	e.backend.Close()
 	err := e.client.Close()
 	e.pool.Close()
 	return err

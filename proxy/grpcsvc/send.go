@@ -172,20 +172,28 @@ func (s *Service) send(ctx context.Context, m meta, req *v2.SendMessageRequest) 
 		return nil, err
 	}
 	qs := writeQueues(r)
+	if len(qs) == 0 && masterless(r) { // a master change under way (resolve.go)
+		qs = s.awaitWritable(c, topic.GetName())
+	}
 	if len(qs) == 0 {
 		return nil, fail(v2.Code_FORBIDDEN, "no writable queue of topic "+topic.GetName())
 	}
-	var q writeQueue
+	group := ""
 	if g := msgs[0].GetSystemProperties().GetMessageGroup(); len(msgs) == 1 && g != "" {
-		q = qs[consistentHash(int64(message.JavaStringHash(g)), len(qs))]
-	} else {
-		q = qs[s.rr.next()%uint64(len(qs))]
+		group = g
 	}
+	q := s.pickQueue(qs, group)
 
 	out := &v2.SendMessageResponse{}
 	codes := map[v2.Code]bool{}
 	for _, b := range all {
-		e := s.sendOne(c, q, topic.GetName(), b.props, b.sysFlag, b.body, b.id, b.txn)
+		e, retry := s.sendOne(c, q, topic.GetName(), b.props, b.sysFlag, b.body, b.id, b.txn)
+		if retry { // the broker is gone or no longer master: once more on the fresh route
+			if nq, ok := s.reresolve(c, topic.GetName(), q, group); ok {
+				q = nq
+				e, _ = s.sendOne(c, q, topic.GetName(), b.props, b.sysFlag, b.body, b.id, b.txn)
+			}
+		}
 		out.Entries = append(out.Entries, e)
 		codes[e.GetStatus().GetCode()] = true
 	}
@@ -200,8 +208,10 @@ func (s *Service) send(ctx context.Context, m meta, req *v2.SendMessageRequest) 
 	return out, nil
 }
 
-// sendOne is one SEND_MESSAGE_V2 and its SendResultEntry.
-func (s *Service) sendOne(ctx context.Context, q writeQueue, topic, props string, sysFlag int32, msgBody []byte, id string, txn bool) *v2.SendResultEntry {
+// sendOne is one SEND_MESSAGE_V2 and its SendResultEntry; retry says the
+// message was not stored because the broker is unreachable or not a
+// master, so the send may go to the broker the fresh route names.
+func (s *Service) sendOne(ctx context.Context, q writeQueue, topic, props string, sysFlag int32, msgBody []byte, id string, txn bool) (*v2.SendResultEntry, bool) {
 	h := header.SendMessageRequestV2{
 		ProducerGroup: topic, Topic: topic, DefaultTopic: autoCreateTopicName, DefaultTopicQueueNums: defaultTopicQueues,
 		QueueID: q.id, SysFlag: sysFlag, BornTimestamp: time.Now().UnixMilli(), Properties: props, BrokerName: q.broker,
@@ -211,22 +221,24 @@ func (s *Service) sendOne(ctx context.Context, q writeQueue, topic, props string
 	resp, err := s.backend.Invoke(ctx, q.addr, req)
 	if err != nil {
 		s.backend.Forget(topic)
-		return &v2.SendResultEntry{Status: errStatus(err)}
+		return &v2.SendResultEntry{Status: errStatus(err)}, ctx.Err() == nil
 	}
 	switch codec.ResponseCode(resp.Code) {
 	case codec.RespSuccess:
 	case codec.RespFlushDiskTimeout:
-		return &v2.SendResultEntry{Status: newStatus(v2.Code_MASTER_PERSISTENCE_TIMEOUT, "send message failed, sendStatus=FLUSH_DISK_TIMEOUT")}
+		return &v2.SendResultEntry{Status: newStatus(v2.Code_MASTER_PERSISTENCE_TIMEOUT, "send message failed, sendStatus=FLUSH_DISK_TIMEOUT")}, false
 	case codec.RespFlushSlaveTimeout:
-		return &v2.SendResultEntry{Status: newStatus(v2.Code_SLAVE_PERSISTENCE_TIMEOUT, "send message failed, sendStatus=FLUSH_SLAVE_TIMEOUT")}
+		return &v2.SendResultEntry{Status: newStatus(v2.Code_SLAVE_PERSISTENCE_TIMEOUT, "send message failed, sendStatus=FLUSH_SLAVE_TIMEOUT")}, false
 	case codec.RespSlaveNotAvailable:
-		return &v2.SendResultEntry{Status: newStatus(v2.Code_HA_NOT_AVAILABLE, "send message failed, sendStatus=SLAVE_NOT_AVAILABLE")}
+		return &v2.SendResultEntry{Status: newStatus(v2.Code_HA_NOT_AVAILABLE, "send message failed, sendStatus=SLAVE_NOT_AVAILABLE")}, false
+	case codec.RespServiceNotAvailable: // a slave, or a store not writable: nothing stored
+		return &v2.SendResultEntry{Status: remotingStatus(resp.Code, resp.Remark)}, true
 	default:
-		return &v2.SendResultEntry{Status: remotingStatus(resp.Code, resp.Remark)}
+		return &v2.SendResultEntry{Status: remotingStatus(resp.Code, resp.Remark)}, false
 	}
 	var rh header.SendMessageResponse
 	if err := rh.Decode(resp); err != nil {
-		return &v2.SendResultEntry{Status: newStatus(v2.Code_INTERNAL_SERVER_ERROR, err.Error())}
+		return &v2.SendResultEntry{Status: newStatus(v2.Code_INTERNAL_SERVER_ERROR, err.Error())}, false
 	}
 	txnID := rh.TransactionID
 	if txn {
@@ -238,7 +250,7 @@ func (s *Service) sendOne(ctx context.Context, q writeQueue, topic, props string
 				tranStateOffset: rh.QueueOffset, commitLogOffset: off, msgID: id})
 		}
 	}
-	return &v2.SendResultEntry{Status: okStatus(), MessageId: id, TransactionId: txnID, Offset: rh.QueueOffset, RecallHandle: rh.RecallHandle}
+	return &v2.SendResultEntry{Status: okStatus(), MessageId: id, TransactionId: txnID, Offset: rh.QueueOffset, RecallHandle: rh.RecallHandle}, false
 }
 
 // messageProperties is SendMessageActivity.buildMessageProperty.

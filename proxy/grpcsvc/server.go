@@ -53,6 +53,9 @@ type Config struct {
 	RequestTimeout time.Duration
 	// MaxClients bounds the clients the service keeps settings for.
 	MaxClients int
+	// TelemetryFirstCommand bounds the wait for a Telemetry stream's first
+	// command (limits.go); 0 means 30 s, negative unbounded.
+	TelemetryFirstCommand time.Duration
 }
 
 // Default returns Java's proxy defaults.
@@ -121,6 +124,9 @@ func New(cfg Config, backend Backend, log *slog.Logger) (*Service, error) {
 	if cfg.MaxClients <= 0 {
 		cfg.MaxClients = def.MaxClients
 	}
+	if cfg.TelemetryFirstCommand == 0 {
+		cfg.TelemetryFirstCommand = defaultTelemetryFirstCommand
+	}
 	return &Service{cfg: cfg, backend: backend, log: log, clients: newRegistry(cfg.MaxClients), txns: newTxnTable(100000)}, nil
 }
 
@@ -133,7 +139,7 @@ func (s *Service) RegisterCallbacks(r *transport.Router, pool *transport.Pool) {
 
 // ServerOptions are the grpc.Server options that bound the endpoint.
 func (s *Service) ServerOptions() []grpc.ServerOption {
-	return []grpc.ServerOption{
+	return append(limitOptions(), // limits.go
 		grpc.MaxRecvMsgSize(s.cfg.MaxRecvMsgSize),
 		grpc.MaxConcurrentStreams(s.cfg.MaxConcurrentStreams),
 		grpc.KeepaliveParams(keepalive.ServerParameters{
@@ -142,7 +148,7 @@ func (s *Service) ServerOptions() []grpc.ServerOption {
 			Timeout:           s.cfg.KeepaliveTimeout,
 		}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
-	}
+	)
 }
 
 // Serve serves the service on ln until Close; it returns nil after Close.
