@@ -284,7 +284,7 @@ func (b *Broker) Start() error {
 	}
 	mainCfg, err := b.cfg.transportLimits().Apply(transport.ServerConfig{
 		Addr: net.JoinHostPort(listenIP, strconv.Itoa(b.cfg.ListenPort)), Logger: b.log,
-		IdleTimeout: 120 * time.Second, OnClose: onClose,
+		IdleTimeout: 120 * time.Second, OnClose: onClose, WriteObserver: b.replyWriteObserver(),
 	}).WithTLS(b.cfg.TLS)
 	main := transport.NewServer(mainCfg, mainRouter)
 	if err == nil {
@@ -315,7 +315,7 @@ func (b *Broker) Start() error {
 		}
 		fastCfg, _ := b.cfg.transportLimits().Apply(transport.ServerConfig{
 			Addr: net.JoinHostPort(listenIP, strconv.Itoa(port)), Logger: b.log,
-			IdleTimeout: 120 * time.Second, OnClose: onClose,
+			IdleTimeout: 120 * time.Second, OnClose: onClose, WriteObserver: b.replyWriteObserver(),
 		}).WithTLS(b.cfg.TLS) // an error would have failed the main port
 		b.fast = transport.NewServer(fastCfg, fastRouter)
 		if err := b.fast.Start(); err != nil {
@@ -614,4 +614,13 @@ func (b *Broker) adminHandlers() []adminHandlers {
 		groups = append(groups, &authAdmin{auth: b.auth, log: b.log})
 	}
 	return groups
+}
+
+// replyWriteObserver is the remoting servers' WriteObserver: the reply
+// write histogram with metrics on, nil (no clock reads) without.
+func (b *Broker) replyWriteObserver() func(queued, written int64) {
+	if b.metrics == nil {
+		return nil
+	}
+	return b.metrics.observeReplyWrite
 }

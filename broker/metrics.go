@@ -95,6 +95,9 @@ type brokerMetrics struct {
 	fsync metrics.IntHistogram // rocketgo_storage_fsync_latency_milliseconds
 	// rocketgo_send_stage_latency_microseconds: where a send's time goes.
 	stages *metrics.Stages
+	// rocketgo_reply_write_latency_microseconds: every reply of the
+	// remoting ports, from handed to its connection to on the socket.
+	replyWrite metrics.IntHistogram
 
 	// rocketmq_topic_create_execution_time_milliseconds by
 	// [failure][is_system], rocketmq_consumer_group_create_execution_time_milliseconds
@@ -129,6 +132,7 @@ func newBrokerMetrics(b *Broker) (*brokerMetrics, error) {
 	}
 	m.fsync.Init(metrics.FsyncBuckets)
 	m.stages = metrics.NewStages()
+	m.replyWrite.Init(metrics.StageBuckets)
 	b.send.stages = m.stages // before any send: New has not returned
 	topicCreate := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "rocketmq_topic_create_execution_time_milliseconds",
 		Help: "The distribution of create topic time", Buckets: metrics.CreateTimeBuckets}, []string{"invocation_status", "is_system"})
@@ -248,7 +252,9 @@ var (
 	descFsync     = prometheus.NewDesc("rocketgo_storage_fsync_latency_milliseconds", "Commit-log fsync latency", nil, nil)
 	descHeldPulls = prometheus.NewDesc("rocketgo_held_pulls", "Long-polling pulls held", nil, nil)
 	descStages    = prometheus.NewDesc("rocketgo_send_stage_latency_microseconds",
-		"Single-message send latency by stage: queue_wait, append, durable_wait, reply", []string{"stage"}, nil)
+		"Single-message send latency by stage: queue_wait, decode, append, durable_wait, reply", []string{"stage"}, nil)
+	descReplyWrite = prometheus.NewDesc("rocketgo_reply_write_latency_microseconds",
+		"Reply write latency on the remoting ports: handed to the connection → on the socket", nil, nil)
 	descConns  = prometheus.NewDesc("rocketgo_remoting_connections", "Open remoting connections", []string{"port"}, nil)
 	descUnsent = prometheus.NewDesc("rocketgo_remoting_unsent_bytes",
 		"Response bytes queued for slow readers (bounded by maxUnsentBytesTotal)", []string{"port"}, nil)
@@ -349,6 +355,7 @@ func (c *brokerCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- c.m.fsync.Metric(descFsync)
 	c.m.stages.Collect(ch, descStages)
+	ch <- c.m.replyWrite.Metric(descReplyWrite)
 	gauge(descHeldPulls, float64(b.pull.holds.held()))
 }
 
@@ -498,4 +505,9 @@ func (c *brokerCollector) lag(gauge func(*prometheus.Desc, float64, ...string), 
 		gauge(descLagLatency, age(unconsumed), lv...)
 		gauge(descQueueingLatency, age(unpulled), lv...)
 	}
+}
+
+// observeReplyWrite is the remoting servers' WriteObserver.
+func (m *brokerMetrics) observeReplyWrite(queued, written int64) {
+	m.replyWrite.Observe((written - queued) / int64(time.Microsecond))
 }

@@ -237,6 +237,9 @@ func (p *sendProcessor) process(c *transport.Conn, req *codec.Frame, l *transpor
 	}
 	sc.topic = h.Topic
 	sc.lease = l
+	if sc.start != 0 {
+		sc.decoded = time.Now().UnixNano()
+	}
 	p.store.Put(m, sc.done)
 	return nil
 }
@@ -257,6 +260,7 @@ type sendCtx struct {
 	msg     message.Message
 	queueID int32
 	start   int64 // Unix nanoseconds the worker started it; 0 without stage metrics
+	decoded int64 // Unix nanoseconds it was handed to the store (with start)
 	topic   string
 	uniq    string // aliases props or the request
 	props   []byte
@@ -292,7 +296,7 @@ func (p *sendProcessor) putCtx(sc *sendCtx) {
 		sc.lease.Release()
 		sc.c.EndTask()
 	}
-	sc.c, sc.req, sc.lease, sc.msg, sc.topic, sc.uniq, sc.start = nil, nil, nil, message.Message{}, "", "", 0
+	sc.c, sc.req, sc.lease, sc.msg, sc.topic, sc.uniq, sc.start, sc.decoded = nil, nil, nil, message.Message{}, "", "", 0, 0
 	if strictOwnership {
 		return // never reused in race-detector builds: see strictOwnership
 	}
@@ -306,7 +310,8 @@ func (sc *sendCtx) onPut(r store.PutResult) {
 	var durable int64
 	if sc.start != 0 && r.Appended != 0 {
 		durable = time.Now().UnixNano()
-		p.stages.Observe(metrics.StageAppend, sc.start, r.Appended)
+		p.stages.Observe(metrics.StageDecode, sc.start, sc.decoded)
+		p.stages.Observe(metrics.StageAppend, sc.decoded, r.Appended)
 		p.stages.Observe(metrics.StageDurableWait, r.Appended, durable)
 	}
 	if !sc.req.IsOneway() {

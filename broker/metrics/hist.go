@@ -81,14 +81,15 @@ var StageBuckets = []int64{10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 5
 // Send stages, in the order a single-message send passes them.
 const (
 	StageQueueWait   = iota // arrival at the router → the send worker starts it
-	StageAppend             // worker start → appended to the commit log (decode, checks, lock wait, copy)
+	StageDecode             // worker start → header and message decoded and checked, handed to the store
+	StageAppend             // handed to the store → appended to the commit log (lock wait, copy)
 	StageDurableWait        // appended → as durable as the flush and replication policy promises
 	StageReply              // durable → the reply encoded and handed to the connection
 	NumStages
 )
 
 // StageNames are the stage label values, indexed by stage.
-var StageNames = [NumStages]string{"queue_wait", "append", "durable_wait", "reply"}
+var StageNames = [NumStages]string{"queue_wait", "decode", "append", "durable_wait", "reply"}
 
 // Stages is the send path's per-stage latency breakdown: one
 // allocation-free histogram per stage.

@@ -3,6 +3,7 @@ package transport
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/panjf2000/gnet/v2"
@@ -18,6 +19,7 @@ type pendingWrite struct {
 	body [][]byte    // written after buf, not copied
 	done func(error) // optional; runs once buf and body are no longer needed
 	skip int         // leading bytes of the frame already on the socket
+	at   int64       // Unix nanoseconds it was handed over; 0 without ServerConfig.WriteObserver
 }
 
 // serverOutlet writes a server connection's frames from any goroutine.
@@ -103,6 +105,9 @@ func (o *serverOutlet) close() error { return o.gc.Close() }
 // accepted reaches w.done, not the caller.
 func (o *serverOutlet) send(w pendingWrite, onLoop bool) error {
 	size := int64(w.size())
+	if o.srv.cfg.WriteObserver != nil {
+		w.at = time.Now().UnixNano()
+	}
 	o.mu.Lock()
 	if o.dead || o.over {
 		o.mu.Unlock()
@@ -240,12 +245,19 @@ func (o *serverOutlet) drainLocked(onLoop bool) (handoff bool) {
 		}
 		o.addUnsent(-int64(n))
 		i := 0
+		var now int64
+		if obs := o.srv.cfg.WriteObserver; obs != nil && n > 0 {
+			now = time.Now().UnixNano()
+		}
 		for ; i < len(batch); i++ { // release what the socket took whole
 			size := batch[i].size() - batch[i].skip
 			if n < size {
 				break
 			}
 			n -= size
+			if now != 0 && batch[i].at != 0 {
+				o.srv.cfg.WriteObserver(batch[i].at, now)
+			}
 			batch[i].finish(nil)
 		}
 		rest := batch[i:]

@@ -59,6 +59,12 @@ type ServerConfig struct {
 	Addr string
 	// Multicore runs one event loop per CPU instead of one.
 	Multicore bool
+	// WriteObserver, when set, is told for every frame written to a
+	// plaintext connection when it was handed to the connection and when
+	// the socket took its last byte (Unix nanoseconds): the reply-write
+	// stage of a request's latency. Called on the writing goroutine; it
+	// must be quick and must not allocate.
+	WriteObserver func(queued, written int64)
 	// ReusePort sets SO_REUSEPORT on the listener (off by default).
 	ReusePort bool
 	// MaxFrameLength bounds one frame, length prefix included; 0 means
