@@ -51,7 +51,7 @@
 // connection by the transport's MaxInflightPerConn, in all by
 // Config.MaxInflight: past it SYSTEM_BUSY).
 //
-// Clients without broker names (Java 4.x sends no bname): Java's proxy
+// Clients without broker names (Java clients before 4.9.5 send no bname): Java's proxy
 // answers them VERSION_NOT_SUPPORTED "Request doesn't have field bname";
 // ours picks the half message's broker for END_TRANSACTION (remembered
 // from the prepared send's answer and from relayed check-backs), else the

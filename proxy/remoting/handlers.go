@@ -205,7 +205,7 @@ func (s *Server) forwardTo(ctx context.Context, ss *session, req *codec.Frame, n
 // brokerFor is the broker group a request goes to. Like Java's proxy: the
 // bname ext field ("n" for SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE, which
 // 5.x clients and rocketmq-client-go send), and for LOCK/UNLOCK_BATCH_MQ
-// the first queue of the body. Ours beyond Java, for 4.x clients that send
+// the first queue of the body. Ours beyond Java, for clients that send
 // no broker name (Java's proxy refuses them VERSION_NOT_SUPPORTED): the
 // half message's broker for END_TRANSACTION, the broker of topic's route
 // serving queue qid (the first by name when several do), or the cluster's

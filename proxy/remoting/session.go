@@ -122,6 +122,8 @@ func (ss *session) rememberCheck(uc *transport.Conn, req *codec.Frame) {
 // (masters; slaves too when it has consumers, as the clients do), on the
 // session's connections; the client gets Java's proxy's plain SUCCESS.
 func (ss *session) heartbeat(ctx context.Context, req *codec.Frame) *codec.Frame {
+	ctx, cancel := context.WithTimeout(ctx, defaultTimeout)
+	defer cancel()
 	h := fnv.New64a()
 	_, _ = h.Write(req.Body)
 	sum := h.Sum64()
@@ -156,6 +158,8 @@ func (ss *session) unregister(ctx context.Context, req *codec.Frame) *codec.Fram
 	if err := h.Decode(req); err != nil {
 		return codec.NewResponse(req, int32(codec.RespSystemError), remarks.ProxyBadHeader(err.Error()))
 	}
+	ctx, cancel := context.WithTimeout(ctx, defaultTimeout)
+	defer cancel()
 	ss.hbMu.Lock()
 	ss.hbSum, ss.hbAt = 0, time.Time{}
 	ss.hbMu.Unlock()

@@ -9,7 +9,7 @@ import (
 
 // txnTable maps a half message's transaction id and message id to the
 // broker holding it, for END_TRANSACTION from clients that name no broker
-// (4.x Java clients): filled from the answers to prepared sends and from
+// (Java clients before 4.9.5): filled from the answers to prepared sends and from
 // the check-backs relayed to clients. Bounded in count; entries older than
 // txnTTL go first (Java's transactionDataExpireMillis plays this part in
 // its proxy's TransactionDataManager).
