@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -10,8 +11,12 @@ import (
 	"testing"
 	"time"
 
+	rocketmq "github.com/apache/rocketmq-client-go/v2"
+	"github.com/apache/rocketmq-client-go/v2/consumer"
+	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rocketgo/rocketgo/conformance/goclient"
 	"github.com/rocketgo/rocketgo/conformance/harness"
 	"github.com/rocketgo/rocketgo/conformance/scenario"
 )
@@ -180,4 +185,74 @@ func startMqproxy(ctx context.Context, t *testing.T, env harness.Env, namesrv, d
 		return nil, err
 	}
 	return harness.StartOurProxy(ctx, "mqproxy", dir, gp, rp, bin, "-pc", conf, "-bind", "127.0.0.1")
+}
+
+// TestProxyRemotingCallbacks: an official Go push consumer connected
+// through mqproxy's remoting port (in front of rocketgo) is registered at
+// the broker under its own client id, answers GET_CONSUMER_RUNNING_INFO the
+// broker relays to it through the proxy (what mqadmin consumerStatus
+// does), and is dropped by the broker when it shuts down.
+func TestProxyRemotingCallbacks(t *testing.T) {
+	if os.Getenv("CONFORMANCE_MATRIX") == "1" || os.Getenv("CONFORMANCE_GOLDEN") == "1" {
+		t.Skip("matrix/golden run selected")
+	}
+	env, err := harness.FindEnv()
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cl, err := harness.Start(ctx, env, harness.Ours, harness.Options{Dir: t.TempDir()})
+	require.NoError(t, err)
+	defer cl.Close()
+	px, err := startMqproxy(ctx, t, env, cl.NamesrvAddr, filepath.Join(t.TempDir(), "mqproxy"))
+	require.NoError(t, err)
+	defer px.Close()
+	const topic, group = "ProxyCallbackT", "ProxyCallbackG"
+	require.NoError(t, cl.CreateTopic(ctx, topic, 2, nil))
+
+	goclient.Quiet()
+	c, err := rocketmq.NewPushConsumer(consumer.WithNameServer(primitive.NamesrvAddr{px.RemotingAddr}),
+		consumer.WithGroupName(group), consumer.WithInstance("proxied"))
+	require.NoError(t, err)
+	require.NoError(t, c.Subscribe(topic, consumer.MessageSelector{}, func(context.Context, ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
+		return consumer.ConsumeSuccess, nil
+	}))
+	require.NoError(t, c.Start())
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = c.Shutdown()
+		}
+	}()
+
+	members := func() []string {
+		f, err := harness.Call(ctx, cl.BrokerAddr, 38, map[string]string{"consumerGroup": group}, nil) // GET_CONSUMER_LIST_BY_GROUP
+		if err != nil || f.Code != 0 {
+			return nil
+		}
+		var ids struct {
+			ConsumerIDList []string `json:"consumerIdList"`
+		}
+		if json.Unmarshal(f.Body, &ids) != nil {
+			return nil
+		}
+		return ids.ConsumerIDList
+	}
+	var id string
+	require.Eventually(t, func() bool {
+		if m := members(); len(m) == 1 {
+			id = m[0]
+		}
+		return id != ""
+	}, 30*time.Second, 100*time.Millisecond, "the proxied consumer never registered at the broker\n%s", px.Tail(3000))
+	require.Contains(t, id, "proxied", "the broker sees the client's own id")
+
+	f, err := harness.Call(ctx, cl.BrokerAddr, 307, map[string]string{"consumerGroup": group, "clientId": id, "jstackEnable": "false"}, nil) // GET_CONSUMER_RUNNING_INFO
+	require.NoError(t, err)
+	require.Equal(t, int32(0), f.Code, "%s\n%s", f.Remark, px.Tail(3000))
+	require.Contains(t, string(f.Body), topic, "the Go client's running info (its subscriptions) came back through the proxy")
+
+	require.NoError(t, c.Shutdown())
+	stopped = true
+	require.Eventually(t, func() bool { return len(members()) == 0 }, 30*time.Second, 100*time.Millisecond,
+		"the broker still lists the consumer after it shut down")
 }
