@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rocketgo/rocketgo/proxy/grpcsvc"
+	"github.com/rocketgo/rocketgo/proxy/remoting"
 )
 
 func main() {
@@ -37,21 +39,27 @@ func main() {
 // start parses args and serves; the returned func stops the proxy.
 func start(args []string, out io.Writer, log *slog.Logger) (func() error, error) {
 	fs := flag.NewFlagSet("mqproxy", flag.ContinueOnError)
-	pc := fs.String("pc", "", "proxy config file (Java's rmq-proxy.json)")
+	pc := fs.String("pc", "", "proxy config file (Java's rmq-proxy.json: grpcServerPort, remotingListenPort, namesrvAddr ...)")
 	ns := fs.String("n", "", "name server address list, ';'-separated (overrides namesrvAddr)")
 	pm := fs.String("pm", "", "proxy mode: cluster (local mode is rocketgo / mqbroker enableGrpcProxy=true)")
-	bind := fs.String("bind", "", "interface to bind (default all); not a Java key")
+	bind := fs.String("bind", "", "interface to bind, both ports (default all); not a Java key")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	pf := grpcsvc.DefaultProxyFile()
+	var rk remotingKeys
 	if *pc != "" {
 		var err error
 		if pf, err = grpcsvc.LoadProxyFile(*pc); err != nil {
 			return nil, err
 		}
+		if rk, err = loadRemotingKeys(*pc); err != nil {
+			return nil, err
+		}
 		for _, k := range pf.Unknown {
-			log.Warn("mqproxy: unknown rmq-proxy.json key ignored", "key", k)
+			if !isRemotingKey(k) {
+				log.Warn("mqproxy: unknown rmq-proxy.json key ignored", "key", k)
+			}
 		}
 	}
 	if pf.NamesrvAddr == "" {
@@ -94,7 +102,35 @@ func start(args []string, out io.Writer, log *slog.Logger) (func() error, error)
 			ep.Service().SetAdvertisedPort(n)
 		}
 	}
-	log.Info("mqproxy: remoting clients are not served yet; remotingListenPort ignored", "remotingListenPort", pf.RemotingListenPort)
-	fmt.Fprintf(out, "mqproxy ready grpc=%s namesrv=%s cluster=%s\n", ep.Addr(), pf.NamesrvAddr, pf.RocketMQClusterName)
-	return ep.Close, nil
+	rs, err := remoting.Start(remoting.Config{Listen: net.JoinHostPort(*bind, strconv.Itoa(pf.RemotingListenPort)),
+		AccessAddr: rk.RemotingAccessAddr, NamesrvAddrs: []string{pf.NamesrvAddr}, RegionID: rk.RegionID, TraceOn: rk.TraceOn, Logger: log})
+	if err != nil {
+		return nil, errors.Join(err, ep.Close())
+	}
+	fmt.Fprintf(out, "mqproxy ready grpc=%s remoting=%s namesrv=%s cluster=%s\n", ep.Addr(), rs.Addr(), pf.NamesrvAddr, pf.RocketMQClusterName)
+	return func() error { return errors.Join(rs.Close(), ep.Close()) }, nil
+}
+
+// remotingKeys are the rmq-proxy.json keys of the remoting port beyond
+// remotingListenPort (Java's ProxyConfig names and defaults).
+type remotingKeys struct {
+	RemotingAccessAddr string `json:"remotingAccessAddr"`
+	RegionID           string `json:"regionId"`
+	TraceOn            bool   `json:"traceOn"`
+}
+
+func isRemotingKey(k string) bool {
+	return k == "remotingAccessAddr" || k == "regionId" || k == "traceOn"
+}
+
+func loadRemotingKeys(path string) (remotingKeys, error) {
+	var rk remotingKeys
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return rk, fmt.Errorf("proxy config: %w", err)
+	}
+	if err := json.Unmarshal(data, &rk); err != nil {
+		return rk, fmt.Errorf("proxy config %s: %w", path, err)
+	}
+	return rk, nil
 }

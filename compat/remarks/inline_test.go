@@ -13,7 +13,7 @@ import (
 
 // inlineDirs are the packages (with their subpackages) that build
 // responses, relative to this directory.
-var inlineDirs = []string{"../../broker", "../../namesrv", "../../controller", "../../codec/transport"}
+var inlineDirs = []string{"../../broker", "../../namesrv", "../../controller", "../../codec/transport", "../../proxy/remoting"}
 
 // remarkSinks maps a function called by name to the index of its remark
 // argument. Besides these, any function or method of the scanned package
