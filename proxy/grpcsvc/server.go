@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
@@ -53,6 +54,15 @@ type Config struct {
 	RequestTimeout time.Duration
 	// MaxClients bounds the clients the service keeps settings for.
 	MaxClients int
+	// TLS is the gRPC port's TLS (tls.go); nil serves plaintext only.
+	TLS *TLSConfig
+	// Auth turns on the credential and ACL checks (auth.go).
+	Auth AuthConfig
+	// Authority holds the users and ACLs the checks read; nil with auth on
+	// reads them from a broker of ClusterName (ClusterAuthority).
+	Authority Authority
+	// ClusterName is rocketMQClusterName (cluster mode's users and ACLs).
+	ClusterName string
 }
 
 // Default returns Java's proxy defaults.
@@ -89,6 +99,8 @@ type Service struct {
 	clients *registry
 	txns    *txnTable
 	rr      roundRobin
+	authz   *authorizer                     // nil: no checks
+	creds   credentials.TransportCredentials // nil: plaintext only
 
 	mu   sync.Mutex
 	srv  *grpc.Server // guarded by mu
@@ -121,7 +133,24 @@ func New(cfg Config, backend Backend, log *slog.Logger) (*Service, error) {
 	if cfg.MaxClients <= 0 {
 		cfg.MaxClients = def.MaxClients
 	}
-	return &Service{cfg: cfg, backend: backend, log: log, clients: newRegistry(cfg.MaxClients), txns: newTxnTable(100000)}, nil
+	s := &Service{cfg: cfg, backend: backend, log: log, clients: newRegistry(cfg.MaxClients), txns: newTxnTable(100000)}
+	if cfg.Auth.AuthenticationEnabled || cfg.Auth.AuthorizationEnabled {
+		authority := cfg.Authority
+		if authority == nil {
+			authority = NewClusterAuthority(backend, ClusterAuthorityConfig{Cluster: cfg.ClusterName})
+		}
+		var err error
+		if s.authz, err = newAuthorizer(cfg.Auth, authority); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.TLS != nil {
+		var err error
+		if s.creds, err = cfg.TLS.credentials(); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
 }
 
 // RegisterCallbacks routes the requests brokers send to the proxy's
@@ -133,7 +162,7 @@ func (s *Service) RegisterCallbacks(r *transport.Router, pool *transport.Pool) {
 
 // ServerOptions are the grpc.Server options that bound the endpoint.
 func (s *Service) ServerOptions() []grpc.ServerOption {
-	return []grpc.ServerOption{
+	opts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(s.cfg.MaxRecvMsgSize),
 		grpc.MaxConcurrentStreams(s.cfg.MaxConcurrentStreams),
 		grpc.KeepaliveParams(keepalive.ServerParameters{
@@ -143,6 +172,13 @@ func (s *Service) ServerOptions() []grpc.ServerOption {
 		}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
 	}
+	if s.creds != nil {
+		opts = append(opts, grpc.Creds(s.creds), grpc.ConnectionTimeout(s.cfg.TLS.handshakeTimeout()))
+	}
+	if s.authz != nil {
+		opts = append(opts, grpc.ChainUnaryInterceptor(s.authz.unary), grpc.ChainStreamInterceptor(s.authz.stream))
+	}
+	return opts
 }
 
 // Serve serves the service on ln until Close; it returns nil after Close.
