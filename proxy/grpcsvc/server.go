@@ -99,7 +99,7 @@ type Service struct {
 	clients *registry
 	txns    *txnTable
 	rr      roundRobin
-	authz   *authorizer                     // nil: no checks
+	authz   *authorizer                      // nil: no checks
 	creds   credentials.TransportCredentials // nil: plaintext only
 
 	mu   sync.Mutex
