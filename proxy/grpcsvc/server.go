@@ -63,6 +63,9 @@ type Config struct {
 	Authority Authority
 	// ClusterName is rocketMQClusterName (cluster mode's users and ACLs).
 	ClusterName string
+	// AuthorityCache tunes the cluster authority's cache (zero: Java's
+	// defaults); its Cluster is ClusterName when empty.
+	AuthorityCache ClusterAuthorityConfig
 }
 
 // Default returns Java's proxy defaults.
@@ -137,7 +140,11 @@ func New(cfg Config, backend Backend, log *slog.Logger) (*Service, error) {
 	if cfg.Auth.AuthenticationEnabled || cfg.Auth.AuthorizationEnabled {
 		authority := cfg.Authority
 		if authority == nil {
-			authority = NewClusterAuthority(backend, ClusterAuthorityConfig{Cluster: cfg.ClusterName})
+			ac := cfg.AuthorityCache
+			if ac.Cluster == "" {
+				ac.Cluster = cfg.ClusterName
+			}
+			authority = NewClusterAuthority(backend, ac)
 		}
 		var err error
 		if s.authz, err = newAuthorizer(cfg.Auth, authority); err != nil {
