@@ -147,7 +147,7 @@ func New(cfg Config, backend Backend, log *slog.Logger) (*Service, error) {
 			authority = NewClusterAuthority(backend, ac)
 		}
 		var err error
-		if s.authz, err = newAuthorizer(cfg.Auth, authority); err != nil {
+		if s.authz, err = newAuthorizer(cfg.Auth, authority, log); err != nil {
 			return nil, err
 		}
 	}
