@@ -68,7 +68,10 @@ var gAuthCases = []struct {
 // enforcing port serves TLS and refuses plaintext. Servers:
 // CONFORMANCE_GRPC_AUTH_SERVERS (default native; also mqproxy — our
 // mqproxy + Java broker — and java — Apache's proxy 5.3.3 + Java broker,
-// the reference: every expectation holds there too).
+// the reference). One run of each (load average ~35): mqproxy passed all
+// seven; Apache's proxy refused the five with the same texts and the same
+// SDK exceptions, and its two auth_pubsub runs sent but received nothing
+// within 60 s (not investigated).
 func TestGRPCAuth(t *testing.T) {
 	if os.Getenv("CONFORMANCE_MATRIX") == "1" || os.Getenv("CONFORMANCE_GOLDEN") == "1" {
 		t.Skip("matrix/golden run selected")
