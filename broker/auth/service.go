@@ -230,29 +230,10 @@ func RequestUser(req *codec.Frame) string { return req.Value(KeyAccessKey) }
 // pass; a super user passes; otherwise every resource must be allowed by
 // the user's ACL (see decide). A pass allocates nothing.
 func (s *Service) Authorize(user string, code int32, sourceIP netip.Addr, action Action, res []Resource) (remark string, ok bool) {
-	if !s.cfg.AuthorizationEnabled || s.authzSkip[code] || len(res) == 0 {
+	if !s.cfg.AuthorizationEnabled || s.authzSkip[code] {
 		return "", true
 	}
-	if user == "" {
-		return remarks.AuthorizationFailed, false
-	}
-	st := s.state.Load()
-	u, found := st.users[user]
-	acl := st.acls[user]
-	if !found {
-		return remarks.AuthzUserNotFound(user), false
-	}
-	// compat: Java checks the disabled status on the request's subject,
-	// which never carries one, so a disabled user is not refused here.
-	if u.Type == UserSuper {
-		return "", true
-	}
-	for i := range res {
-		if detail := st.decided.decide(user, acl, &res[i], action, sourceIP); detail != "" {
-			return noPermission(user, &res[i], sourceIP, detail), false
-		}
-	}
-	return "", true
+	return s.AuthorizeUser(user, sourceIP, action, res)
 }
 
 // Exempt reports whether Authorize passes user's requests of code

@@ -17,6 +17,7 @@ import (
 	"syscall"
 
 	"github.com/rocketgo/rocketgo/broker"
+	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/transport/tlsconf"
 	"github.com/rocketgo/rocketgo/proxy/grpcsvc"
 )
@@ -101,8 +102,19 @@ func run() error {
 			b.Close()
 			return err
 		}
+		var signer func(*codec.Frame)
+		if gcfg.Auth, gcfg.Authority, signer, err = grpcsvc.LocalAuth(b.Auth()); err != nil {
+			b.Close()
+			return err
+		}
+		gtls, err := grpcsvc.TLSFromBrokerConf(*confPath, tc.ServerMode)
+		if err != nil {
+			b.Close()
+			return err
+		}
+		gcfg.TLS = &gtls
 		ep, err := grpcsvc.Start(grpcsvc.EndpointConfig{Listen: net.JoinHostPort(host, strconv.Itoa(grpcPort)),
-			NamesrvAddrs: []string{cfg.NamesrvAddr}, LocalBroker: cfg.BrokerName, TLS: cfg.TLS,
+			NamesrvAddrs: []string{cfg.NamesrvAddr}, LocalBroker: cfg.BrokerName, TLS: cfg.TLS, Signer: signer,
 			Service: gcfg, Logger: log.With("component", "grpc")})
 		if err != nil {
 			b.Close()

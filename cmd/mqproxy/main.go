@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rocketgo/rocketgo/codec/transport/tlsconf"
 	"github.com/rocketgo/rocketgo/proxy/grpcsvc"
 	"github.com/rocketgo/rocketgo/proxy/remoting"
 )
@@ -91,8 +92,21 @@ func start(args []string, out io.Writer, log *slog.Logger) (func() error, error)
 	if pf.GrpcClientIdleMs > 0 {
 		cfg.IdleTimeout = time.Duration(pf.GrpcClientIdleMs) * time.Millisecond
 	}
+	// tls.* members of the file are Java's -Dtls.* (mode shared by the
+	// gRPC port; tls.enable and tls.client.* for the brokers).
+	tc, err := tlsconf.Load(pf.TLSProps)
+	if err != nil {
+		return nil, err
+	}
+	gtls := pf.GRPCTLS(tc.ServerMode)
+	cfg.TLS = &gtls
+	authCfg, signer, err := pf.Auth()
+	if err != nil {
+		return nil, err
+	}
+	cfg.Auth, cfg.ClusterName, cfg.AuthorityCache = authCfg, pf.RocketMQClusterName, pf.AuthorityConfig()
 	ep, err := grpcsvc.Start(grpcsvc.EndpointConfig{Listen: net.JoinHostPort(*bind, strconv.Itoa(pf.GrpcServerPort)),
-		NamesrvAddrs: []string{pf.NamesrvAddr}, Service: cfg, Logger: log})
+		NamesrvAddrs: []string{pf.NamesrvAddr}, TLS: &tc, Signer: signer, Service: cfg, Logger: log})
 	if err != nil {
 		return nil, err
 	}

@@ -32,6 +32,7 @@ import (
 	"syscall"
 
 	"github.com/rocketgo/rocketgo/broker"
+	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/transport/tlsconf"
 	"github.com/rocketgo/rocketgo/controller"
 	"github.com/rocketgo/rocketgo/namesrv"
@@ -216,8 +217,17 @@ func start(args []string, out io.Writer, log *slog.Logger) (func() error, error)
 		if err := grpcsvc.TuneFromBrokerConf(*confPath, &gcfg); err != nil {
 			return nil, errors.Join(err, b.Close(), closeCtl(), ns.Close())
 		}
+		var signer func(*codec.Frame)
+		if gcfg.Auth, gcfg.Authority, signer, err = grpcsvc.LocalAuth(b.Auth()); err != nil {
+			return nil, errors.Join(err, b.Close(), closeCtl(), ns.Close())
+		}
+		gtls, err := grpcsvc.TLSFromBrokerConf(*confPath, tc.ServerMode)
+		if err != nil {
+			return nil, errors.Join(err, b.Close(), closeCtl(), ns.Close())
+		}
+		gcfg.TLS = &gtls
 		grpcEP, err = grpcsvc.Start(grpcsvc.EndpointConfig{Listen: *grpcListen, NamesrvAddrs: []string{ns.Addr()},
-			LocalBroker: cfg.BrokerName, TLS: cfg.TLS, Service: gcfg, Logger: log.With("component", "grpc")})
+			LocalBroker: cfg.BrokerName, TLS: cfg.TLS, Signer: signer, Service: gcfg, Logger: log.With("component", "grpc")})
 		if err != nil {
 			if set["grpcListen"] {
 				return nil, errors.Join(err, b.Close(), closeCtl(), ns.Close())

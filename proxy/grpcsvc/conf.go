@@ -8,6 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rocketgo/rocketgo/broker/auth"
+	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/codec/transport/tlsconf"
 	"github.com/rocketgo/rocketgo/compat/javaprops"
 )
 
@@ -23,7 +26,8 @@ const (
 
 // IsBrokerKey reports a broker.conf key this package reads.
 func IsBrokerKey(k string) bool {
-	return k == KeyEnableGrpcProxy || k == KeyGrpcServerPort || k == KeyMinInvisibleForRecv
+	return k == KeyEnableGrpcProxy || k == KeyGrpcServerPort || k == KeyMinInvisibleForRecv ||
+		k == KeyTLSTestModeEnable || k == KeyTLSCertPath || k == KeyTLSKeyPath
 }
 
 // TuneFromBrokerConf applies the proxy keys of a broker.conf that tune the
@@ -92,13 +96,48 @@ type ProxyFile struct {
 	GrpcClientIdleMs    int64  `json:"grpcClientIdleTimeMills"`
 	MinInvisibleRecvMs  int64  `json:"minInvisibleTimeMillsForRecv"`
 
+	// TLS of the gRPC port (ProxyConfig); tlsTestModeEnable defaults to true.
+	TLSTestModeEnable bool   `json:"tlsTestModeEnable"`
+	TLSCertPath       string `json:"tlsCertPath"`
+	TLSKeyPath        string `json:"tlsKeyPath"`
+
+	// Auth: Java reads AuthConfig from the same file.
+	AuthenticationEnabled                bool   `json:"authenticationEnabled"`
+	AuthorizationEnabled                 bool   `json:"authorizationEnabled"`
+	AuthenticationWhitelist              string `json:"authenticationWhitelist"`
+	AuthorizationWhitelist               string `json:"authorizationWhitelist"`
+	InnerClientAuthenticationCredentials string `json:"innerClientAuthenticationCredentials"`
+	// EnableAclRpcHookForClusterMode signs every request to name servers
+	// and brokers with InnerClientAuthenticationCredentials.
+	EnableAclRpcHookForClusterMode bool `json:"enableAclRpcHookForClusterMode"`
+	UserCacheExpiredSeconds        int  `json:"userCacheExpiredSeconds"`
+	UserCacheRefreshSeconds        int  `json:"userCacheRefreshSeconds"`
+	UserCacheMaxNum                int  `json:"userCacheMaxNum"`
+
+	// TLSProps are the file's "tls.*" members (ours: Java takes these from
+	// -D system properties), for tlsconf.Load.
+	TLSProps map[string]string `json:"-"`
+
 	Unknown []string `json:"-"`
+}
+
+// proxyFileKeys are the members LoadProxyFile reads, and the provider
+// class names it accepts without reading (they name our only
+// implementation: ProxyAuthenticationMetadataProvider's behaviour).
+var proxyFileKeys = map[string]bool{"grpcServerPort": true, "remotingListenPort": true, "namesrvAddr": true, "rocketMQClusterName": true,
+	"proxyMode": true, "maxMessageSize": true, "grpcMaxInboundMessageSize": true, "grpcClientIdleTimeMills": true, "minInvisibleTimeMillsForRecv": true,
+	"tlsTestModeEnable": true, "tlsCertPath": true, "tlsKeyPath": true,
+	"authenticationEnabled": true, "authorizationEnabled": true, "authenticationWhitelist": true, "authorizationWhitelist": true,
+	"innerClientAuthenticationCredentials": true, "enableAclRpcHookForClusterMode": true,
+	"userCacheExpiredSeconds": true, "userCacheRefreshSeconds": true, "userCacheMaxNum": true,
+	"authenticationProvider": true, "authenticationMetadataProvider": true, "authorizationProvider": true, "authorizationMetadataProvider": true,
 }
 
 // DefaultProxyFile is ProxyConfig's defaults.
 func DefaultProxyFile() ProxyFile {
 	return ProxyFile{GrpcServerPort: 8081, RemotingListenPort: 8080, RocketMQClusterName: "DefaultCluster", ProxyMode: "cluster",
-		MaxMessageSize: 4 << 20, GrpcMaxInboundSize: 130 << 20, GrpcClientIdleMs: 120000, MinInvisibleRecvMs: 10000}
+		MaxMessageSize: 4 << 20, GrpcMaxInboundSize: 130 << 20, GrpcClientIdleMs: 120000, MinInvisibleRecvMs: 10000,
+		TLSTestModeEnable: true, UserCacheExpiredSeconds: 300, UserCacheRefreshSeconds: 20, UserCacheMaxNum: 20000}
 }
 
 // LoadProxyFile reads an rmq-proxy.json over the defaults.
@@ -113,13 +152,60 @@ func LoadProxyFile(path string) (ProxyFile, error) {
 	}
 	var all map[string]json.RawMessage
 	if json.Unmarshal(data, &all) == nil {
-		known := map[string]bool{"grpcServerPort": true, "remotingListenPort": true, "namesrvAddr": true, "rocketMQClusterName": true,
-			"proxyMode": true, "maxMessageSize": true, "grpcMaxInboundMessageSize": true, "grpcClientIdleTimeMills": true, "minInvisibleTimeMillsForRecv": true}
-		for k := range all {
-			if !known[k] {
+		for k, raw := range all {
+			if strings.HasPrefix(k, "tls.") {
+				if pf.TLSProps == nil {
+					pf.TLSProps = map[string]string{}
+				}
+				var str string
+				if json.Unmarshal(raw, &str) != nil {
+					str = strings.TrimSpace(string(raw)) // true, false, numbers
+				}
+				pf.TLSProps[k] = str
+				continue
+			}
+			if !proxyFileKeys[k] {
 				pf.Unknown = append(pf.Unknown, k)
 			}
 		}
 	}
 	return pf, nil
+}
+
+// GRPCTLS is the gRPC port's TLS of the file with mode (tls.server.mode).
+func (pf ProxyFile) GRPCTLS(mode tlsconf.Mode) TLSConfig {
+	c := DefaultTLS(mode)
+	c.TestMode = pf.TLSTestModeEnable
+	if pf.TLSCertPath != "" {
+		c.CertPath = pf.TLSCertPath
+	}
+	if pf.TLSKeyPath != "" {
+		c.KeyPath = pf.TLSKeyPath
+	}
+	return c
+}
+
+// Auth is the file's AuthConfig and, with enableAclRpcHookForClusterMode,
+// the signer of every request to name servers and brokers (Java's
+// AclClientRPCHook with innerClientAuthenticationCredentials).
+func (pf ProxyFile) Auth() (AuthConfig, func(*codec.Frame), error) {
+	cfg := AuthConfig{AuthenticationEnabled: pf.AuthenticationEnabled, AuthorizationEnabled: pf.AuthorizationEnabled,
+		AuthenticationWhitelist: pf.AuthenticationWhitelist, AuthorizationWhitelist: pf.AuthorizationWhitelist}
+	if !pf.EnableAclRpcHookForClusterMode {
+		return cfg, nil, nil
+	}
+	creds, ok, err := auth.ParseCredentials(pf.InnerClientAuthenticationCredentials)
+	if err != nil || !ok || creds.SecretKey == "" {
+		// compat: Java falls back to $ROCKETMQ_HOME/conf/tools.yml; we
+		// want the credentials in the file.
+		return cfg, nil, fmt.Errorf("proxy config: enableAclRpcHookForClusterMode needs innerClientAuthenticationCredentials with accessKey and secretKey (%v)", err)
+	}
+	return cfg, creds.Signer(), nil
+}
+
+// AuthorityConfig is the file's cache settings for the cluster's users
+// and ACLs.
+func (pf ProxyFile) AuthorityConfig() ClusterAuthorityConfig {
+	return ClusterAuthorityConfig{Cluster: pf.RocketMQClusterName, Refresh: time.Duration(pf.UserCacheRefreshSeconds) * time.Second,
+		Expire: time.Duration(pf.UserCacheExpiredSeconds) * time.Second, MaxNum: pf.UserCacheMaxNum}
 }

@@ -42,5 +42,12 @@
 // settings, NotifyClientTermination), send.go, receive.go (ReceiveMessage,
 // message conversion), ack.go (Ack, ChangeInvisibleDuration, DLQ),
 // txn.go (EndTransaction, check-back), offset.go (offsets, PullMessage,
-// RecallMessage), status.go (Code mapping).
+// RecallMessage), status.go (Code mapping), auth.go (the SDKs'
+// MQv2-HMAC-SHA1 credentials and ACLs as Java 5.3.3's gRPC
+// AuthenticationPipeline/AuthorizationPipeline: interceptors answering
+// UNAUTHORIZED statuses), authority.go (cluster mode's users and ACLs from
+// a broker, cached), localauth.go (local mode: the broker's auth service
+// and the identity forwarded requests are signed with), tls.go (TLS by
+// tls.server.mode: permissive sniffs the first byte, as Java's
+// ProxyAndTlsProtocolNegotiator).
 package grpcsvc

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 
+	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/transport"
 	"github.com/rocketgo/rocketgo/codec/transport/tlsconf"
 )
@@ -23,6 +24,13 @@ type EndpointConfig struct {
 	// TLS, when set, is the remoting client's TLS to name servers and
 	// brokers (Java's tls.* client keys, as the broker's own client uses).
 	TLS *tlsconf.Config
+	// Signer, when set, signs every request the endpoint sends to name
+	// servers and brokers (transport.ClientConfig.BeforeRequest): the
+	// identity it forwards with once a gRPC client has passed the
+	// endpoint's own checks, as Java's proxy signs with its
+	// innerClientAuthenticationCredentials (cluster mode with
+	// enableAclRpcHookForClusterMode).
+	Signer func(*codec.Frame)
 	// Service tunes the service; zero fields take Default's values.
 	Service Config
 	Logger  *slog.Logger
@@ -45,7 +53,7 @@ func Start(cfg EndpointConfig) (*Endpoint, error) {
 	}
 	router := transport.NewRouter()
 	pool := transport.NewPool("grpc-proxy-callback", 2, 1024)
-	cc, err := transport.ClientConfig{Logger: log, Router: router}.WithTLS(cfg.TLS)
+	cc, err := transport.ClientConfig{Logger: log, Router: router, BeforeRequest: cfg.Signer}.WithTLS(cfg.TLS)
 	if err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("grpcsvc: remoting client TLS: %w", err)

@@ -2,6 +2,7 @@ package grpcsvc
 
 import (
 	"context"
+	"crypto/tls"
 	"log/slog"
 	"path/filepath"
 	"testing"
@@ -9,15 +10,18 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/rocketgo/rocketgo/broker"
+	"github.com/rocketgo/rocketgo/broker/auth"
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/codec/transport/tlsconf"
 	"github.com/rocketgo/rocketgo/namesrv"
 	v2 "github.com/rocketgo/rocketgo/proxy/apiv2"
 )
@@ -64,14 +68,28 @@ func startCluster(t testing.TB, tune func(*broker.Config, *Config)) *cluster {
 	require.NoError(t, b.Start())
 	t.Cleanup(func() { _ = b.Close() })
 
-	ep, err := Start(EndpointConfig{Listen: "127.0.0.1:0", NamesrvAddrs: []string{ns.Addr()}, LocalBroker: bc.BrokerName, Service: gc, Logger: log})
+	epc := EndpointConfig{Listen: "127.0.0.1:0", NamesrvAddrs: []string{ns.Addr()}, LocalBroker: bc.BrokerName, Service: gc, Logger: log}
+	if gc.Auth.AuthenticationEnabled || gc.Auth.AuthorizationEnabled {
+		// Local mode with auth, as cmd/rocketgo wires it.
+		epc.Service.Authority = LocalAuthority{Svc: b.Auth()}
+		inner, ok, err := auth.ParseCredentials(bc.InnerClientAuthenticationCredentials)
+		require.NoError(t, err)
+		if ok {
+			epc.Signer = inner.Signer()
+		}
+	}
+	ep, err := Start(epc)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ep.Close() })
 
-	conn, err := grpc.NewClient(ep.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	dialCreds := insecure.NewCredentials()
+	if gc.TLS != nil && gc.TLS.Mode == tlsconf.Enforcing {
+		dialCreds = credentials.NewTLS(&tls.Config{InsecureSkipVerify: true})
+	}
+	conn, err := grpc.NewClient(ep.Addr(), grpc.WithTransportCredentials(dialCreds))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Close() })
-	admin := transport.NewClient(transport.ClientConfig{Logger: log})
+	admin := transport.NewClient(transport.ClientConfig{Logger: log, BeforeRequest: epc.Signer})
 	t.Cleanup(func() { _ = admin.Close() })
 	return &cluster{ns: ns, b: b, ep: ep, admin: admin, conn: conn, cli: v2.NewMessagingServiceClient(conn), broker: b.BrokerAddr()}
 }

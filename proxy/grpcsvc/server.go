@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
@@ -56,6 +57,18 @@ type Config struct {
 	// TelemetryFirstCommand bounds the wait for a Telemetry stream's first
 	// command (limits.go); 0 means 30 s, negative unbounded.
 	TelemetryFirstCommand time.Duration
+	// TLS is the gRPC port's TLS (tls.go); nil serves plaintext only.
+	TLS *TLSConfig
+	// Auth turns on the credential and ACL checks (auth.go).
+	Auth AuthConfig
+	// Authority holds the users and ACLs the checks read; nil with auth on
+	// reads them from a broker of ClusterName (ClusterAuthority).
+	Authority Authority
+	// ClusterName is rocketMQClusterName (cluster mode's users and ACLs).
+	ClusterName string
+	// AuthorityCache tunes the cluster authority's cache (zero: Java's
+	// defaults); its Cluster is ClusterName when empty.
+	AuthorityCache ClusterAuthorityConfig
 }
 
 // Default returns Java's proxy defaults.
@@ -92,6 +105,8 @@ type Service struct {
 	clients *registry
 	txns    *txnTable
 	rr      roundRobin
+	authz   *authorizer                      // nil: no checks
+	creds   credentials.TransportCredentials // nil: plaintext only
 
 	mu   sync.Mutex
 	srv  *grpc.Server // guarded by mu
@@ -127,7 +142,28 @@ func New(cfg Config, backend Backend, log *slog.Logger) (*Service, error) {
 	if cfg.TelemetryFirstCommand == 0 {
 		cfg.TelemetryFirstCommand = defaultTelemetryFirstCommand
 	}
-	return &Service{cfg: cfg, backend: backend, log: log, clients: newRegistry(cfg.MaxClients), txns: newTxnTable(100000)}, nil
+	s := &Service{cfg: cfg, backend: backend, log: log, clients: newRegistry(cfg.MaxClients), txns: newTxnTable(100000)}
+	if cfg.Auth.AuthenticationEnabled || cfg.Auth.AuthorizationEnabled {
+		authority := cfg.Authority
+		if authority == nil {
+			ac := cfg.AuthorityCache
+			if ac.Cluster == "" {
+				ac.Cluster = cfg.ClusterName
+			}
+			authority = NewClusterAuthority(backend, ac)
+		}
+		var err error
+		if s.authz, err = newAuthorizer(cfg.Auth, authority, log); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.TLS != nil {
+		var err error
+		if s.creds, err = cfg.TLS.credentials(); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
 }
 
 // RegisterCallbacks routes the requests brokers send to the proxy's
@@ -139,7 +175,7 @@ func (s *Service) RegisterCallbacks(r *transport.Router, pool *transport.Pool) {
 
 // ServerOptions are the grpc.Server options that bound the endpoint.
 func (s *Service) ServerOptions() []grpc.ServerOption {
-	return append(limitOptions(), // limits.go
+	opts := append(limitOptions(), // limits.go
 		grpc.MaxRecvMsgSize(s.cfg.MaxRecvMsgSize),
 		grpc.MaxConcurrentStreams(s.cfg.MaxConcurrentStreams),
 		grpc.KeepaliveParams(keepalive.ServerParameters{
@@ -149,6 +185,13 @@ func (s *Service) ServerOptions() []grpc.ServerOption {
 		}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
 	)
+	if s.creds != nil {
+		opts = append(opts, grpc.Creds(s.creds), grpc.ConnectionTimeout(s.cfg.TLS.handshakeTimeout()))
+	}
+	if s.authz != nil {
+		opts = append(opts, grpc.ChainUnaryInterceptor(s.authz.unary), grpc.ChainStreamInterceptor(s.authz.stream))
+	}
+	return opts
 }
 
 // Serve serves the service on ln until Close; it returns nil after Close.

@@ -83,13 +83,23 @@ public final class Driver {
         all.put("filter_sql", Driver::filterSql);
         all.put("transaction_check", Driver::transactionCheck);
         all.put("shared_4x", Driver::shared4x);
+        all.put("auth_pubsub", Driver::authPubSub);
+        all.put("refused_send", Driver::refusedSend);
+        all.put("refused_receive", Driver::refusedReceive);
         ExecutorService pool = Executors.newCachedThreadPool();
         List<Future<?>> fs = new ArrayList<>();
         for (String a : args) {
             String[] p = a.split(":");
             String name = p[0];
             long secs = p.length > 1 ? Long.parseLong(p[1]) : 60;
-            fs.add(pool.submit(() -> runOne(name, all.get(name), secs)));
+            // name@label: the scenario with the credentials, TLS switch and
+            // expectation of that label (ak.L, sk.L, ssl.L, expect.L).
+            String base = name.contains("@") ? name.substring(0, name.indexOf('@')) : name;
+            String label = name.contains("@") ? name.substring(name.indexOf('@') + 1) : "";
+            fs.add(pool.submit(() -> {
+                LABEL.set(label);
+                runOne(name, base, all.get(base), secs);
+            }));
         }
         for (Future<?> f : fs) {
             f.get();
@@ -98,15 +108,17 @@ public final class Driver {
         System.exit(0);
     }
 
-    private static void runOne(String name, Body b, long secs) {
+    private static void runOne(String name, String base, Body b, long secs) {
         long t0 = System.nanoTime();
         String line;
         try {
             if (b == null) {
                 throw new Check("unknown scenario");
             }
-            String detail = b.run(prefix + "_" + name, prefix + "_" + name + "_g",
-                System.currentTimeMillis() + secs * 1000);
+            // topic / group (or topic.LABEL / group.LABEL) override the names.
+            String topic = labelled("topic").isEmpty() ? System.getProperty("topic", prefix + "_" + base) : labelled("topic");
+            String group = labelled("group").isEmpty() ? System.getProperty("group", prefix + "_" + base + "_g") : labelled("group");
+            String detail = b.run(topic, group, System.currentTimeMillis() + secs * 1000);
             line = "PASS " + name + " " + elapsed(t0) + (detail == null ? "" : ": " + oneLine(detail));
         } catch (Throwable e) {
             String why = e instanceof Check ? e.getMessage() : e.getClass().getSimpleName() + ": " + e.getMessage();
@@ -126,9 +138,107 @@ public final class Driver {
         return String.valueOf(s).replace('\n', ' ').replace('\r', ' ');
     }
 
+    /** The label of the scenario this thread runs ("" for none). */
+    private static final ThreadLocal<String> LABEL = ThreadLocal.withInitial(() -> "");
+
+    private static String labelled(String key) {
+        return System.getProperty(key + "." + LABEL.get(), "");
+    }
+
+    /**
+     * The client configuration: TLS when ssl.LABEL is true (the SDK trusts
+     * any server certificate), credentials when ak.LABEL is set
+     * (StaticSessionCredentialsProvider: the SDK signs every call with
+     * MQv2-HMAC-SHA1 over x-mq-date-time).
+     */
     private static ClientConfiguration conf() {
-        return ClientConfiguration.newBuilder().setEndpoints(endpoint).enableSsl(false)
-            .setRequestTimeout(Duration.ofSeconds(10)).build();
+        org.apache.rocketmq.client.apis.ClientConfigurationBuilder b = ClientConfiguration.newBuilder()
+            .setEndpoints(endpoint).enableSsl(Boolean.parseBoolean(labelled("ssl")))
+            .setRequestTimeout(Duration.ofSeconds(10));
+        if (!labelled("ak").isEmpty()) {
+            b.setCredentialProvider(new org.apache.rocketmq.client.apis.StaticSessionCredentialsProvider(
+                labelled("ak"), labelled("sk")));
+        }
+        return b.build();
+    }
+
+    /** Every message of t's cause chain, with the exception classes. */
+    private static String chain(Throwable t) {
+        StringBuilder sb = new StringBuilder();
+        for (Throwable c = t; c != null && sb.length() < 4000; c = c.getCause()) {
+            sb.append(c.getClass().getSimpleName()).append(": ").append(c.getMessage()).append(" <- ");
+        }
+        return sb.toString();
+    }
+
+    /** PASS when t's chain contains expect.LABEL (any failure when it is empty). */
+    private static String expectRefusal(Throwable t) throws Check {
+        String why = chain(t);
+        String want = labelled("expect");
+        require(why.contains(want), "refused, but not with \"" + want + "\": " + why);
+        return "refused: " + why;
+    }
+
+    /** A few messages sent, received and acked with the label's client. */
+    private static String authPubSub(String topic, String group, long deadline) throws Exception {
+        int n = 3;
+        Set<String> sent = new HashSet<>();
+        try (Producer p = producer(topic); SimpleConsumer c = simple(topic, group, all())) {
+            for (int i = 0; i < n; i++) {
+                String b = LABEL.get() + "-" + i + "-" + System.nanoTime();
+                p.send(msg(topic, b));
+                sent.add(b);
+            }
+            Set<String> got = new HashSet<>();
+            while (!got.containsAll(sent) && System.currentTimeMillis() < deadline) {
+                for (MessageView m : c.receive(16, Duration.ofSeconds(20))) {
+                    got.add(body(m));
+                    c.ack(m);
+                }
+            }
+            require(got.containsAll(sent), "received " + got + " of " + sent);
+        }
+        return "sent, received and acked " + n;
+    }
+
+    /**
+     * One send must fail with expect.LABEL. The producer declares no topics:
+     * the SDK's start would otherwise wait for its settings, which the
+     * proxy refuses without Pub on them (the start then times out without
+     * the refusal's text).
+     */
+    private static String refusedSend(String topic, String group, long deadline) throws Exception {
+        try (Producer p = SP.newProducerBuilder().setClientConfiguration(conf()).build()) {
+            SendReceipt r = p.send(msg(topic, "refused-" + LABEL.get()));
+            throw new Check("send accepted: " + r.getMessageId());
+        } catch (Check c) {
+            throw c;
+        } catch (Throwable t) {
+            return expectRefusal(t);
+        }
+    }
+
+    /**
+     * One receive must fail with expect.LABEL. With open.LABEL the consumer
+     * starts on that topic (one it may subscribe: its settings pass), then
+     * subscribes to the scenario's topic and drops the open one, so the
+     * receive asks for the scenario's topic.
+     */
+    private static String refusedReceive(String topic, String group, long deadline) throws Exception {
+        String start = labelled("open").isEmpty() ? topic : labelled("open");
+        try (SimpleConsumer c = SP.newSimpleConsumerBuilder().setClientConfiguration(conf()).setConsumerGroup(group)
+            .setAwaitDuration(Duration.ofSeconds(2)).setSubscriptionExpressions(new HashMap<>(Collections.singletonMap(start, all()))).build()) {
+            if (!start.equals(topic)) {
+                c.subscribe(topic, all());
+                c.unsubscribe(start);
+            }
+            List<MessageView> got = c.receive(16, Duration.ofSeconds(15));
+            throw new Check("receive accepted (" + got.size() + " messages)");
+        } catch (Check c) {
+            throw c;
+        } catch (Throwable t) {
+            return expectRefusal(t);
+        }
     }
 
     interface Starter<T> {
