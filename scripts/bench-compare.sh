@@ -13,8 +13,19 @@
 #                (Apache's benchmark Producer/Consumer are in rocketmq-example,
 #                which Maven Central does not serve; this driver does the same:
 #                sync-send threads on one DefaultMQProducer, a push consumer)
+#   apache       Apache's own benchmark Producer and Consumer
+#                (org.apache.rocketmq.example.benchmark, module "example" of
+#                the apache/rocketmq source tree) when APACHE_BENCH_SRC names
+#                that tree: compiled by bench/apache/pom.xml against
+#                rocketmq-client 5.3.3 into APACHE_CACHE (default
+#                ~/.cache/rocketgo-bench/apache), never into the repository.
+#                E.g. git --git-dir=<mirror of apache/rocketmq> archive
+#                rocketmq-all-5.3.3 example | tar -x -C DIR; APACHE_BENCH_SRC=DIR
 # The client rows: send TPS at 8 and 64 threads, consume catch-up TPS from
-# the backlog, end-to-end p99 at CLIENT_RATE msg/s.
+# the backlog, end-to-end p99 at CLIENT_RATE msg/s (Apache's tools: send TPS
+# at 8 and 64 threads, the median of their 1-second reports after 3 s of
+# warm-up, and the backlog catch-up, the median of the 1-second reports
+# while messages arrive).
 #
 # Java heap profiles (JAVA_HEAP): "fitted" is -Xms1g -Xmx1g
 # -XX:MaxDirectMemorySize=1g on javaserver.sh's G1 flags; "stock" is the JVM
@@ -84,6 +95,8 @@ CLIENT_E2E_WARMUP="${CLIENT_E2E_WARMUP:-15}"
 RESTART_GB="${RESTART_GB:-4}"
 FILL_SIZE="${FILL_SIZE:-524288}"
 javaserver="$root/conformance/scripts/javaserver.sh"
+APACHE_BENCH_SRC="${APACHE_BENCH_SRC:-}"
+APACHE_CACHE="${APACHE_CACHE:-$HOME/.cache/rocketgo-bench/apache}"
 
 # Broker JVM flags appended to javaserver.sh's (later flags win).
 HEAP_FITTED="-Xms1g -Xmx1g -XX:MaxDirectMemorySize=1g"
@@ -127,6 +140,17 @@ if [ -z "$SKIP_CLIENTS" ]; then
 	# Build output goes under WORK: nothing lands in the repository.
 	mvn -q -B -Dstyle.color=never -f "$root/bench/java/pom.xml" -DbuildDir="$WORK/javaclient" package >&2
 	javacp="$WORK/javaclient/classes:$WORK/javaclient/lib/*"
+fi
+apachecp=""
+if [ -z "$SKIP_CLIENTS" ] && [ -n "$APACHE_BENCH_SRC" ]; then
+	if [ ! -f "$APACHE_BENCH_SRC/example/src/main/java/org/apache/rocketmq/example/benchmark/Producer.java" ]; then
+		echo "bench-compare: APACHE_BENCH_SRC=$APACHE_BENCH_SRC has no example/src/main/java/org/apache/rocketmq/example/benchmark/Producer.java" >&2
+		exit 2
+	fi
+	log "building Apache's benchmark Producer/Consumer into $APACHE_CACHE"
+	mvn -q -B -Dstyle.color=never -f "$root/bench/apache/pom.xml" -DapacheSrc="$(cd "$APACHE_BENCH_SRC" && pwd)" \
+		-DbuildDir="$APACHE_CACHE" package >&2
+	apachecp="$APACHE_CACHE/classes:$APACHE_CACHE/lib/*"
 fi
 
 # ---- server control -------------------------------------------------------
@@ -382,6 +406,60 @@ client_e2e() {
 	rec "$side" "$pair" "${gen}_e2e_send_tps" "$(jq -r '.tps' <<<"$j")" # the rate the producer reached
 }
 
+# ---- Apache's benchmark tools ---------------------------------------------------
+
+# apache_run out seconds class args...: runs Apache's Producer or Consumer
+# (they run until killed) for at most seconds, reporting every second.
+apache_run() {
+	local out="$1" secs="$2" cls="$3"; shift 3
+	timeout -s TERM -k 5 "$secs" java "${jclient_jvm[@]}" -cp "$apachecp" \
+		"org.apache.rocketmq.example.benchmark.$cls" -ri 1000 "$@" >"$out" 2>&1 || true
+}
+
+# median_tps file field skip: median of the "field: N" values of the
+# per-second report lines, after the first skip of them.
+median_tps() {
+	grep -o "$2: [0-9]*" "$1" | awk -v s="$3" '{ v[NR] = $NF } END {
+		n = 0; for (i = s + 1; i <= NR; i++) w[++n] = v[i]
+		if (n == 0) { print "nan"; exit }
+		asort(w); print (n % 2 ? w[(n + 1) / 2] : (w[n / 2] + w[n / 2 + 1]) / 2) }'
+}
+
+apache_send_rows() { # side pair
+	local side="$1" pair="$2" ns t out; ns="$(ns_of "$1")"
+	for t in 8 64; do
+		out="$WORK/$side.$pair.apache.produce.$t.log"
+		apache_run "$out" "$((step_s + 4))" Producer -n "$ns" -t BenchTopic -w "$t" -s "$SIZE"
+		rec "$side" "$pair" "apache_send_tps_$t" "$(median_tps "$out" "Send TPS" 3)"
+	done
+}
+
+# apache_consume side pair stored: Apache's Consumer with a new group reads
+# BenchBacklog (a new group starts at offset 0 while the first message is
+# still in memory); it stops 3 reports after the last message arrived.
+apache_consume() {
+	local side="$1" pair="$2" ns out; ns="$(ns_of "$1")"
+	out="$WORK/$side.$pair.apache.consume.log"
+	apache_run "$out" 300 Consumer -n "$ns" -t BenchBacklog -g "apache_catchup_$pair" &
+	local apid=$! i
+	for i in $(seq 1 600); do
+		# Stop after 3 idle reports that follow at least one busy one.
+		if grep -o "Consume TPS: [0-9]*" "$out" 2>/dev/null | awk '{ v = $NF } v > 0 { busy = 1; idle = 0 } v == 0 && busy { idle++ } END { exit !(idle >= 3) }'; then
+			break
+		fi
+		kill -0 "$apid" 2>/dev/null || break
+		sleep 0.5
+	done
+	pkill -TERM -P "$apid" 2>/dev/null || true
+	wait "$apid" 2>/dev/null || true
+	local busy; busy="$(mktemp)"
+	grep -o "Consume TPS: [0-9]*" "$out" | awk '$NF > 0' >"$busy" || true
+	# Drop the first and last busy second (partial ones).
+	rec "$side" "$pair" apache_consume_tps "$(sed '1d;$d' "$busy" | awk '{ v[NR] = $NF } END {
+		if (NR == 0) { print "nan"; exit } asort(v); print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }')"
+	rm -f "$busy"
+}
+
 # ---- restart with a large store ---------------------------------------------
 
 commitlog_max() { # side → the broker's commitLogMaxOffset (empty if it does not answer in 10 s)
@@ -462,6 +540,7 @@ session_async() { # side pair
 		client_send_rows "$side" "$pair"
 		client_e2e "$side" "$pair" go
 		client_e2e "$side" "$pair" java
+		if [ -n "$apachecp" ]; then apache_send_rows "$side" "$pair"; fi
 	fi
 
 	# Consume catch-up from a backlog: each generator reads all of it with a
@@ -478,6 +557,7 @@ session_async() { # side pair
 			rec "$side" "$pair" "${gen}_consume_msgs" "$(jq -r '.messages' <<<"$j")"
 			rec "$side" "$pair" "${gen}_consume_first_ms" "$(jq -r '.firstMs' <<<"$j")"
 		done
+		if [ -n "$apachecp" ]; then apache_consume "$side" "$pair"; fi
 	fi
 	rec "$side" "$pair" rss_loaded_anon_kb "$(rss "$pid" RssAnon)"
 	rec "$side" "$pair" rss_loaded_file_kb "$(rss "$pid" RssFile)"

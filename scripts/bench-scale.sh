@@ -27,10 +27,10 @@
 #
 # Knobs (environment):
 #   TOPICS="1000 10000 50000"  CLIENTS="1000 5000 10000"  PULLS="1000 10000"
-#   GROUPS=1000  RESTART_GB="4 16 64"  QUEUES=8  SEGMENT=1073741824
+#   CONSUMER_GROUPS=1000  RESTART_GB="4 16 64"  QUEUES=8  SEGMENT=1073741824
 #   CURVES="topics idle hold offsets restart"  the curves to run
 #   QUICK=1        reduced sizes (TOPICS="500 2000 5000" CLIENTS="200 500 1000"
-#                  PULLS="200 1000" GROUPS=200 RESTART_GB="1 2 4") unless set
+#                  PULLS="200 1000" CONSUMER_GROUPS=200 RESTART_GB="1 2 4") unless set
 #   WINDOW=20s     measured window of idle and offsets
 #   ONLY=ours|java one side only
 #   DISK_MAX_PCT=65 stop a fill when the file system is fuller than this
@@ -40,12 +40,12 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 if [ -n "${QUICK:-}" ]; then
 	TOPICS="${TOPICS:-500 2000 5000}" CLIENTS="${CLIENTS:-200 500 1000}" PULLS="${PULLS:-200 1000}"
-	GROUPS="${GROUPS:-200}" RESTART_GB="${RESTART_GB:-1 2 4}"
+	CONSUMER_GROUPS="${CONSUMER_GROUPS:-200}" RESTART_GB="${RESTART_GB:-1 2 4}"
 fi
 TOPICS="${TOPICS:-1000 10000 50000}"
 CLIENTS="${CLIENTS:-1000 5000 10000}"
 PULLS="${PULLS:-1000 10000}"
-GROUPS="${GROUPS:-1000}"
+CONSUMER_GROUPS="${CONSUMER_GROUPS:-1000}"
 RESTART_GB="${RESTART_GB:-4 16 64}"
 QUEUES="${QUEUES:-8}"
 SEGMENT="${SEGMENT:-1073741824}"
@@ -403,7 +403,7 @@ for curve in $CURVES; do
 	topics) for n in $TOPICS; do for s in "${sides[@]}"; do curve_topics "$s" "$n"; done; done ;;
 	idle) for n in $CLIENTS; do for s in "${sides[@]}"; do curve_idle "$s" "$n"; done; done ;;
 	hold) for n in $PULLS; do for s in "${sides[@]}"; do curve_hold "$s" "$n"; done; done ;;
-	offsets) for s in "${sides[@]}"; do curve_offsets "$s" "$GROUPS"; done ;;
+	offsets) for s in "${sides[@]}"; do curve_offsets "$s" "$CONSUMER_GROUPS"; done ;;
 	restart) for s in "${sides[@]}"; do curve_restart "$s"; done ;;
 	*) echo "bench-scale: unknown curve $curve" >&2; exit 2 ;;
 	esac
