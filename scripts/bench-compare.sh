@@ -408,29 +408,43 @@ client_e2e() {
 
 # ---- Apache's benchmark tools ---------------------------------------------------
 
-# apache_run out seconds class args...: runs Apache's Producer or Consumer
-# (they run until killed) for at most seconds, reporting every second.
-apache_run() {
-	local out="$1" secs="$2" cls="$3"; shift 3
-	timeout -s TERM -k 5 "$secs" java "${jclient_jvm[@]}" -cp "$apachecp" \
-		"org.apache.rocketmq.example.benchmark.$cls" -ri 1000 "$@" >"$out" 2>&1 || true
+# apache_start out class args...: starts Apache's Producer or Consumer (they
+# run until killed) in the background, reporting every second; its pid is in
+# apache_pid. apache_stop ends it.
+apache_start() {
+	local out="$1" cls="$2"; shift 2
+	setsid java "${jclient_jvm[@]}" -cp "$apachecp" "org.apache.rocketmq.example.benchmark.$cls" -ri 1000 "$@" \
+		>"$out" 2>&1 </dev/null &
+	apache_pid=$!
+}
+apache_stop() {
+	kill -TERM -- "-$apache_pid" 2>/dev/null || kill -TERM "$apache_pid" 2>/dev/null || true
+	wait_gone "$apache_pid"
+	wait "$apache_pid" 2>/dev/null || true
 }
 
-# median_tps file field skip: median of the "field: N" values of the
-# per-second report lines, after the first skip of them.
-median_tps() {
-	grep -o "$2: [0-9]*" "$1" | awk -v s="$3" '{ v[NR] = $NF } END {
-		n = 0; for (i = s + 1; i <= NR; i++) w[++n] = v[i]
-		if (n == 0) { print "nan"; exit }
-		asort(w); print (n % 2 ? w[(n + 1) / 2] : (w[n / 2] + w[n / 2 + 1]) / 2) }'
+# median_of: the median of the numbers on stdin, one a line ("nan" if none).
+median_of() {
+	sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'
 }
 
-apache_send_rows() { # side pair
-	local side="$1" pair="$2" ns t out; ns="$(ns_of "$1")"
+# reports file field: the values of the per-second "field: N" reports so far.
+reports() { grep -o "$2: [0-9]*" "$1" 2>/dev/null | awk '{ print $NF }' || true; }
+
+# apache_send_rows side pair: Producer at 8 and 64 threads; the median of
+# its 1-second reports after 3 s of warm-up (its JVM start is not counted:
+# the step starts at the first report).
+apache_send_rows() {
+	local side="$1" pair="$2" ns t out i; ns="$(ns_of "$1")"
 	for t in 8 64; do
 		out="$WORK/$side.$pair.apache.produce.$t.log"
-		apache_run "$out" "$((step_s + 4))" Producer -n "$ns" -t BenchTopic -w "$t" -s "$SIZE"
-		rec "$side" "$pair" "apache_send_tps_$t" "$(median_tps "$out" "Send TPS" 3)"
+		apache_start "$out" Producer -n "$ns" -t BenchTopic -w "$t" -s "$SIZE"
+		for i in $(seq 1 $(( (step_s + 120) * 2 ))); do
+			if [ "$(reports "$out" "Send TPS" | wc -l)" -ge $(( step_s + 3 )) ]; then break; fi
+			sleep 0.5
+		done
+		apache_stop
+		rec "$side" "$pair" "apache_send_tps_$t" "$(reports "$out" "Send TPS" | tail -n +4 | median_of)"
 	done
 }
 
@@ -438,26 +452,20 @@ apache_send_rows() { # side pair
 # BenchBacklog (a new group starts at offset 0 while the first message is
 # still in memory); it stops 3 reports after the last message arrived.
 apache_consume() {
-	local side="$1" pair="$2" ns out; ns="$(ns_of "$1")"
+	local side="$1" pair="$2" ns out i; ns="$(ns_of "$1")"
 	out="$WORK/$side.$pair.apache.consume.log"
-	apache_run "$out" 300 Consumer -n "$ns" -t BenchBacklog -g "apache_catchup_$pair" &
-	local apid=$! i
+	apache_start "$out" Consumer -n "$ns" -t BenchBacklog -g "apache_catchup_$pair"
 	for i in $(seq 1 600); do
 		# Stop after 3 idle reports that follow at least one busy one.
-		if grep -o "Consume TPS: [0-9]*" "$out" 2>/dev/null | awk '{ v = $NF } v > 0 { busy = 1; idle = 0 } v == 0 && busy { idle++ } END { exit !(idle >= 3) }'; then
+		if reports "$out" "Consume TPS" | awk '$1 > 0 { busy = 1; idle = 0 } $1 == 0 && busy { idle++ } END { exit !(idle >= 3) }'; then
 			break
 		fi
-		kill -0 "$apid" 2>/dev/null || break
+		kill -0 "$apache_pid" 2>/dev/null || break
 		sleep 0.5
 	done
-	pkill -TERM -P "$apid" 2>/dev/null || true
-	wait "$apid" 2>/dev/null || true
-	local busy; busy="$(mktemp)"
-	grep -o "Consume TPS: [0-9]*" "$out" | awk '$NF > 0' >"$busy" || true
-	# Drop the first and last busy second (partial ones).
-	rec "$side" "$pair" apache_consume_tps "$(sed '1d;$d' "$busy" | awk '{ v[NR] = $NF } END {
-		if (NR == 0) { print "nan"; exit } asort(v); print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }')"
-	rm -f "$busy"
+	apache_stop
+	# The busy seconds, without the first and the last (partial ones).
+	rec "$side" "$pair" apache_consume_tps "$(reports "$out" "Consume TPS" | awk '$1 > 0' | sed '1d;$d' | median_of)"
 }
 
 # ---- restart with a large store ---------------------------------------------

@@ -89,7 +89,8 @@ CURVES = {
         "rows": [
             ("restart_ms", "restart: exec -> first SEND_OK, ms", True),
             ("rss_mb", "broker RSS after the restart, MiB", True),
-            ("commitlog_gib", "commit log, GiB (apparent size)", True),
+            ("data_gib", "messages in the commit log, GiB", True),
+            ("segments_gib", "segment files, GiB (apparent size, preallocated ones included)", True),
             ("disk_mib", "commit log on disk, MiB (sparse)", True),
             ("fill_s", "fill time for this step, s", True),
         ],
@@ -140,7 +141,8 @@ def ratio(ours, java):
     o, j = num(ours), num(java)
     if o is None or j is None or j == 0:
         return "n/a"
-    return f"{o / j:.2f}"
+    r = o / j
+    return f"{r:.2f}" if r >= 0.1 else f"{r:.3f}"
 
 
 def xs_of(curve_data):
@@ -207,7 +209,8 @@ def svg_plot(name, spec, cd, path):
         left, top, w, h = ox + 45, oy + 22, pw - 65, ph - 60
         vals = [num(cd.get((key, x), {}).get(side)) for x in xs for side in ("java", "ours")]
         vmax = nice_max(max([v for v in vals if v is not None] or [1]))
-        s.append(f'<text x="{ox + 5}" y="{oy + 12}" font-weight="bold">{html.escape(labels.get(key, key))}</text>')
+        title = labels.get(key, key).split(" (")[0]  # the panel's width: the table has the full label
+        s.append(f'<text x="{ox + 5}" y="{oy + 12}" font-weight="bold">{html.escape(title)}</text>')
         s.append(f'<rect x="{left}" y="{top}" width="{w}" height="{h}" fill="none" stroke="#999"/>')
         for t in range(5):
             v = vmax * t / 4

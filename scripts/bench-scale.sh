@@ -336,17 +336,18 @@ curve_offsets() { # side groups
 
 disk_pct() { df -P "$WORK" | awk 'NR == 2 { printf "%d\n", $3 * 100 / ($3 + $4) }'; }
 
-# dig_loop dir stopfile: makes every commit-log segment but the last two
-# sparse (all-zero blocks only), until stopfile exists; stops the fill when
+# dig_loop dir stopfile fillpid marks: makes every commit-log segment but the last three
+# (one being written, up to two preallocated) sparse (all-zero blocks only), until stopfile exists; stops the fill when
 # the disk gets fuller than DISK_MAX_PCT.
 dig_loop() {
-	local cl="$1" stop="$2" fillpid="$3"
+	local cl="$1" stop="$2" fillpid="$3" marks="$4"
+	mkdir -p "$marks" # not in the commit-log directory: brokers take every file there for a segment
 	while [ ! -e "$stop" ]; do
 		local files; mapfile -t files < <(ls "$cl" 2>/dev/null | sort)
 		local k
-		for ((k = 0; k + 2 < ${#files[@]}; k++)); do
-			if [ ! -e "$cl/.dug.${files[$k]}" ]; then
-				fallocate --dig-holes "$cl/${files[$k]}" && touch "$cl/.dug.${files[$k]}"
+		for ((k = 0; k + 3 < ${#files[@]}; k++)); do
+			if [ ! -e "$marks/${files[$k]}" ]; then
+				fallocate --dig-holes "$cl/${files[$k]}" && touch "$marks/${files[$k]}"
 			fi
 		done
 		if [ "$(disk_pct)" -gt "$DISK_MAX_PCT" ]; then
@@ -370,7 +371,7 @@ curve_restart() { # side: fill to each size in turn, kill -9, restart
 		"$bin/mqbench" scale fill -b "$(broker_of "$side")" -t FillTopic -queues "$QUEUES" \
 			-bytes "$(( gb * 1073741824 - have ))" -duration 40m >"$dir/fill.$gb.json" &
 		local fpid=$!
-		dig_loop "$cl" "$stopf" "$fpid" &
+		dig_loop "$cl" "$stopf" "$fpid" "$dir/dug" &
 		local dpid=$!
 		wait "$fpid" || true
 		have=$(( have + $(jq -r '.bytes' "$dir/fill.$gb.json" 2>/dev/null || echo 0) ))
@@ -380,8 +381,10 @@ curve_restart() { # side: fill to each size in turn, kill -9, restart
 		kill -KILL "$pid"
 		wait_gone "$pid"
 		touch "$stopf"; wait "$dpid" || true
-		# The segments the dig loop skipped (the last two) stay as written.
-		rec restart "$gb" "$side" commitlog_gib "$(du -s --apparent-size -B1 "$cl" | awk '{printf "%.1f", $1 / 1073741824}')"
+		# The segments the dig loop skipped (the last three: the one being written and
+		# up to two preallocated, as Java allocates next and next-next) stay as written.
+		rec restart "$gb" "$side" data_gib "$(awk -v b="$have" 'BEGIN { printf "%.2f", b / 1073741824 }')"
+		rec restart "$gb" "$side" segments_gib "$(du -s --apparent-size -B1 "$cl" | awk '{printf "%.1f", $1 / 1073741824}')"
 		rec restart "$gb" "$side" disk_mib "$(du -s -B1 "$cl" | awk '{printf "%d", $1 / 1048576}')"
 		sync
 		local t0; t0="$(now_ns)"
