@@ -121,10 +121,12 @@ broker_conf() { # side dir nsaddr → the lines both brokers get
 		"flushDiskType=ASYNC_FLUSH" "namesrvAddr=$ns" "brokerIP1=127.0.0.1" "listenPort=$(broker_port "$side")" \
 		"bindAddress=127.0.0.1" "haListenPort=$(( $(broker_port "$side") + 1 ))" "storePathRootDir=$store" \
 		"storePathCommitLog=$store/commitlog" "mappedFileSizeCommitLog=$SEGMENT" "autoCreateTopicEnable=true" \
-		"autoCreateSubscriptionGroup=true" "diskMaxUsedSpaceRatio=95"
-	# 95: the shared disk's reserved blocks put its used ratio near 80 %
-	# (size - available), past the default 75 % at which both brokers delete
-	# commit-log segments early; the restart curve needs them kept.
+		"autoCreateSubscriptionGroup=true" "diskMaxUsedSpaceRatio=95" "diskSpaceCleanForciblyRatio=95" \
+		"diskSpaceWarningLevelRatio=95" "cleanFileForciblyEnable=false"
+	# The shared disk's reserved blocks put its used ratio (size - available)
+	# near 80-85 %, past the defaults (75 % delete expired, 85 % delete
+	# forcibly) at which both brokers drop commit-log segments early; the
+	# restart curve needs them kept. The fill stops at DISK_MAX_PCT instead.
 }
 
 start_ns() { # side dir
