@@ -4,7 +4,7 @@ PKGS    := ./...
 DATA    ?= $(CURDIR)/data
 FUZZTIME ?= 60s
 
-.PHONY: build test test-long fuzz bench bench-compare bench-repl conformance run verify-gen gen gen-proto vet test-failover dashboard-check exporter-check
+.PHONY: build test test-long fuzz bench bench-compare bench-repl bench-scale conformance run verify-gen gen gen-proto vet test-failover dashboard-check exporter-check
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -53,8 +53,17 @@ run: build
 
 # Side-by-side mqbench runs against the Java 5.3.x broker (needs java, mvn,
 # jq, python3; ~35 minutes with the defaults; STEP=3s PAIRS=1 for a smoke run).
+# APACHE_BENCH_SRC=<apache/rocketmq source tree> adds Apache's benchmark
+# Producer/Consumer (built into ~/.cache/rocketgo-bench, never committed).
 bench-compare: build
-	./scripts/bench-compare.sh
+	APACHE_BENCH_SRC="$(APACHE_BENCH_SRC)" ./scripts/bench-compare.sh
+
+# Cost curves, ours vs the Java 5.3.3 name server + broker in one run (topics,
+# idle clients, held pulls, consumer groups, restart with a large commit log):
+# bench/results-scale.md and bench/scale-*.svg. Needs java, mvn, jq, python3,
+# fallocate; ~45 minutes at full sizes, QUICK=1 for reduced ones.
+bench-scale: build
+	./scripts/bench-scale.sh
 
 # Replication rows alone (master/slave pairs, ours vs Java; bench-compare
 # runs them too unless SKIP_REPL=1); STEP=3s REPL_PAIRS=1 CATCHUP_GB=1 for a

@@ -144,7 +144,7 @@ func New(cfg Config, deps Deps) (*Broker, error) {
 	b.nsCli = transport.NewClient(nsCliCfg)
 	b.reg = newRegistrar(&b.cfg, b.live, b.topics, b.nsCli, log)
 	b.reg.role, b.reg.haServerAddr, b.reg.onResult = b.role, b.haServerAddr, b.onRegisterResult
-	b.topics.onChange = b.reg.changed
+	b.topics.onChange = b.reg.topicsChanged
 	b.send = newSendProcessor(&b.cfg, b.live, b.store, b.topics, b.groups, b.locks, b.stats, b.host, log)
 	b.send.delays = b.delays
 	b.send.role = b.role

@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rocketgo/rocketgo/codec"
@@ -16,7 +17,12 @@ import (
 )
 
 // registrar keeps the broker registered with every name server: at start,
-// every registerNameServerPeriod, and soon after any topic change.
+// every registerNameServerPeriod, and soon after any topic change. Like
+// Java's registerIncrementBrokerData, a round that follows only topic
+// creations or updates registers just those topics (with the table's new
+// data version); a start, a period, a delete or any other change
+// registers the whole table. Creating N topics one by one thus sends O(N)
+// topic entries, not O(N²).
 type registrar struct {
 	cfg    *Config
 	live   *liveConfig // brokerPermission, namesrvAddr
@@ -40,6 +46,12 @@ type registrar struct {
 	quit    chan struct{}
 	wg      sync.WaitGroup
 
+	// What the next round registers: full, or the topics in pending.
+	pmu      sync.Mutex
+	full     bool                // guarded by pmu
+	pending  map[string]struct{} // guarded by pmu
+	lastFull bool                // guarded by pmu: the last full round reached every name server
+
 	// Rounds for sync: requested counts calls of sync, and a round
 	// covers every request made before it started.
 	roundMu   sync.Mutex
@@ -54,7 +66,8 @@ func newRegistrar(cfg *Config, live *liveConfig, topics *topicTable, client *tra
 		period = 30 * time.Second
 	}
 	return &registrar{cfg: cfg, live: live, topics: topics, client: client, log: log, period: period,
-		trigger: make(chan struct{}, 1), quit: make(chan struct{}), roundDone: make(chan struct{})}
+		trigger: make(chan struct{}, 1), quit: make(chan struct{}), roundDone: make(chan struct{}),
+		pending: make(map[string]struct{})}
 }
 
 // start registers once (waiting for the answers) and then keeps
@@ -65,12 +78,54 @@ func (r *registrar) start() {
 	go r.loop()
 }
 
-// changed asks for a registration soon; calls coalesce.
+// changed asks for a full registration soon; calls coalesce.
 func (r *registrar) changed() {
+	r.pmu.Lock()
+	r.full = true
+	r.pmu.Unlock()
+	r.kick()
+}
+
+// topicsChanged asks for a registration of topics soon (nil: of
+// everything); calls coalesce.
+func (r *registrar) topicsChanged(topics []string) {
+	r.pmu.Lock()
+	if topics == nil {
+		r.full = true
+	}
+	for _, t := range topics {
+		r.pending[t] = struct{}{}
+	}
+	r.pmu.Unlock()
+	r.kick()
+}
+
+// kick wakes the loop for a round of whatever is pending.
+func (r *registrar) kick() {
 	select {
 	case r.trigger <- struct{}{}:
 	default:
 	}
+}
+
+// takeRound returns the topics the next round registers: nil for every
+// topic (a full round).
+func (r *registrar) takeRound(periodic bool) []string {
+	r.pmu.Lock()
+	defer r.pmu.Unlock()
+	var names []string
+	if !periodic && !r.full && r.lastFull {
+		names = make([]string, 0, len(r.pending))
+		for t := range r.pending {
+			names = append(names, t)
+		}
+	}
+	r.full = false
+	clear(r.pending)
+	if names != nil && len(names) == 0 {
+		return []string{} // nothing changed: a round that registers no topic
+	}
+	return names
 }
 
 func (r *registrar) loop() {
@@ -78,16 +133,22 @@ func (r *registrar) loop() {
 	tick := time.NewTicker(r.period)
 	defer tick.Stop()
 	for {
+		periodic := false
 		select {
 		case <-r.quit:
 			return
 		case <-tick.C:
+			periodic = true
 		case <-r.trigger:
 		}
 		r.roundMu.Lock()
 		covers := r.requested
 		r.roundMu.Unlock()
-		r.registerAll()
+		if names := r.takeRound(periodic); names == nil {
+			r.registerAll()
+		} else if len(names) > 0 {
+			r.registerTopics(names)
+		}
 		r.roundMu.Lock()
 		r.completed = covers
 		close(r.roundDone)
@@ -112,7 +173,7 @@ func (r *registrar) sync(timeout time.Duration) bool {
 	r.requested++
 	want := r.requested
 	r.roundMu.Unlock()
-	r.changed()
+	r.kick() // the round registers what changed (the caller's topic is pending)
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	for {
@@ -151,9 +212,15 @@ func (r *registrar) haAddr() string {
 	return net.JoinHostPort(ip, strconv.Itoa(r.cfg.ListenPort+1))
 }
 
-// registerBody builds the RegisterBrokerBody JSON (uncompressed form).
+// registerBody builds the RegisterBrokerBody JSON (uncompressed form) of
+// every topic.
 func (r *registrar) registerBody() []byte {
 	v, topics := r.topics.snapshot()
+	return r.bodyOf(v, topics)
+}
+
+// bodyOf builds the RegisterBrokerBody JSON of topics at version v.
+func (r *registrar) bodyOf(v body.TopicVersion, topics []body.TopicConfig) []byte {
 	if r.stateVersion != nil {
 		v.StateVersion = r.stateVersion()
 	}
@@ -170,14 +237,42 @@ func (r *registrar) registerBody() []byte {
 	return append(b, '}')
 }
 
+// registerAll registers every topic with every name server.
 func (r *registrar) registerAll() {
 	addrs := r.live.namesrvAddrs()
 	if len(addrs) == 0 || (r.skip != nil && r.skip()) {
 		return
 	}
-	b := r.registerBody()
+	ok := r.register(addrs, r.registerBody())
+	r.pmu.Lock()
+	r.lastFull = ok
+	r.pmu.Unlock()
+}
+
+// registerTopics registers only names (Java's registerIncrementBrokerData);
+// a topic deleted meanwhile, or a failed answer, makes the next round a
+// full one.
+func (r *registrar) registerTopics(names []string) {
+	addrs := r.live.namesrvAddrs()
+	if len(addrs) == 0 || (r.skip != nil && r.skip()) {
+		return
+	}
+	v, topics, complete := r.topics.snapshotOf(names)
+	ok := r.register(addrs, r.bodyOf(v, topics))
+	if !ok || !complete {
+		r.pmu.Lock()
+		r.full = true
+		r.pmu.Unlock()
+		r.kick()
+	}
+}
+
+// register sends one REGISTER_BROKER with b to every name server and
+// reports whether all of them accepted it.
+func (r *registrar) register(addrs []string, b []byte) bool {
 	crc := int64(crc32.ChecksumIEEE(b) & 0x7FFFFFFF)
 	var wg sync.WaitGroup
+	var failed atomic.Bool
 	for _, addr := range addrs {
 		wg.Add(1)
 		go func() {
@@ -198,10 +293,12 @@ func (r *registrar) registerAll() {
 			defer cancel()
 			resp, err := r.client.Invoke(ctx, addr, req)
 			if err != nil {
+				failed.Store(true)
 				r.log.Warn("register broker failed", "namesrv", addr, "err", err)
 				return
 			}
 			if resp.Code != int32(codec.RespSuccess) {
+				failed.Store(true)
 				r.log.Warn("register broker refused", "namesrv", addr, "code", resp.Code, "remark", resp.Remark)
 				return
 			}
@@ -214,6 +311,7 @@ func (r *registrar) registerAll() {
 		}()
 	}
 	wg.Wait()
+	return !failed.Load()
 }
 
 func (r *registrar) unregisterAll() {

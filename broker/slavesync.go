@@ -280,7 +280,7 @@ func (s *slaveSync) syncTopicConfig(ctx context.Context, addr string) error {
 	// (updateDataVersion), so the name server sees the change.
 	t.bumpLocked()
 	t.mu.Unlock()
-	return t.changed()
+	return t.changed(nil)
 }
 
 func (s *slaveSync) syncConsumerOffset(ctx context.Context, addr string) error {

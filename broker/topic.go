@@ -75,7 +75,10 @@ type topicTable struct {
 	live      *liveConfig // autoCreateTopicEnable
 	maxQueues int32       // maxTopicQueueNums
 	log       *slog.Logger
-	onChange  func() // called after a change that name servers must learn
+	// onChange is called after a change that name servers must learn:
+	// with the names of the topics created or updated, or nil when the
+	// whole table must be registered again (a delete, a replaced table).
+	onChange func(topics []string)
 
 	pmu sync.Mutex // serializes writes of the file
 
@@ -200,7 +203,7 @@ func (t *topicTable) put(tc body.TopicConfig) error {
 	t.topics[tc.TopicName] = tc
 	t.bumpLocked()
 	t.mu.Unlock()
-	return t.changed()
+	return t.changed([]string{tc.TopicName})
 }
 
 // delete removes a topic; it reports whether it existed.
@@ -215,13 +218,15 @@ func (t *topicTable) delete(name string) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	return true, t.changed()
+	return true, t.changed(nil)
 }
 
-func (t *topicTable) changed() error {
+// changed persists the table and tells onChange which topics changed
+// (nil: any, register everything).
+func (t *topicTable) changed(topics []string) error {
 	err := t.persist()
 	if t.onChange != nil {
-		t.onChange()
+		t.onChange(topics)
 	}
 	return err
 }
@@ -259,7 +264,7 @@ func (t *topicTable) createInSend(topic, defaultTopic string, clientQueueNums in
 	t.bumpLocked()
 	t.mu.Unlock()
 	t.log.Info("topic auto-created", "topic", topic, "defaultTopic", defaultTopic, "queues", n)
-	if err := t.changed(); err != nil {
+	if err := t.changed([]string{topic}); err != nil {
 		t.log.Error("persist topics", "err", err)
 	}
 	return tc, true
@@ -283,7 +288,7 @@ func (t *topicTable) createIfAbsent(topic string, queues int32, perm int32, sysF
 	t.bumpLocked()
 	t.mu.Unlock()
 	t.log.Info("topic created", "topic", topic, "queues", queues, "perm", perm)
-	if err := t.changed(); err != nil {
+	if err := t.changed([]string{topic}); err != nil {
 		t.log.Error("persist topics", "err", err)
 	}
 	return tc
@@ -300,6 +305,25 @@ func (t *topicTable) snapshot() (body.TopicVersion, []body.TopicConfig) {
 	t.mu.RUnlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].TopicName < out[j].TopicName })
 	return v, out
+}
+
+// snapshotOf returns the data version and the named topics sorted by
+// name; complete is false when one of them no longer exists.
+func (t *topicTable) snapshotOf(names []string) (v body.TopicVersion, out []body.TopicConfig, complete bool) {
+	complete = true
+	out = make([]body.TopicConfig, 0, len(names))
+	t.mu.RLock()
+	v = t.version
+	for _, n := range names {
+		if tc, ok := t.topics[n]; ok {
+			out = append(out, tc)
+		} else {
+			complete = false
+		}
+	}
+	t.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].TopicName < out[j].TopicName })
+	return v, out, complete
 }
 
 // encode returns the topics.json content.

@@ -13,8 +13,18 @@
 #                (Apache's benchmark Producer/Consumer are in rocketmq-example,
 #                which Maven Central does not serve; this driver does the same:
 #                sync-send threads on one DefaultMQProducer, a push consumer)
+#   apache       Apache's own benchmark Producer and Consumer
+#                (org.apache.rocketmq.example.benchmark, module "example" of
+#                the apache/rocketmq source tree) when APACHE_BENCH_SRC names
+#                that tree: compiled by bench/apache/pom.xml against
+#                rocketmq-client 5.3.3 into APACHE_CACHE (default
+#                ~/.cache/rocketgo-bench/apache), never into the repository.
+#                E.g. git --git-dir=<mirror of apache/rocketmq> archive
+#                rocketmq-all-5.3.3 example | tar -x -C DIR; APACHE_BENCH_SRC=DIR
 # The client rows: send TPS at 8 and 64 threads, consume catch-up TPS from
-# the backlog, end-to-end p99 at CLIENT_RATE msg/s.
+# the backlog, end-to-end p99 at CLIENT_RATE msg/s (Apache's tools: send TPS
+# at 8 and 64 threads over a 9 s window after 10 s of warm-up, and the best
+# 9 s window of the backlog catch-up: their own reports).
 #
 # Java heap profiles (JAVA_HEAP): "fitted" is -Xms1g -Xmx1g
 # -XX:MaxDirectMemorySize=1g on javaserver.sh's G1 flags; "stock" is the JVM
@@ -84,6 +94,8 @@ CLIENT_E2E_WARMUP="${CLIENT_E2E_WARMUP:-15}"
 RESTART_GB="${RESTART_GB:-4}"
 FILL_SIZE="${FILL_SIZE:-524288}"
 javaserver="$root/conformance/scripts/javaserver.sh"
+APACHE_BENCH_SRC="${APACHE_BENCH_SRC:-}"
+APACHE_CACHE="${APACHE_CACHE:-$HOME/.cache/rocketgo-bench/apache}"
 
 # Broker JVM flags appended to javaserver.sh's (later flags win).
 HEAP_FITTED="-Xms1g -Xmx1g -XX:MaxDirectMemorySize=1g"
@@ -127,6 +139,17 @@ if [ -z "$SKIP_CLIENTS" ]; then
 	# Build output goes under WORK: nothing lands in the repository.
 	mvn -q -B -Dstyle.color=never -f "$root/bench/java/pom.xml" -DbuildDir="$WORK/javaclient" package >&2
 	javacp="$WORK/javaclient/classes:$WORK/javaclient/lib/*"
+fi
+apachecp=""
+if [ -z "$SKIP_CLIENTS" ] && [ -n "$APACHE_BENCH_SRC" ]; then
+	if [ ! -f "$APACHE_BENCH_SRC/example/src/main/java/org/apache/rocketmq/example/benchmark/Producer.java" ]; then
+		echo "bench-compare: APACHE_BENCH_SRC=$APACHE_BENCH_SRC has no example/src/main/java/org/apache/rocketmq/example/benchmark/Producer.java" >&2
+		exit 2
+	fi
+	log "building Apache's benchmark Producer/Consumer into $APACHE_CACHE"
+	mvn -q -B -Dstyle.color=never -f "$root/bench/apache/pom.xml" -DapacheSrc="$(cd "$APACHE_BENCH_SRC" && pwd)" \
+		-DbuildDir="$APACHE_CACHE" package >&2
+	apachecp="$APACHE_CACHE/classes:$APACHE_CACHE/lib/*"
 fi
 
 # ---- server control -------------------------------------------------------
@@ -382,6 +405,66 @@ client_e2e() {
 	rec "$side" "$pair" "${gen}_e2e_send_tps" "$(jq -r '.tps' <<<"$j")" # the rate the producer reached
 }
 
+# ---- Apache's benchmark tools ---------------------------------------------------
+
+# apache_start out class args...: starts Apache's Producer or Consumer (they
+# run until killed) in the background, reporting every second; its pid is in
+# apache_pid. apache_stop ends it.
+apache_start() {
+	local out="$1" cls="$2"; shift 2
+	setsid java "${jclient_jvm[@]}" -cp "$apachecp" "org.apache.rocketmq.example.benchmark.$cls" -ri 1000 "$@" \
+		>"$out" 2>&1 </dev/null &
+	apache_pid=$!
+}
+apache_stop() {
+	kill -TERM -- "-$apache_pid" 2>/dev/null || kill -TERM "$apache_pid" 2>/dev/null || true
+	wait_gone "$apache_pid"
+	wait "$apache_pid" 2>/dev/null || true
+}
+
+# reports file field: the values of the per-second "field: N" reports so far.
+reports() { grep -o "$2: [0-9]*" "$1" 2>/dev/null | awk '{ print $NF }' || true; }
+
+# Apache's tools print, every second, the rate over their last 10 one-second
+# snapshots (a 9 s window).
+# apache_send_rows side pair: Producer at 8 and 64 threads; its report after
+# 10 s of warm-up plus one full window (the JVM start is not counted: the
+# count starts at its first report).
+apache_send_rows() {
+	local side="$1" pair="$2" ns t out i; ns="$(ns_of "$1")"
+	for t in 8 64; do
+		out="$WORK/$side.$pair.apache.produce.$t.log"
+		apache_start "$out" Producer -n "$ns" -t BenchTopic -w "$t" -s "$SIZE"
+		for i in $(seq 1 480); do
+			if [ "$(reports "$out" "Send TPS" | wc -l)" -ge 20 ]; then break; fi
+			sleep 0.5
+		done
+		apache_stop
+		rec "$side" "$pair" "apache_send_tps_$t" "$(reports "$out" "Send TPS" | sed -n 20p)"
+	done
+}
+
+# apache_consume side pair: Apache's Consumer with a new group reads
+# BenchBacklog (a new group starts at offset 0 while the first message is
+# still in memory); it stops 3 reports after the last message arrived. The
+# row is its best 9 s window (a catch-up shorter than that shows as
+# backlog / 9 s on both brokers: keep BACKLOG large enough).
+apache_consume() {
+	local side="$1" pair="$2" ns out i; ns="$(ns_of "$1")"
+	out="$WORK/$side.$pair.apache.consume.log"
+	apache_start "$out" Consumer -n "$ns" -t BenchBacklog -g "apache_catchup_$pair"
+	for i in $(seq 1 600); do
+		# Stop after 3 idle reports that follow at least one busy one.
+		if reports "$out" "Consume TPS" | awk '$1 > 0 { busy = 1; idle = 0 } $1 == 0 && busy { idle++ } END { exit !(idle >= 3) }'; then
+			break
+		fi
+		kill -0 "$apache_pid" 2>/dev/null || break
+		sleep 0.5
+	done
+	apache_stop
+	rec "$side" "$pair" apache_consume_tps "$(reports "$out" "Consume TPS" | sort -n | tail -n 1)"
+}
+
 # ---- restart with a large store ---------------------------------------------
 
 commitlog_max() { # side → the broker's commitLogMaxOffset (empty if it does not answer in 10 s)
@@ -462,6 +545,7 @@ session_async() { # side pair
 		client_send_rows "$side" "$pair"
 		client_e2e "$side" "$pair" go
 		client_e2e "$side" "$pair" java
+		if [ -n "$apachecp" ]; then apache_send_rows "$side" "$pair"; fi
 	fi
 
 	# Consume catch-up from a backlog: each generator reads all of it with a
@@ -478,6 +562,7 @@ session_async() { # side pair
 			rec "$side" "$pair" "${gen}_consume_msgs" "$(jq -r '.messages' <<<"$j")"
 			rec "$side" "$pair" "${gen}_consume_first_ms" "$(jq -r '.firstMs' <<<"$j")"
 		done
+		if [ -n "$apachecp" ]; then apache_consume "$side" "$pair"; fi
 	fi
 	rec "$side" "$pair" rss_loaded_anon_kb "$(rss "$pid" RssAnon)"
 	rec "$side" "$pair" rss_loaded_file_kb "$(rss "$pid" RssFile)"

@@ -12,7 +12,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec"
 )
 
-const usage = `usage: mqbench produce|consume|hostile|repllag|hawait [flags]   (mqbench <cmd> -h for flags)`
+const usage = `usage: mqbench produce|consume|hostile|repllag|hawait|scale [flags]   (mqbench <cmd> -h for flags)`
 
 func main() {
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
@@ -81,6 +81,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return rerr
 		}
 		return writeSummary(stdout, asJSON, &rs)
+	case "scale":
+		return runScale(args[1:], stdout, stderr)
 	case "hawait":
 		var cfg haWaitConfig
 		if err := parseWithOutput(haWaitFlags(&cfg, stderr), args[1:], &asJSON, &quiet); err != nil {
