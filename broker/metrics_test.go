@@ -163,21 +163,30 @@ func metricsTraffic(t *testing.T, tb *testBroker) {
 	tb.invoke(t, request(codec.ReqUpdateConsumerOffset, "consumerGroup", "MetricsGroup", "topic", "MetricsTopic", "queueId", "0", "commitOffset", "2"))
 }
 
-// TestJavaGoldenNames diffs our series against the Java 5.3.3 broker's
-// scrape (testdata/java-5.3.3.prom): every series Java serves that we do
-// not, or serve differently (type, label names, buckets), and every
-// rocketmq_ series of ours Java did not serve, must be named in
-// compat/UNSUPPORTED.md's metrics section with its reason.
+// TestJavaGoldenNames diffs our series against the Java brokers' scrapes
+// (testdata/java-5.3.3.prom, and java-5.4.0.prom of the second reference):
+// every series Java serves that we do not, or serve differently (type,
+// label names, buckets), and every rocketmq_ series of ours Java did not
+// serve, must be named in compat/UNSUPPORTED.md's metrics section with its
+// reason.
 func TestJavaGoldenNames(t *testing.T) {
-	golden, err := os.ReadFile("metrics/testdata/java-5.3.3.prom")
-	require.NoError(t, err)
-	java, err := telemetry.Shape(golden)
-	require.NoError(t, err)
-
 	tb := startMetricsBroker(t, func(c *Config) { c.BrokerClusterName = "DefaultCluster" })
 	metricsTraffic(t, tb)
 	ours, err := telemetry.Shape(scrapeBroker(t, tb))
 	require.NoError(t, err)
+	for _, v := range []string{"5.3.3", "5.4.0"} {
+		t.Run(v, func(t *testing.T) {
+			golden, err := os.ReadFile("metrics/testdata/java-" + v + ".prom")
+			require.NoError(t, err)
+			java, err := telemetry.Shape(golden)
+			require.NoError(t, err)
+			diffJavaGolden(t, java, ours)
+		})
+	}
+}
+
+// diffJavaGolden is TestJavaGoldenNames for one Java scrape.
+func diffJavaGolden(t *testing.T, java, ours map[string]telemetry.Series) {
 
 	ledger, err := os.ReadFile("../compat/UNSUPPORTED.md")
 	require.NoError(t, err)
