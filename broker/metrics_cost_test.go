@@ -9,24 +9,25 @@ import (
 	"github.com/rocketgo/rocketgo/codec"
 )
 
-// BenchmarkMetricsCost is the send path with metrics off and on
-// (metricsExporterType DISABLE vs PROM, scraped once a second as a
-// Prometheus server would), each sub-benchmark a fresh broker and 8
+// BenchmarkMetricsCost is the send path with metrics off, on
+// (metricsExporterType DISABLE vs PROM) and on with a scrape every second
+// (as a Prometheus server would), each sub-benchmark a fresh broker and 8
 // connections sending 1 KiB SEND_MESSAGE_V2 round trips side by side.
-// It reports msg/s and allocs/op (the raw clients allocate nothing, so
-// allocations are the broker's, per message). With -count N the off and
-// on runs alternate, which is what a noisy machine needs:
+// It reports msg/s and allocs/op: the raw clients allocate nothing, so
+// allocations are the broker's per message (and, with scrapes, each
+// scrape's allocations spread over the messages sent meanwhile).
 //
-//	go test ./broker/ -run '^$' -bench BenchmarkMetricsCost -count 5 -benchtime 20000x
+//	go test ./broker/ -run '^$' -bench BenchmarkMetricsCost -benchtime 20000x
 //
-// scripts/bench-metrics.sh runs it and prints the on/off ratios.
+// scripts/bench-metrics.sh runs it COUNT times (so the three alternate, as
+// a noisy machine needs) and prints the medians and their ratios.
 func BenchmarkMetricsCost(b *testing.B) {
-	for _, on := range []bool{false, true} {
-		name := "metrics=off"
-		if on {
-			name = "metrics=on"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, c := range []struct {
+		name       string
+		on, scrape bool
+	}{{"metrics=off", false, false}, {"metrics=on", true, false}, {"metrics=on+scrape", true, true}} {
+		on := c.on
+		b.Run(c.name, func(b *testing.B) {
 			tb := startBroker(b, func(c *Config) {
 				if on {
 					c.MetricsExporterType = "PROM"
@@ -34,7 +35,7 @@ func BenchmarkMetricsCost(b *testing.B) {
 					c.MetricsPromExporterPort = 0
 				}
 			})
-			if on {
+			if c.scrape {
 				stop := scrapeEverySecond(b, tb.MetricsAddr())
 				defer stop()
 			}
