@@ -108,6 +108,10 @@ type Pair struct {
 func StartPair(ctx context.Context, env Env, kind PairKind, opt PairOptions) (*Pair, error) {
 	if opt.ReadyTimeout == 0 {
 		opt.ReadyTimeout = 180 * time.Second
+		// CONFORMANCE_READY_TIMEOUT (a Go duration) for a busier machine, as for clusters.
+		if d, err := time.ParseDuration(os.Getenv("CONFORMANCE_READY_TIMEOUT")); err == nil && d > 0 {
+			opt.ReadyTimeout = d
+		}
 	}
 	if opt.SegmentSize == 0 {
 		opt.SegmentSize = 16 << 20

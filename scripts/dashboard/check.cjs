@@ -327,6 +327,15 @@ async function main() {
   await setRange(page);
   await clickText(page, 'Search');
   await toasts(page); await shot(page, 'dlq');
+  // The by-group search sends begin = end = today 00:00 whatever the
+  // pickers show (this dashboard's DLQ page, on either server), so the row
+  // dialogs are reached through the Message ID tab.
+  step = 'dlq-by-id';
+  await clickTab(page, 'Message ID');
+  await chooseSelect(page, 0, seed.dlqGroup);
+  await typeInput(page, 0, seed.dlqMsgId);
+  await clickText(page, 'Search');
+  await toasts(page); await shot(page, 'dlq-by-id');
   await modalStep(page, 'dlq-detail', () => rowButton(page, seed.dlqMsgId, 0));
   await modalStep(page, 'dlq-resend', () => rowButton(page, seed.dlqMsgId, 1));
 
