@@ -2,6 +2,7 @@ package broker
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,9 +44,13 @@ func TestRuntimeInfoJavaKeys(t *testing.T) {
 	for _, k := range []string{"ackThreadPoolQueueSize", "ackThreadPoolQueueHeadWaitTimeMills",
 		"litePullThreadPoolQueueSize", "queryThreadPoolQueueSize", "EndTransactionQueueSize",
 		"litePullThreadPoolQueueHeadWaitTimeMills", "queryThreadPoolQueueHeadWaitTimeMills",
-		"startAcceptSendRequestTimeStamp", "dispatchMaxBuffer"} {
+		"startAcceptSendRequestTimeStamp", "dispatchMaxBuffer", "putMessageEntireTimeMax", "getMessageEntireTimeMax"} {
 		require.Equal(t, "0", info[k], k)
 	}
+	// rocketmq-exporter's BrokerRuntimeStats splits it on ' ' then ':' and
+	// parses each count.
+	require.Regexp(t, `^(\[[^\]]+\]:\d+ ){13}$`, info["putMessageDistributeTime"])
+	require.True(t, strings.HasPrefix(info["putMessageDistributeTime"], "[<=0ms]:"))
 	require.Equal(t, "100000", info["ackThreadPoolQueueCapacity"])
 	require.Equal(t, "20000", info["queryThreadPoolQueueCapacity"])
 	require.Regexp(t, `^\d+(\.\d)? (B|[KMGTPE]iB)$`, info["remainHowManyDataToFlush"])

@@ -331,14 +331,8 @@ func (b *Broker) Start() error {
 		return fmt.Errorf("broker: start as %s: %w", b.role.Role(), err)
 	}
 
-	if mc := b.cfg.metricsConfig(); b.metrics != nil {
-		var err error
-		if mc.Prom() {
-			err = b.metrics.exp.Serve(mc.Addr(b.cfg.BrokerIP1))
-		} else {
-			err = b.metrics.exp.StartOTLP(mc.OTLP)
-		}
-		if err != nil {
+	if b.metrics != nil {
+		if err := b.metrics.exp.Start(b.cfg.metricsConfig(), b.cfg.BrokerIP1); err != nil {
 			return fmt.Errorf("broker: %w", err) // Close cleans up
 		}
 	}

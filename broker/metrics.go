@@ -13,6 +13,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec/message"
 	"github.com/rocketgo/rocketgo/codec/transport"
 	"github.com/rocketgo/rocketgo/store/ha"
+	"github.com/rocketgo/rocketgo/telemetry"
 )
 
 // msgType is Java's TopicMessageType as the message_type label has it
@@ -90,8 +91,8 @@ func boolLabel(b bool) string {
 // request-latency observer on both routers and a collector that reads the
 // broker's tables at scrape time.
 type brokerMetrics struct {
-	exp   *metrics.Exporter
-	rpc   *metrics.RPC
+	exp   *telemetry.Exporter
+	rpc   *telemetry.RPC
 	fsync metrics.IntHistogram // rocketgo_storage_fsync_latency_milliseconds
 	// rocketgo_send_stage_latency_microseconds: where a send's time goes.
 	stages *metrics.Stages
@@ -107,26 +108,22 @@ type brokerMetrics struct {
 	isSystem    func(topic string) bool
 }
 
-// newBrokerMetrics builds the exporter when cfg asks for PROM; nil
-// otherwise (OTLP_GRPC and LOG are logged as unsupported).
+// newBrokerMetrics builds the exporter when cfg asks for PROM or
+// OTLP_GRPC (with a target); nil otherwise (LOG, or OTLP_GRPC without a
+// target, is logged).
 func newBrokerMetrics(b *Broker) (*brokerMetrics, error) {
 	mc := b.cfg.metricsConfig()
-	if !mc.Prom() && !mc.PushOTLP() {
-		switch strings.ToUpper(mc.ExporterType) {
-		case metrics.ExporterLog:
-			b.log.Warn("metricsExporterType not supported, metrics off", "metricsExporterType", mc.ExporterType)
-		case metrics.ExporterOTLPGRPC:
-			b.log.Error("metricsExporterType OTLP_GRPC without metricsGrpcExporterTarget, metrics off")
-		}
+	if !mc.Enabled() {
+		mc.LogOff(b.log)
 		return nil, nil
 	}
-	exp, err := metrics.NewExporter(metrics.Node{
-		Type: metrics.NodeBroker, Cluster: b.cfg.BrokerClusterName, ID: b.cfg.BrokerName, Scope: "broker-meter",
+	exp, err := telemetry.NewExporter(telemetry.Node{
+		Type: telemetry.NodeBroker, Cluster: b.cfg.BrokerClusterName, ID: b.cfg.BrokerName, Scope: "broker-meter",
 	}, mc)
 	if err != nil {
 		return nil, err
 	}
-	m := &brokerMetrics{exp: exp, rpc: metrics.NewRPC(exp.Registerer())}
+	m := &brokerMetrics{exp: exp, rpc: telemetry.NewRPC(exp.Registerer())}
 	if err := exp.RegisterGoRuntime(); err != nil {
 		return nil, err
 	}
@@ -157,11 +154,11 @@ func newBrokerMetrics(b *Broker) (*brokerMetrics, error) {
 }
 
 // metricsConfig is the exporter's part of c.
-func (c *Config) metricsConfig() metrics.Config {
-	return metrics.Config{
+func (c *Config) metricsConfig() telemetry.Config {
+	return telemetry.Config{
 		ExporterType: c.MetricsExporterType, PromHost: c.MetricsPromExporterHost, PromPort: c.MetricsPromExporterPort,
 		Label: c.MetricsLabel, InDelta: c.MetricsInDelta, Pprof: c.MetricsPprofEnable,
-		OTLP: metrics.OTLPConfig{Target: c.MetricsGrpcExporterTarget, Header: c.MetricsGrpcExporterHeader,
+		OTLP: telemetry.OTLPConfig{Target: c.MetricsGrpcExporterTarget, Header: c.MetricsGrpcExporterHeader,
 			Timeout:  time.Duration(c.MetricGrpcExporterTimeOutInMills) * time.Millisecond,
 			Interval: time.Duration(c.MetricGrpcExporterIntervalInMills) * time.Millisecond},
 	}

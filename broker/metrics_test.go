@@ -13,6 +13,7 @@ import (
 
 	"github.com/rocketgo/rocketgo/broker/metrics"
 	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/telemetry"
 	"github.com/stretchr/testify/require"
 )
 
@@ -55,7 +56,7 @@ func TestMetricsOffByDefault(t *testing.T) {
 	tb := startBroker(t, nil)
 	require.Empty(t, tb.MetricsAddr())
 	require.Equal(t, "DISABLE", DefaultConfig().MetricsExporterType)
-	require.Equal(t, metrics.DefaultPromPort, DefaultConfig().MetricsPromExporterPort)
+	require.Equal(t, telemetry.DefaultPromPort, DefaultConfig().MetricsPromExporterPort)
 }
 
 // TestMetricsMessagesIn sends a known count, then a known rate, and reads
@@ -69,12 +70,12 @@ func TestMetricsMessagesIn(t *testing.T) {
 
 	metricsSend(t, tb, topic, 50, "")
 	text := scrapeBroker(t, tb)
-	v, ok := metrics.Value(text, "rocketmq_messages_in_total", in)
+	v, ok := telemetry.Value(text, "rocketmq_messages_in_total", in)
 	require.True(t, ok, "no rocketmq_messages_in_total{topic=%s} in\n%s", topic, text)
 	require.Equal(t, 50.0, v)
-	bytes1, _ := metrics.Value(text, "rocketmq_throughput_in_total", in)
+	bytes1, _ := telemetry.Value(text, "rocketmq_throughput_in_total", in)
 	require.Positive(t, bytes1)
-	sizeCount, _ := metrics.Value(text, "rocketmq_message_size_count", in)
+	sizeCount, _ := telemetry.Value(text, "rocketmq_message_size_count", in)
 	require.Equal(t, 50.0, sizeCount)
 
 	// A delay-level send and a transaction half are other message types.
@@ -95,8 +96,8 @@ func TestMetricsMessagesIn(t *testing.T) {
 	}
 	b := scrapeBroker(t, tb)
 	dt := time.Since(t0).Seconds()
-	va, _ := metrics.Value(a, "rocketmq_messages_in_total", in)
-	vb, _ := metrics.Value(b, "rocketmq_messages_in_total", in)
+	va, _ := telemetry.Value(a, "rocketmq_messages_in_total", in)
+	vb, _ := telemetry.Value(b, "rocketmq_messages_in_total", in)
 	require.Equal(t, 50.0, va)
 	require.Equal(t, float64(50+sent), vb)
 	// The endpoint's rate is the rate the client achieved (on a loaded
@@ -104,8 +105,8 @@ func TestMetricsMessagesIn(t *testing.T) {
 	got, produced := (vb-va)/dt, float64(sent)/dt
 	require.InEpsilon(t, produced, got, 0.02, "rate %.1f msg/s over %.2fs, produced %.1f (paced at %v)", got, dt, produced, rate)
 
-	delay, _ := metrics.Value(b, "rocketmq_messages_in_total", map[string]string{"topic": topic, "message_type": "delay"})
-	txn, _ := metrics.Value(b, "rocketmq_messages_in_total", map[string]string{"topic": topic, "message_type": "transaction"})
+	delay, _ := telemetry.Value(b, "rocketmq_messages_in_total", map[string]string{"topic": topic, "message_type": "delay"})
+	txn, _ := telemetry.Value(b, "rocketmq_messages_in_total", map[string]string{"topic": topic, "message_type": "transaction"})
 	require.Equal(t, 3.0, delay)
 	require.Equal(t, 2.0, txn)
 }
@@ -131,7 +132,7 @@ func TestMetricsRPCLatencyPerCode(t *testing.T) {
 
 	text := scrapeBroker(t, tb)
 	count := func(code string) float64 {
-		v, _ := metrics.Value(text, metrics.RPCLatencyName+"_count", map[string]string{"request_code": code})
+		v, _ := telemetry.Value(text, telemetry.RPCLatencyName+"_count", map[string]string{"request_code": code})
 		return v
 	}
 	for code := range reqs {
@@ -139,12 +140,12 @@ func TestMetricsRPCLatencyPerCode(t *testing.T) {
 	}
 	require.Equal(t, 1.0, count("send_message"))
 	require.Equal(t, 1.0, count("4242"))
-	v, _ := metrics.Value(text, metrics.RPCLatencyName+"_count",
+	v, _ := telemetry.Value(text, telemetry.RPCLatencyName+"_count",
 		map[string]string{"request_code": "4242", "response_code": "request_code_not_supported", "protocol_type": "remoting"})
 	require.Equal(t, 1.0, v)
 	// Every observation is under the largest bucket.
-	inf, _ := metrics.Value(text, metrics.RPCLatencyName+"_bucket", map[string]string{"request_code": "get_max_offset", "le": "+Inf"})
-	le3s, _ := metrics.Value(text, metrics.RPCLatencyName+"_bucket", map[string]string{"request_code": "get_max_offset", "le": "3000"})
+	inf, _ := telemetry.Value(text, telemetry.RPCLatencyName+"_bucket", map[string]string{"request_code": "get_max_offset", "le": "+Inf"})
+	le3s, _ := telemetry.Value(text, telemetry.RPCLatencyName+"_bucket", map[string]string{"request_code": "get_max_offset", "le": "3000"})
 	require.Equal(t, inf, le3s)
 }
 
@@ -162,21 +163,30 @@ func metricsTraffic(t *testing.T, tb *testBroker) {
 	tb.invoke(t, request(codec.ReqUpdateConsumerOffset, "consumerGroup", "MetricsGroup", "topic", "MetricsTopic", "queueId", "0", "commitOffset", "2"))
 }
 
-// TestJavaGoldenNames diffs our series against the Java 5.3.3 broker's
-// scrape (testdata/java-5.3.3.prom): every series Java serves that we do
-// not, or serve differently (type, label names, buckets), and every
-// rocketmq_ series of ours Java did not serve, must be named in
-// compat/UNSUPPORTED.md's metrics section with its reason.
+// TestJavaGoldenNames diffs our series against the Java brokers' scrapes
+// (testdata/java-5.3.3.prom, and java-5.4.0.prom of the second reference):
+// every series Java serves that we do not, or serve differently (type,
+// label names, buckets), and every rocketmq_ series of ours Java did not
+// serve, must be named in compat/UNSUPPORTED.md's metrics section with its
+// reason.
 func TestJavaGoldenNames(t *testing.T) {
-	golden, err := os.ReadFile("metrics/testdata/java-5.3.3.prom")
-	require.NoError(t, err)
-	java, err := metrics.Shape(golden)
-	require.NoError(t, err)
-
 	tb := startMetricsBroker(t, func(c *Config) { c.BrokerClusterName = "DefaultCluster" })
 	metricsTraffic(t, tb)
-	ours, err := metrics.Shape(scrapeBroker(t, tb))
+	ours, err := telemetry.Shape(scrapeBroker(t, tb))
 	require.NoError(t, err)
+	for _, v := range []string{"5.3.3", "5.4.0"} {
+		t.Run(v, func(t *testing.T) {
+			golden, err := os.ReadFile("metrics/testdata/java-" + v + ".prom")
+			require.NoError(t, err)
+			java, err := telemetry.Shape(golden)
+			require.NoError(t, err)
+			diffJavaGolden(t, java, ours)
+		})
+	}
+}
+
+// diffJavaGolden is TestJavaGoldenNames for one Java scrape.
+func diffJavaGolden(t *testing.T, java, ours map[string]telemetry.Series) {
 
 	ledger, err := os.ReadFile("../compat/UNSUPPORTED.md")
 	require.NoError(t, err)
@@ -218,7 +228,7 @@ func TestJavaGoldenNames(t *testing.T) {
 	}
 	// And the ones the brief counts on are served with Java's shape.
 	for _, name := range []string{"rocketmq_messages_in_total", "rocketmq_messages_out_total", "rocketmq_throughput_in_total",
-		"rocketmq_throughput_out_total", "rocketmq_message_size", metrics.RPCLatencyName, "rocketmq_broker_permission",
+		"rocketmq_throughput_out_total", "rocketmq_message_size", telemetry.RPCLatencyName, "rocketmq_broker_permission",
 		"rocketmq_topic_number", "rocketmq_consumer_group_number", "rocketmq_consumer_lag_messages",
 		"rocketmq_consumer_inflight_messages", "rocketmq_consumer_ready_messages", "rocketmq_storage_size_bytes",
 		"rocketmq_storage_flush_behind_bytes", "rocketmq_storage_dispatch_behind_bytes", "rocketmq_processor_watermark",
@@ -247,7 +257,7 @@ func TestMetricsGauges(t *testing.T) {
 	metricsTraffic(t, tb)
 	text := scrapeBroker(t, tb)
 	val := func(name string, match map[string]string) float64 {
-		v, ok := metrics.Value(text, name, match)
+		v, ok := telemetry.Value(text, name, match)
 		require.True(t, ok, name)
 		return v
 	}
@@ -331,15 +341,15 @@ func TestMetricsReplicationAndFsync(t *testing.T) {
 	slave := master.HASlaves()[0].Addr
 	require.Eventually(t, func() bool {
 		text := scrapeBroker(t, master)
-		lag, ok := metrics.Value(text, "rocketgo_replication_lag_bytes", map[string]string{"slave": slave})
-		in, _ := metrics.Value(text, "rocketgo_replication_in_sync", map[string]string{"slave": slave})
+		lag, ok := telemetry.Value(text, "rocketgo_replication_lag_bytes", map[string]string{"slave": slave})
+		in, _ := telemetry.Value(text, "rocketgo_replication_in_sync", map[string]string{"slave": slave})
 		return ok && lag == 0 && in == 1
 	}, 5*time.Second, 20*time.Millisecond)
 	text := scrapeBroker(t, master)
-	syncs, ok := metrics.Value(text, "rocketgo_storage_fsync_latency_milliseconds_count", nil)
+	syncs, ok := telemetry.Value(text, "rocketgo_storage_fsync_latency_milliseconds_count", nil)
 	require.True(t, ok)
 	require.GreaterOrEqual(t, syncs, 1.0)
-	behind, _ := metrics.Value(text, "rocketmq_storage_flush_behind_bytes", nil)
+	behind, _ := telemetry.Value(text, "rocketmq_storage_flush_behind_bytes", nil)
 	require.Equal(t, 0.0, behind)
 }
 
@@ -379,14 +389,14 @@ func TestMetricsRoundTripAllocs(t *testing.T) {
 	t.Logf("%.2f allocs per pull round trip with metrics", n)
 	require.Zero(t, n)
 	text := scrapeBroker(t, tb)
-	sends, _ := metrics.Value(text, metrics.RPCLatencyName+"_count", map[string]string{"request_code": "send_message_v2"})
+	sends, _ := telemetry.Value(text, telemetry.RPCLatencyName+"_count", map[string]string{"request_code": "send_message_v2"})
 	require.Equal(t, float64(200+300+1), sends)
 
 	// Every single send passed each stage once (the reply stage is counted
 	// after the reply is handed over, so it may trail the client by a hair).
 	for _, stage := range metrics.StageNames {
 		require.Eventually(t, func() bool {
-			n, _ := metrics.Value(scrapeBroker(t, tb), "rocketgo_send_stage_latency_microseconds_count", map[string]string{"stage": stage})
+			n, _ := telemetry.Value(scrapeBroker(t, tb), "rocketgo_send_stage_latency_microseconds_count", map[string]string{"stage": stage})
 			return n == float64(200+300+1)
 		}, 5*time.Second, 10*time.Millisecond, stage)
 	}
@@ -395,7 +405,7 @@ func TestMetricsRoundTripAllocs(t *testing.T) {
 	require.True(t, ok)
 	require.GreaterOrEqual(t, writes, float64(200+300+1))
 	for _, name := range []string{"go_sched_latencies_seconds_count", "go_gc_cycles_total_gc_cycles_total"} {
-		_, ok := metrics.Value(text, name, nil)
+		_, ok := telemetry.Value(text, name, nil)
 		require.True(t, ok, name)
 	}
 }
@@ -430,14 +440,14 @@ func TestMetricsLongPolling(t *testing.T) {
 	require.Equal(t, int32(codec.RespPullNotFound), held.Code)
 	text := scrapeBroker(t, tb)
 	count := func(longPolling, respCode string) float64 {
-		v, _ := metrics.Value(text, metrics.RPCLatencyName+"_count", map[string]string{
+		v, _ := telemetry.Value(text, telemetry.RPCLatencyName+"_count", map[string]string{
 			"request_code": "pull_message", "is_long_polling": longPolling, "response_code": respCode})
 		return v
 	}
 	require.Equal(t, 1.0, count("false", "success"))
 	require.Equal(t, 1.0, count("true", "pull_not_found"))
 	// It waited its 200 ms: above the 100 ms bucket.
-	le100, _ := metrics.Value(text, metrics.RPCLatencyName+"_bucket", map[string]string{"is_long_polling": "true", "le": "100"})
+	le100, _ := telemetry.Value(text, telemetry.RPCLatencyName+"_bucket", map[string]string{"is_long_polling": "true", "le": "100"})
 	require.Equal(t, 0.0, le100)
 }
 
@@ -453,9 +463,9 @@ func TestMetricsCreateExecutionTime(t *testing.T) {
 	resp = tb.invoke(t, g)
 	require.Equal(t, int32(codec.RespSuccess), resp.Code, resp.Remark)
 	text := scrapeBroker(t, tb)
-	topics, _ := metrics.Value(text, "rocketmq_topic_create_execution_time_milliseconds_count",
+	topics, _ := telemetry.Value(text, "rocketmq_topic_create_execution_time_milliseconds_count",
 		map[string]string{"invocation_status": "success", "is_system": "false"})
-	groups, _ := metrics.Value(text, "rocketmq_consumer_group_create_execution_time_milliseconds_count",
+	groups, _ := telemetry.Value(text, "rocketmq_consumer_group_create_execution_time_milliseconds_count",
 		map[string]string{"invocation_status": "success"})
 	require.Equal(t, 1.0, topics)
 	require.Equal(t, 1.0, groups)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rocketgo/rocketgo/codec/transport/tlsconf"
 	"github.com/rocketgo/rocketgo/compat/javaprops"
+	"github.com/rocketgo/rocketgo/telemetry"
 )
 
 // Config is the controller's configuration: Java's ControllerConfig keys
@@ -83,17 +84,26 @@ type Config struct {
 	// Metrics (Java's ControllerConfig keys and defaults, read at start;
 	// see metrics.go): PROM serves /metrics on metricsPromExporterHost
 	// (blank: the remoting address's host):metricsPromExporterPort.
-	MetricsExporterType     string // DISABLE | PROM | OTLP_GRPC | LOG
-	MetricsPromExporterHost string
-	MetricsPromExporterPort int
-	MetricsLabel            string // k:v,k:v
-	MetricsInDelta          bool
+	// OTLP_GRPC pushes to metricsGrpcExporterTarget ("http://host:4317" is
+	// plaintext, without a scheme https) with metricsGrpcExporterHeader's
+	// "k:v,k:v" headers every metricGrpcExporterIntervalInMills (60 s),
+	// each export bounded by metricGrpcExporterTimeOutInMills (3 s).
+	MetricsExporterType               string // DISABLE | PROM | OTLP_GRPC | LOG
+	MetricsPromExporterHost           string
+	MetricsPromExporterPort           int
+	MetricsLabel                      string // k:v,k:v
+	MetricsInDelta                    bool
+	MetricsGrpcExporterTarget         string
+	MetricsGrpcExporterHeader         string
+	MetricGrpcExporterTimeOutInMills  time.Duration
+	MetricGrpcExporterIntervalInMills time.Duration
 }
 
 // sensitiveKeys are the keys refuseSensitiveRemoteConfig refuses besides
 // the operator's list: Java's controller keys that name its jRaft group
-// and addresses, or where its metrics go (none implemented here; listed
-// so the answer is refused rather than ignored). The DLedger group's
+// and addresses, or where its metrics go (jRaft is not implemented here;
+// the metrics keys are read at start only, so an update is refused rather
+// than ignored). The DLedger group's
 // membership and addresses (controllerDLegerGroup, controllerDLegerPeers,
 // controllerDLegerSelfId, controllerRaftPeers, controllerType) are
 // refused whatever the policy says, being read only at start.
@@ -131,6 +141,9 @@ func Default() Config {
 		RefuseSensitiveRemoteConfig: true,
 		MetricsExporterType:         "DISABLE",
 		MetricsPromExporterPort:     5557,
+
+		MetricGrpcExporterTimeOutInMills:  telemetry.DefaultOTLPTimeout,
+		MetricGrpcExporterIntervalInMills: telemetry.DefaultOTLPInterval,
 	}
 }
 
@@ -275,6 +288,10 @@ var props = javaprops.Fields[Config]{
 	javaprops.Int("metricsPromExporterPort", func(c *Config) *int { return &c.MetricsPromExporterPort }),
 	javaprops.String("metricsLabel", func(c *Config) *string { return &c.MetricsLabel }),
 	javaprops.Bool("metricsInDelta", func(c *Config) *bool { return &c.MetricsInDelta }),
+	javaprops.String("metricsGrpcExporterTarget", func(c *Config) *string { return &c.MetricsGrpcExporterTarget }),
+	javaprops.String("metricsGrpcExporterHeader", func(c *Config) *string { return &c.MetricsGrpcExporterHeader }),
+	javaprops.Millis("metricGrpcExporterTimeOutInMills", func(c *Config) *time.Duration { return &c.MetricGrpcExporterTimeOutInMills }),
+	javaprops.Millis("metricGrpcExporterIntervalInMills", func(c *Config) *time.Duration { return &c.MetricGrpcExporterIntervalInMills }),
 }
 
 // Apply sets the keys of p that Config knows and returns the others.

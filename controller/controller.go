@@ -51,7 +51,7 @@ type Controller struct {
 	pool   *transport.Pool
 	client *transport.Client // NOTIFY_BROKER_ROLE_CHANGED to brokers
 
-	metrics *controllerMetrics // metricsExporterType=PROM (metrics.go); nil otherwise
+	metrics *controllerMetrics // metricsExporterType=PROM or OTLP_GRPC (metrics.go); nil otherwise
 
 	stop      chan struct{}
 	bg        sync.WaitGroup
@@ -150,7 +150,7 @@ func (c *Controller) Start() error {
 	}
 	if err == nil && c.metrics != nil {
 		host, _, _ := net.SplitHostPort(c.self.Addr)
-		if err = c.metrics.exp.Serve(cfg.metricsConfig().Addr(host)); err != nil {
+		if err = c.metrics.exp.Start(cfg.metricsConfig(), host); err != nil {
 			_ = c.srv.Close()
 			c.srv = nil
 		}

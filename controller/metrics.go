@@ -8,16 +8,18 @@ import (
 	"github.com/hashicorp/raft"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/rocketgo/rocketgo/broker/metrics"
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/telemetry"
 )
 
 // metricsConfig is the exporter's part of c (Java's ControllerConfig keys).
-func (c *Config) metricsConfig() metrics.Config {
-	return metrics.Config{
+func (c *Config) metricsConfig() telemetry.Config {
+	return telemetry.Config{
 		ExporterType: c.MetricsExporterType, PromHost: c.MetricsPromExporterHost, PromPort: c.MetricsPromExporterPort,
 		Label: c.MetricsLabel, InDelta: c.MetricsInDelta,
+		OTLP: telemetry.OTLPConfig{Target: c.MetricsGrpcExporterTarget, Header: c.MetricsGrpcExporterHeader,
+			Timeout: c.MetricGrpcExporterTimeOutInMills, Interval: c.MetricGrpcExporterIntervalInMills},
 	}
 }
 
@@ -54,8 +56,8 @@ var controllerLatencyBuckets = []float64{
 // role, active_broker_num{cluster, broker_set}; plus rocketmq_rpc_latency
 // (the broker's remoting histogram, ours on the controller).
 type controllerMetrics struct {
-	exp     *metrics.Exporter
-	rpc     *metrics.RPC
+	exp     *telemetry.Exporter
+	rpc     *telemetry.RPC
 	total   *prometheus.CounterVec
 	latency *prometheus.HistogramVec
 
@@ -70,10 +72,11 @@ type ctrlObs struct {
 
 func newControllerMetrics(c *Controller, cfg Config) (*controllerMetrics, error) {
 	mc := cfg.metricsConfig()
-	if !mc.Prom() {
+	if !mc.Enabled() {
+		mc.LogOff(c.log)
 		return nil, nil
 	}
-	exp, err := metrics.NewExporter(metrics.Node{Scope: "controller", Extra: [][2]string{
+	exp, err := telemetry.NewExporter(telemetry.Node{Scope: "controller", Extra: [][2]string{
 		{"address", c.self.Addr}, {"group", cfg.Group}, {"peer_id", cfg.SelfID},
 	}}, mc)
 	if err != nil {
@@ -81,7 +84,7 @@ func newControllerMetrics(c *Controller, cfg Config) (*controllerMetrics, error)
 	}
 	m := &controllerMetrics{
 		exp: exp,
-		rpc: metrics.NewRPC(exp.Registerer()),
+		rpc: telemetry.NewRPC(exp.Registerer()),
 		total: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "request_total", Help: "total request num"},
 			[]string{"request_type", "request_handle_status"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "request_latency_microseconds", Help: "request latency",

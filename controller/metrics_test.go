@@ -6,11 +6,13 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/rocketgo/rocketgo/broker/metrics"
 	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/telemetry"
+	"github.com/rocketgo/rocketgo/telemetry/telemetrytest"
 )
 
 // The controller's metrics: Java's ControllerMetricsManager names and
@@ -18,7 +20,7 @@ import (
 // microseconds) plus the remoting histogram, with metricsExporterType=PROM.
 func TestControllerMetrics(t *testing.T) {
 	require.Equal(t, "DISABLE", Default().MetricsExporterType)
-	require.Equal(t, metrics.DefaultPromPort, Default().MetricsPromExporterPort)
+	require.Equal(t, telemetry.DefaultPromPort, Default().MetricsPromExporterPort)
 	g := startGroup(t, 1, func(c *Config) {
 		c.MetricsExporterType = "PROM"
 		c.MetricsPromExporterHost = "127.0.0.1"
@@ -34,7 +36,7 @@ func TestControllerMetrics(t *testing.T) {
 	resp.Body.Close()
 	require.NoError(t, err)
 	val := func(name string, match map[string]string) float64 {
-		v, ok := metrics.Value(text, name, match)
+		v, ok := telemetry.Value(text, name, match)
 		require.True(t, ok, "%s %v in\n%s", name, match, text)
 		return v
 	}
@@ -43,7 +45,7 @@ func TestControllerMetrics(t *testing.T) {
 	require.Equal(t, 1.0, val("request_total", map[string]string{"request_type": "CONTROLLER_REGISTER_BROKER", "request_handle_status": "success"}))
 	require.Equal(t, 1.0, val("request_total", map[string]string{"request_type": "CONTROLLER_BROKER_HEARTBEAT", "request_handle_status": "success"}))
 	require.Equal(t, 1.0, val("request_latency_microseconds_count", map[string]string{"request_type": "CONTROLLER_APPLY_BROKER_ID"}))
-	require.Equal(t, 1.0, val(metrics.RPCLatencyName+"_count", map[string]string{"request_code": "controller_get_next_broker_id"}))
+	require.Equal(t, 1.0, val(telemetry.RPCLatencyName+"_count", map[string]string{"request_code": "controller_get_next_broker_id"}))
 }
 
 // TestControllerJavaGolden diffs our series against the Java 5.3.3
@@ -52,7 +54,7 @@ func TestControllerMetrics(t *testing.T) {
 func TestControllerJavaGolden(t *testing.T) {
 	golden, err := os.ReadFile("testdata/java-5.3.3.prom")
 	require.NoError(t, err)
-	java, err := metrics.Shape(golden)
+	java, err := telemetry.Shape(golden)
 	require.NoError(t, err)
 	ledger, err := os.ReadFile("../compat/UNSUPPORTED.md")
 	require.NoError(t, err)
@@ -76,7 +78,7 @@ func TestControllerJavaGolden(t *testing.T) {
 	text, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	require.NoError(t, err)
-	ours, err := metrics.Shape(text)
+	ours, err := telemetry.Shape(text)
 	require.NoError(t, err)
 
 	var diffs []string
@@ -93,4 +95,38 @@ func TestControllerJavaGolden(t *testing.T) {
 	}
 	require.Empty(t, diffs)
 	require.Equal(t, java["role"], ours["role"])
+}
+
+// TestControllerMetricsOTLPPush: metricsExporterType=OTLP_GRPC (Java's
+// ControllerConfig keys) pushes Java's controller series with the common
+// labels and the metricsGrpcExporterHeader headers, and serves no
+// /metrics.
+func TestControllerMetricsOTLPPush(t *testing.T) {
+	require.Equal(t, telemetry.DefaultOTLPInterval, Default().MetricGrpcExporterIntervalInMills)
+	col, target := telemetrytest.Start(t)
+	g := startGroup(t, 1, func(c *Config) {
+		c.MetricsExporterType = "OTLP_GRPC"
+		c.MetricsGrpcExporterTarget = "http://" + target
+		c.MetricsGrpcExporterHeader = "x-rocketgo-test:ctrl"
+		c.MetricGrpcExporterIntervalInMills = 100 * time.Millisecond
+	})
+	require.Empty(t, g.nodes[0].MetricsAddr(), "OTLP_GRPC serves no /metrics")
+	addr := g.nodes[g.leader()].Addr()
+	g.registerAs(addr, "C", "broker-a", "127.0.0.1:10911")
+
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case req := <-col.Got:
+			role, _ := telemetrytest.Value(req, "role", map[string]string{"group": "g1", "peer_id": "n0", "otel_scope_name": "controller"})
+			reg, ok := telemetrytest.Value(req, "request_total",
+				map[string]string{"request_type": "CONTROLLER_REGISTER_BROKER", "request_handle_status": "success"})
+			if ok && reg == 1 && role == 3 {
+				require.Equal(t, []string{"ctrl"}, (<-col.MD).Get("x-rocketgo-test"))
+				return
+			}
+		case <-deadline:
+			t.Fatal("no export carried role=3 and one CONTROLLER_REGISTER_BROKER")
+		}
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec/transport/tlsconf"
 	"github.com/rocketgo/rocketgo/compat/blacklist"
 	"github.com/rocketgo/rocketgo/compat/javaprops"
+	"github.com/rocketgo/rocketgo/telemetry"
 )
 
 // Config is the name server's configuration: Java's NamesrvConfig plus the
@@ -83,12 +84,21 @@ type Config struct {
 
 	// Metrics (ours: Java's name server has none; the broker's keys, off
 	// by default, restart-only): PROM serves /metrics on
-	// metricsPromExporterHost (blank: bindAddress):metricsPromExporterPort.
-	MetricsExporterType     string // DISABLE | PROM
-	MetricsPromExporterHost string
-	MetricsPromExporterPort int
-	MetricsLabel            string // k:v,k:v
-	MetricsInDelta          bool
+	// metricsPromExporterHost (blank: bindAddress):metricsPromExporterPort;
+	// OTLP_GRPC pushes to metricsGrpcExporterTarget ("http://host:4317" is
+	// plaintext, without a scheme https) with the "k:v,k:v" headers of
+	// metricsGrpcExporterHeader, every metricGrpcExporterIntervalInMills
+	// (0: 60 s), each export bounded by metricGrpcExporterTimeOutInMills
+	// (0: 3 s).
+	MetricsExporterType               string // DISABLE | PROM | OTLP_GRPC | LOG
+	MetricsPromExporterHost           string
+	MetricsPromExporterPort           int
+	MetricsLabel                      string // k:v,k:v
+	MetricsInDelta                    bool
+	MetricsGrpcExporterTarget         string
+	MetricsGrpcExporterHeader         string
+	MetricGrpcExporterTimeOutInMills  time.Duration
+	MetricGrpcExporterIntervalInMills time.Duration
 }
 
 // Default returns Java's defaults, with paths under the user's home.
@@ -124,6 +134,9 @@ func Default() Config {
 		MaxRouteTableBytes:             DefaultMaxRouteTableBytes,
 		MetricsExporterType:            "DISABLE",
 		MetricsPromExporterPort:        DefaultMetricsPromPort,
+
+		MetricGrpcExporterTimeOutInMills:  telemetry.DefaultOTLPTimeout,
+		MetricGrpcExporterIntervalInMills: telemetry.DefaultOTLPInterval,
 	}
 }
 
@@ -271,6 +284,10 @@ var props = javaprops.Fields[Config]{
 	javaprops.Int("metricsPromExporterPort", func(c *Config) *int { return &c.MetricsPromExporterPort }),
 	javaprops.String("metricsLabel", func(c *Config) *string { return &c.MetricsLabel }),
 	javaprops.Bool("metricsInDelta", func(c *Config) *bool { return &c.MetricsInDelta }),
+	javaprops.String("metricsGrpcExporterTarget", func(c *Config) *string { return &c.MetricsGrpcExporterTarget }),
+	javaprops.String("metricsGrpcExporterHeader", func(c *Config) *string { return &c.MetricsGrpcExporterHeader }),
+	javaprops.Millis("metricGrpcExporterTimeOutInMills", func(c *Config) *time.Duration { return &c.MetricGrpcExporterTimeOutInMills }),
+	javaprops.Millis("metricGrpcExporterIntervalInMills", func(c *Config) *time.Duration { return &c.MetricGrpcExporterIntervalInMills }),
 }
 
 // Apply sets the properties p names. Unknown keys are returned (Java
@@ -324,6 +341,10 @@ var startOnlyKeys = map[string]bool{
 	"metricsPromExporterPort":              true,
 	"metricsLabel":                         true,
 	"metricsInDelta":                       true,
+	"metricsGrpcExporterTarget":            true,
+	"metricsGrpcExporterHeader":            true,
+	"metricGrpcExporterTimeOutInMills":     true,
+	"metricGrpcExporterIntervalInMills":    true,
 	// The embedded controller's keys without the controller prefix
 	// (cmd/mqnamesrv's tests check every controller key is refused).
 	"electMasterMaxRetryCount":   true,

@@ -2,7 +2,7 @@ package namesrv
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/rocketgo/rocketgo/broker/metrics"
+	"github.com/rocketgo/rocketgo/telemetry"
 )
 
 // DefaultMetricsPromPort is the name server's metricsPromExporterPort
@@ -12,26 +12,29 @@ const DefaultMetricsPromPort = 5558
 
 // metricsConfig is the exporter's part of c: the broker's keys, which
 // Java's name server does not have (ours, off by default).
-func (c *Config) metricsConfig() metrics.Config {
-	return metrics.Config{
+func (c *Config) metricsConfig() telemetry.Config {
+	return telemetry.Config{
 		ExporterType: c.MetricsExporterType, PromHost: c.MetricsPromExporterHost, PromPort: c.MetricsPromExporterPort,
 		Label: c.MetricsLabel, InDelta: c.MetricsInDelta,
+		OTLP: telemetry.OTLPConfig{Target: c.MetricsGrpcExporterTarget, Header: c.MetricsGrpcExporterHeader,
+			Timeout: c.MetricGrpcExporterTimeOutInMills, Interval: c.MetricGrpcExporterIntervalInMills},
 	}
 }
 
-// newMetrics builds the exporter when metricsExporterType=PROM and
-// returns it with the request-latency observer to hang on the router; it
-// serves once the caller calls Serve.
-func (s *Server) newMetrics(cfg Config) (*metrics.Exporter, *metrics.RPC, error) {
+// newMetrics builds the exporter when metricsExporterType is PROM or
+// OTLP_GRPC (with a target) and returns it with the request-latency
+// observer to hang on the router; it exports once the caller calls Start.
+func (s *Server) newMetrics(cfg Config) (*telemetry.Exporter, *telemetry.RPC, error) {
 	mc := cfg.metricsConfig()
-	if !mc.Prom() {
+	if !mc.Enabled() {
+		mc.LogOff(s.log)
 		return nil, nil, nil
 	}
-	exp, err := metrics.NewExporter(metrics.Node{Type: metrics.NodeNameServer, ID: cfg.ListenAddr(), Scope: "namesrv-meter"}, mc)
+	exp, err := telemetry.NewExporter(telemetry.Node{Type: telemetry.NodeNameServer, ID: cfg.ListenAddr(), Scope: "namesrv-meter"}, mc)
 	if err != nil {
 		return nil, nil, err
 	}
-	rpc := metrics.NewRPC(exp.Registerer())
+	rpc := telemetry.NewRPC(exp.Registerer())
 	exp.Registerer().MustRegister(nsCollector{s})
 	return exp, rpc, nil
 }

@@ -4,9 +4,11 @@ import (
 	"io"
 	"net/http"
 	"testing"
+	"time"
 
-	"github.com/rocketgo/rocketgo/broker/metrics"
 	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/telemetry"
+	"github.com/rocketgo/rocketgo/telemetry/telemetrytest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -36,13 +38,51 @@ func TestNamesrvMetrics(t *testing.T) {
 	resp.Body.Close()
 	require.NoError(t, err)
 	count := func(code string) float64 {
-		v, _ := metrics.Value(text, metrics.RPCLatencyName+"_count", map[string]string{"request_code": code, "node_type": "namesrv"})
+		v, _ := telemetry.Value(text, telemetry.RPCLatencyName+"_count", map[string]string{"request_code": code, "node_type": "namesrv"})
 		return v
 	}
 	require.Equal(t, 1.0, count("register_broker"))
 	require.Equal(t, 3.0, count("get_broker_cluster_info"))
-	brokers, _ := metrics.Value(text, "rocketgo_namesrv_brokers", nil)
+	brokers, _ := telemetry.Value(text, "rocketgo_namesrv_brokers", nil)
 	require.Equal(t, 1.0, brokers)
-	n, _ := metrics.Value(text, "rocketgo_namesrv_topics", nil)
+	n, _ := telemetry.Value(text, "rocketgo_namesrv_topics", nil)
 	require.GreaterOrEqual(t, n, 2.0)
+}
+
+// TestNamesrvMetricsOTLPPush: metricsExporterType=OTLP_GRPC pushes the
+// name server's series (the common labels, metricsLabel, the headers of
+// metricsGrpcExporterHeader) to metricsGrpcExporterTarget every
+// metricGrpcExporterIntervalInMills, and serves no /metrics.
+func TestNamesrvMetricsOTLPPush(t *testing.T) {
+	col, addr := telemetrytest.Start(t)
+	cfg := testConfig(t)
+	cfg.MetricsExporterType = "OTLP_GRPC"
+	cfg.MetricsGrpcExporterTarget = "http://" + addr
+	cfg.MetricsGrpcExporterHeader = "x-rocketgo-test:ns,broken"
+	cfg.MetricGrpcExporterIntervalInMills = 100 * time.Millisecond
+	cfg.MetricsLabel = "env:otlp"
+	s := startNamesrv(t, cfg)
+	require.Empty(t, s.MetricsAddr(), "OTLP_GRPC serves no /metrics")
+	c := newClient(t)
+	b := &fakeBroker{cluster: "C", name: "broker-a", addr: "127.0.0.1:10911", ha: "127.0.0.1:10912", topics: topics("T1", "T2")}
+	require.Equal(t, int32(codec.RespSuccess), b.register(t, c, s.Addr()).Code)
+	for range 3 {
+		invoke(t, c, s.Addr(), request(codec.ReqGetBrokerClusterInfo))
+	}
+
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case req := <-col.Got:
+			calls, ok := telemetrytest.Value(req, telemetry.RPCLatencyName,
+				map[string]string{"request_code": "get_broker_cluster_info", "node_type": "namesrv", "env": "otlp"})
+			brokers, _ := telemetrytest.Value(req, "rocketgo_namesrv_brokers", nil)
+			if ok && calls == 3 && brokers == 1 {
+				require.Equal(t, []string{"ns"}, (<-col.MD).Get("x-rocketgo-test"))
+				return
+			}
+		case <-deadline:
+			t.Fatal("no export carried 3 get_broker_cluster_info calls and 1 broker")
+		}
+	}
 }

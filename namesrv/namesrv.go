@@ -10,9 +10,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/rocketgo/rocketgo/broker/metrics"
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/telemetry"
 )
 
 // Server is a running name server.
@@ -32,7 +32,7 @@ type Server struct {
 	auth    *auth.Service // with authentication on: who may write
 	general *transport.Pool
 	client  *transport.Pool
-	metrics *metrics.Exporter // metricsExporterType=PROM (metrics.go); nil otherwise
+	metrics *telemetry.Exporter // metricsExporterType=PROM or OTLP_GRPC (metrics.go); nil otherwise
 
 	stop      chan struct{}
 	done      chan struct{}
@@ -118,7 +118,7 @@ func (s *Server) Start() error {
 		return fmt.Errorf("namesrv: start: %w", err)
 	}
 	if exp != nil {
-		if err := exp.Serve(cfg.metricsConfig().Addr(cfg.BindAddress)); err != nil {
+		if err := exp.Start(cfg.metricsConfig(), cfg.BindAddress); err != nil {
 			_ = s.srv.Close()
 			s.general.Close()
 			s.client.Close()

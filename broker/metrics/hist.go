@@ -11,8 +11,6 @@ import (
 var (
 	// MessageSizeBuckets: rocketmq_message_size (1K, 4K, 512K, 1M, 2M, 4M bytes).
 	MessageSizeBuckets = []int64{1 << 10, 4 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20}
-	// RPCLatencyBuckets: rocketmq_rpc_latency, milliseconds.
-	RPCLatencyBuckets = []float64{1, 3, 5, 7, 10, 100, 1000, 2000, 3000}
 	// CreateTimeBuckets: rocketmq_topic_create_execution_time and
 	// rocketmq_consumer_group_create_execution_time, milliseconds.
 	CreateTimeBuckets = []float64{10, 100, 1000, 3000, 5000}

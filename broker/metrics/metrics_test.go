@@ -2,14 +2,13 @@ package metrics
 
 import (
 	"bytes"
-	"net/http"
 	"os"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 	"github.com/rocketgo/rocketgo/codec"
+	"github.com/rocketgo/rocketgo/telemetry"
 	"github.com/stretchr/testify/require"
 )
 
@@ -25,83 +24,22 @@ func scrape(t *testing.T, g prometheus.Gatherer) []byte {
 	return buf.Bytes()
 }
 
-func newTestExporter(t *testing.T, cfg Config) *Exporter {
-	t.Helper()
-	e, err := NewExporter(Node{Type: NodeBroker, Cluster: "C", ID: "broker-a", Scope: "broker-meter"}, cfg)
-	require.NoError(t, err)
-	return e
-}
-
-// TestRPCCountsPerCode: one observation per request, by request and
-// response code names in Java's lower case, with Java's buckets.
-func TestRPCCountsPerCode(t *testing.T) {
-	e := newTestExporter(t, Config{ExporterType: ExporterProm, Label: "k1:v1", InDelta: true})
-	r := NewRPC(e.Registerer())
-	now := time.Now().UnixNano()
-	send := &codec.Frame{Code: int32(codec.ReqSendMessageV2), Arrived: now - int64(4*time.Millisecond)}
-	pull := &codec.Frame{Code: int32(codec.ReqPullMessage), Arrived: now}
-	oneway := &codec.Frame{Code: int32(codec.ReqHeartBeat), Flag: codec.FlagOneway, Arrived: now}
-	r.Observe(nil, send, &codec.Frame{Code: int32(codec.RespSuccess)})
-	r.Observe(nil, send, &codec.Frame{Code: int32(codec.RespSuccess)})
-	r.Observe(nil, pull, &codec.Frame{Code: int32(codec.RespPullNotFound)})
-	r.Observe(nil, oneway, nil)
-	r.Observe(nil, &codec.Frame{Code: 54321}, &codec.Frame{Code: int32(codec.RespSystemBusy)})
-	text := scrape(t, e.Gatherer())
-
-	count := func(req, resp, result string) float64 {
-		v, _ := Value(text, RPCLatencyName+"_count", map[string]string{"request_code": req, "response_code": resp, "result": result})
-		return v
-	}
-	require.Equal(t, 2.0, count("send_message_v2", "success", "success"))
-	require.Equal(t, 1.0, count("pull_message", "pull_not_found", "success"))
-	require.Equal(t, 1.0, count("heart_beat", "success", "oneway"))
-	require.Equal(t, 1.0, count("54321", "system_busy", "success"))
-	// 4 ms lands in le=5, not in le=3.
-	le3, _ := Value(text, RPCLatencyName+"_bucket", map[string]string{"request_code": "send_message_v2", "le": "3"})
-	le5, _ := Value(text, RPCLatencyName+"_bucket", map[string]string{"request_code": "send_message_v2", "le": "5"})
-	require.Equal(t, 0.0, le3)
-	require.Equal(t, 2.0, le5)
-
-	shape, err := Shape(text)
-	require.NoError(t, err)
-	s := shape[RPCLatencyName]
-	require.Equal(t, "histogram", s.Type)
-	require.Equal(t, RPCLatencyBuckets, s.Buckets)
-	require.Equal(t, []string{"aggregation", "cluster", "is_long_polling", "k1", "node_id", "node_type", "otel_scope_name",
-		"protocol_type", "request_code", "response_code", "result"}, s.Labels)
-}
-
-// TestObserverAllocs: the observer path allocates nothing once a
-// (request code, response code) pair has been seen.
-func TestObserverAllocs(t *testing.T) {
-	e := newTestExporter(t, Config{ExporterType: ExporterProm})
-	r := NewRPC(e.Registerer())
-	req := &codec.Frame{Code: int32(codec.ReqSendMessageV2), Arrived: time.Now().UnixNano()}
-	resp := &codec.Frame{Code: int32(codec.RespSuccess)}
-	obs := r.Observer()
-	obs(nil, req, resp)
-	require.Zero(t, testing.AllocsPerRun(1000, func() { obs(nil, req, resp) }))
-
+// TestIntHistogramAllocs: an observation allocates nothing.
+func TestIntHistogramAllocs(t *testing.T) {
 	var h IntHistogram
 	h.Init(MessageSizeBuckets)
 	require.Zero(t, testing.AllocsPerRun(1000, func() { h.Observe(1500) }))
 }
 
-func BenchmarkRPCObserve(b *testing.B) {
-	e, _ := NewExporter(Node{Type: NodeBroker}, Config{ExporterType: ExporterProm})
-	r := NewRPC(e.Registerer())
-	req := &codec.Frame{Code: int32(codec.ReqSendMessageV2), Arrived: time.Now().UnixNano()}
-	resp := &codec.Frame{Code: int32(codec.RespSuccess)}
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			r.Observe(nil, req, resp)
-		}
-	})
+func TestVersionName(t *testing.T) {
+	require.Equal(t, "v5_3_3", VersionName(codec.ServerVersion))
+	require.Equal(t, "higher_version", VersionName(1<<20))
+	require.Equal(t, "java", LanguageName(codec.LangJava))
 }
 
 func TestIntHistogram(t *testing.T) {
-	e := newTestExporter(t, Config{})
+	e, err := telemetry.NewExporter(telemetry.Node{Type: telemetry.NodeBroker}, telemetry.Config{})
+	require.NoError(t, err)
 	var h IntHistogram
 	h.Init(MessageSizeBuckets)
 	for _, v := range []int64{10, 1024, 1025, 5 << 20} {
@@ -111,11 +49,11 @@ func TestIntHistogram(t *testing.T) {
 	require.NoError(t, e.Registerer().Register(constCollector{h.Metric(d, "T")}))
 	text := scrape(t, e.Gatherer())
 	for le, want := range map[string]float64{"1024": 2, "4096": 3, "4.194304e+06": 3, "+Inf": 4} {
-		v, ok := Value(text, "x_size_bucket", map[string]string{"le": le})
+		v, ok := telemetry.Value(text, "x_size_bucket", map[string]string{"le": le})
 		require.True(t, ok, le)
 		require.Equal(t, want, v, le)
 	}
-	sum, _ := Value(text, "x_size_sum", nil)
+	sum, _ := telemetry.Value(text, "x_size_sum", nil)
 	require.Equal(t, float64(10+1024+1025+5<<20), sum)
 }
 
@@ -124,74 +62,16 @@ type constCollector struct{ m prometheus.Metric }
 func (c constCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.m.Desc() }
 func (c constCollector) Collect(ch chan<- prometheus.Metric) { ch <- c.m }
 
-func TestConfig(t *testing.T) {
-	require.NoError(t, Config{ExporterType: "prom", PromPort: 5557}.Validate())
-	require.True(t, Config{ExporterType: "prom"}.Prom())
-	require.Error(t, Config{ExporterType: "STATSD"}.Validate())
-	require.Error(t, Config{Label: "novalue"}.Validate())
-	l, err := ParseLabels("a:1,b:2")
-	require.NoError(t, err)
-	require.Equal(t, [][2]string{{"a", "1"}, {"b", "2"}}, l)
-	require.Equal(t, "127.0.0.10:5557", Config{PromPort: 5557}.Addr("127.0.0.10"))
-	require.Equal(t, "127.0.0.1:9", Config{PromHost: "127.0.0.1", PromPort: 9}.Addr("127.0.0.10"))
-	require.Equal(t, "v5_3_3", VersionName(codec.ServerVersion))
-	require.Equal(t, "higher_version", VersionName(1<<20))
-}
-
 // TestJavaGoldenParses: the golden scrape is what we think it is.
 func TestJavaGoldenParses(t *testing.T) {
 	b, err := os.ReadFile("testdata/java-5.3.3.prom")
 	require.NoError(t, err)
-	s, err := Shape(b)
+	s, err := telemetry.Shape(b)
 	require.NoError(t, err)
-	require.Equal(t, RPCLatencyBuckets, s[RPCLatencyName].Buckets)
+	require.Equal(t, telemetry.RPCLatencyBuckets, s[telemetry.RPCLatencyName].Buckets)
 	var sizes []float64
 	for _, v := range MessageSizeBuckets {
 		sizes = append(sizes, float64(v))
 	}
 	require.Equal(t, sizes, s["rocketmq_message_size"].Buckets)
-}
-
-func BenchmarkRPCObserveSerial(b *testing.B) {
-	e, _ := NewExporter(Node{Type: NodeBroker}, Config{ExporterType: ExporterProm})
-	r := NewRPC(e.Registerer())
-	req := &codec.Frame{Code: int32(codec.ReqSendMessageV2), Arrived: time.Now().UnixNano()}
-	resp := &codec.Frame{Code: int32(codec.RespSuccess)}
-	b.ReportAllocs()
-	for range b.N {
-		r.Observe(nil, req, resp)
-	}
-}
-
-// BenchmarkArrivalStamp is what the transport adds per request when a
-// router has an observer: one wall-clock read.
-func BenchmarkArrivalStamp(b *testing.B) {
-	var f codec.Frame
-	b.ReportAllocs()
-	for range b.N {
-		f.Arrived = time.Now().UnixNano()
-	}
-}
-
-// TestPprofOnlyWhenAsked: /debug/pprof/ is served with Pprof and absent
-// without it; /metrics is served either way.
-func TestPprofOnlyWhenAsked(t *testing.T) {
-	for _, on := range []bool{false, true} {
-		e, err := NewExporter(Node{Type: NodeBroker}, Config{ExporterType: ExporterProm, Pprof: on})
-		require.NoError(t, err)
-		require.NoError(t, e.Serve("127.0.0.1:0"))
-		get := func(path string) int {
-			resp, err := http.Get("http://" + e.Addr() + path)
-			require.NoError(t, err)
-			resp.Body.Close()
-			return resp.StatusCode
-		}
-		require.Equal(t, http.StatusOK, get("/metrics"))
-		want := http.StatusNotFound
-		if on {
-			want = http.StatusOK
-		}
-		require.Equal(t, want, get("/debug/pprof/goroutine?debug=1"), "pprof=%v", on)
-		require.NoError(t, e.Close())
-	}
 }

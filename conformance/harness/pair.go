@@ -22,14 +22,40 @@ const (
 	PairJava     PairKind = "pair-java"      // Java 5.3.3 name server, master and slave (reference)
 	PairOursJava PairKind = "pair-ours-java" // our name server and master, Java slave
 	PairJavaOurs PairKind = "pair-java-ours" // Java name server and master, our slave
+	// The second reference, Apache RocketMQ 5.4.0 (jars of
+	// `make java-server-5.4`): its pair, and ours mixed with it both ways.
+	PairJava54     PairKind = "pair-java-5.4.0"      // Java 5.4.0 name server, master and slave
+	PairOursJava54 PairKind = "pair-ours-java-5.4.0" // our name server and master, Java 5.4.0 slave
+	PairJava54Ours PairKind = "pair-java-5.4.0-ours" // Java 5.4.0 name server and master, our slave
 )
 
 // PairKinds is every pair combination in matrix order.
-var PairKinds = []PairKind{PairOurs, PairJava, PairOursJava, PairJavaOurs}
+var PairKinds = []PairKind{PairOurs, PairJava, PairOursJava, PairJavaOurs, PairJava54, PairOursJava54, PairJava54Ours}
 
 // OurMaster and OurSlave report which halves are ours.
-func (k PairKind) OurMaster() bool { return k == PairOurs || k == PairOursJava }
-func (k PairKind) OurSlave() bool  { return k == PairOurs || k == PairJavaOurs }
+func (k PairKind) OurMaster() bool { return k == PairOurs || k == PairOursJava || k == PairOursJava54 }
+func (k PairKind) OurSlave() bool  { return k == PairOurs || k == PairJavaOurs || k == PairJava54Ours }
+
+// Reference reports whether k is all Java (a reference pair: a failure
+// there means the scenario is wrong).
+func (k PairKind) Reference() bool { return k == PairJava || k == PairJava54 }
+
+// JavaVersion is the version of k's Java halves ("" = 5.3.3).
+func (k PairKind) JavaVersion() string {
+	switch k {
+	case PairJava54, PairOursJava54, PairJava54Ours:
+		return "5.4.0"
+	}
+	return ""
+}
+
+// javaEnv is the javaserver.sh environment for k's Java processes.
+func (k PairKind) javaEnv() []string {
+	if v := k.JavaVersion(); v != "" {
+		return []string{"ROCKETMQ_SERVER_VERSION=" + v}
+	}
+	return nil
+}
 
 // PairOptions tunes a pair.
 type PairOptions struct {
@@ -82,23 +108,27 @@ type Pair struct {
 func StartPair(ctx context.Context, env Env, kind PairKind, opt PairOptions) (*Pair, error) {
 	if opt.ReadyTimeout == 0 {
 		opt.ReadyTimeout = 180 * time.Second
+		// CONFORMANCE_READY_TIMEOUT (a Go duration) for a busier machine, as for clusters.
+		if d, err := time.ParseDuration(os.Getenv("CONFORMANCE_READY_TIMEOUT")); err == nil && d > 0 {
+			opt.ReadyTimeout = d
+		}
 	}
 	if opt.SegmentSize == 0 {
 		opt.SegmentSize = 16 << 20
 	}
 	switch kind {
-	case PairOurs, PairJava, PairOursJava, PairJavaOurs:
+	case PairOurs, PairJava, PairOursJava, PairJavaOurs, PairJava54, PairOursJava54, PairJava54Ours:
 	default:
 		return nil, fmt.Errorf("harness: unknown pair kind %q", kind)
 	}
 	for _, b := range []string{"mqnamesrv", "mqbroker"} {
-		if kind != PairJava {
+		if !kind.Reference() {
 			if _, err := os.Stat(env.Bin(b)); err != nil {
 				return nil, fmt.Errorf("%w: %s", ErrNotBuilt, env.Bin(b))
 			}
 		}
 	}
-	if kind != PairOurs && !env.HaveJavaServer() {
+	if kind != PairOurs && !env.haveJavaServer(kind.JavaVersion()) {
 		return nil, ErrNoJava
 	}
 	p := &Pair{Kind: kind, Dir: opt.Dir, ready: opt.ReadyTimeout}
@@ -141,7 +171,8 @@ func (p *Pair) startNamesrv(env Env, ours bool, port int) error {
 		}
 		proc, err = StartProcess("mqnamesrv", dir, nil, env.Bin("mqnamesrv"), "-c", conf)
 	} else {
-		proc, err = StartProcess("namesrv", dir, []string{"FOREGROUND=1"}, env.Script, "start-namesrv", strconv.Itoa(port), dir)
+		proc, err = StartProcess("namesrv", dir, append([]string{"FOREGROUND=1"}, p.Kind.javaEnv()...),
+			env.Script, "start-namesrv", strconv.Itoa(port), dir)
 	}
 	if err != nil {
 		return err
@@ -194,7 +225,7 @@ func (p *Pair) newNode(env Env, role string, ours bool, opt PairOptions, own []s
 		n.StoreDir = filepath.Join(dir, "store") // javaserver.sh: storePathRootDir=$dir/store
 		extra := strings.Join(lines, "\n")
 		n.launch = func() (*Process, error) {
-			return StartProcess("broker", dir, []string{"FOREGROUND=1", "BROKER_EXTRA_CONF=" + extra},
+			return StartProcess("broker", dir, append([]string{"FOREGROUND=1", "BROKER_EXTRA_CONF=" + extra}, p.Kind.javaEnv()...),
 				env.Script, "start-broker", p.NamesrvAddr, strconv.Itoa(port), dir)
 		}
 	}

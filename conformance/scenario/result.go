@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -38,9 +39,26 @@ func (r Result) Line() string {
 	return s
 }
 
-// hasRow reports whether any client has a result for scenario name on srv.
-func hasRow(cell map[[3]string]Result, srv, name string) bool {
-	for _, c := range Clients {
+// columns are the client columns of a table: every client of Clients,
+// then each opt-in client (MatrixClients: java-5.4.0) that has a result.
+func columns(results []Result) []Client {
+	has := map[Client]bool{}
+	for _, r := range results {
+		has[r.Client] = true
+	}
+	cols := append([]Client{}, Clients...)
+	for _, c := range MatrixClients {
+		if has[c] && !slices.Contains(cols, c) {
+			cols = append(cols, c)
+		}
+	}
+	return cols
+}
+
+// hasRow reports whether any client of cols has a result for scenario name
+// on srv.
+func hasRow(cell map[[3]string]Result, cols []Client, srv, name string) bool {
+	for _, c := range cols {
 		if _, ok := cell[[3]string{srv, name, string(c)}]; ok {
 			return true
 		}
@@ -55,23 +73,24 @@ func Markdown(results []Result, servers []string) string {
 	for _, r := range results {
 		cell[[3]string{r.Server, r.Scenario, string(r.Client)}] = r
 	}
+	cols := columns(results)
 	var b strings.Builder
 	for _, srv := range servers {
 		fmt.Fprintf(&b, "\n### server: %s\n\n| scenario |", srv)
-		for _, c := range Clients {
+		for _, c := range cols {
 			fmt.Fprintf(&b, " %s |", c)
 		}
 		b.WriteString("\n|---|")
-		for range Clients {
+		for range cols {
 			b.WriteString("---|")
 		}
 		b.WriteString("\n")
 		for _, s := range Table {
-			if !hasRow(cell, srv, s.Name) {
+			if !hasRow(cell, cols, srv, s.Name) {
 				continue // not run against srv (a partial matrix)
 			}
 			fmt.Fprintf(&b, "| %s |", s.Name)
-			for _, c := range Clients {
+			for _, c := range cols {
 				r, ok := cell[[3]string{srv, s.Name, string(c)}]
 				if !ok {
 					b.WriteString(" |")

@@ -27,6 +27,11 @@ const (
 // Clients is every client in matrix order.
 var Clients = []Client{GoV2, Java49, Java493, Java5}
 
+// MatrixClients is Clients plus the opt-in clients (CONFORMANCE_CLIENTS),
+// in column order: a table shows an opt-in client's column when it has
+// results.
+var MatrixClients = []Client{GoV2, Java49, Java493, Java5, Java54}
+
 // ReplicationClients are the clients of the replication scenarios (4.9.3
 // runs only the issue #19 scenarios of the single-node table).
 var ReplicationClients = []Client{GoV2, Java49, Java5}

@@ -58,3 +58,20 @@ func TestMarkdown(t *testing.T) {
 		require.True(t, strings.Contains(md, "| "+name+" | "+reason+" |"), name)
 	}
 }
+
+// TestMarkdownJava54Column: the opt-in java-5.4.0 client gets its own
+// column, after java-5, when it has results; without results the table
+// keeps the default columns.
+func TestMarkdownJava54Column(t *testing.T) {
+	md := Markdown([]Result{
+		{Scenario: "send_push", Client: GoV2, Server: "java-5.4.0", Status: Pass},
+		{Scenario: "send_push", Client: Java5, Server: "java-5.4.0", Status: Pass},
+		{Scenario: "send_push", Client: Java54, Server: "java-5.4.0", Status: Fail, Detail: "x"},
+		{Scenario: "pull", Client: Java54, Server: "java-5.4.0", Status: Pass},
+	}, []string{"java-5.4.0"})
+	require.Contains(t, md, "| scenario | go-v2 | java-4.9.8 | java-4.9.3 | java-5 | java-5.4.0 |\n|---|---|---|---|---|---|\n")
+	require.Contains(t, md, "| send_push | pass | | | pass | FAIL |")
+	require.Contains(t, md, "| pull | | | | | pass |")
+	plain := Markdown([]Result{{Scenario: "pull", Client: GoV2, Server: "ours", Status: Pass}}, []string{"ours"})
+	require.NotContains(t, plain, "java-5.4.0 |")
+}

@@ -2,7 +2,7 @@
 //
 //   java -cp 'conformance/.cache/java-server/lib/*' scripts/dashboard/Seed.java NSADDR OUTFILE
 //
-// Creates DashTopic (4 queues) and sends 8 traced messages with keys into it, one
+// Creates DashTopic (4 queues, message.type NORMAL) and sends 8 traced messages with keys into it, one
 // queue per message in turn; DashConsumerGroup consumes them (traced) and stores its
 // offsets; DashDlqGroup sends the one message of DashDlqTopic straight to its DLQ.
 // Writes OUTFILE (JSON: message ids) and keeps the producer and the consumer
@@ -15,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
@@ -50,6 +51,9 @@ public class Seed {
         String brokerAddr = ci.getBrokerAddrTable().values().iterator().next().selectBrokerAddr();
         for (String t : new String[] {TOPIC, DLQ_TOPIC}) {
             TopicConfig tc = new TopicConfig(t, 4, 4);
+            // The topic page lists NORMAL topics by default, and a topic
+            // without the message.type attribute is UNSPECIFIED there.
+            tc.setAttributes(Map.of("+message.type", "NORMAL"));
             admin.createAndUpdateTopicConfig(brokerAddr, tc);
         }
         waitRoute(admin, TOPIC);

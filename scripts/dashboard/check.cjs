@@ -160,6 +160,30 @@ async function rowButton(page, cellText, idx) {
   return true;
 }
 
+// Sets the visible date pickers #0 (begin) and #1 (end) of the page to the
+// last hour and the next one: the message and DLQ pages open on a range
+// that may not hold the seeded messages (the picker's own default).
+async function setRange(page) {
+  const pad = (n) => String(n).padStart(2, '0');
+  const fmt = (d) => `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  const now = Date.now();
+  const values = [fmt(new Date(now - 3600e3)), fmt(new Date(now + 3600e3))];
+  const pickers = await visible(page, '.ant-picker input');
+  for (let i = 0; i < 2; i++) {
+    const el = await need(pickers, i, `date picker #${i}`);
+    if (!el) return;
+    await el.click({clickCount: 3});
+    await page.keyboard.down('Control'); await page.keyboard.press('KeyA'); await page.keyboard.up('Control');
+    await page.keyboard.press('Backspace');
+    await el.type(values[i]);
+    await page.keyboard.press('Enter');
+    await sleep(300);
+  }
+  // Close a picker panel left open.
+  await page.keyboard.press('Escape');
+  await sleep(200);
+}
+
 async function clickTab(page, label) {
   const ok = await page.evaluate((want) => {
     const t = [...document.querySelectorAll('.ant-tabs-tab')].find((n) => n.innerText.trim() === want);
@@ -260,8 +284,10 @@ async function main() {
 
   await go(page, '/message', 'message-by-topic');
   await chooseSelect(page, 0, seed.topic);
+  await setRange(page);
   await clickText(page, 'Search');
   await toasts(page); await shot(page, 'message-by-topic');
+  await modalStep(page, 'message-by-topic-detail', () => rowButton(page, seed.msgIds[0], 0));
 
   step = 'message-by-key';
   await clickTab(page, 'Message Key');
@@ -298,8 +324,18 @@ async function main() {
 
   await go(page, '/dlqMessage', 'dlq');
   await chooseSelect(page, 0, seed.dlqGroup);
+  await setRange(page);
   await clickText(page, 'Search');
   await toasts(page); await shot(page, 'dlq');
+  // The by-group search sends begin = end = today 00:00 whatever the
+  // pickers show (this dashboard's DLQ page, on either server), so the row
+  // dialogs are reached through the Message ID tab.
+  step = 'dlq-by-id';
+  await clickTab(page, 'Message ID');
+  await chooseSelect(page, 0, seed.dlqGroup);
+  await typeInput(page, 0, seed.dlqMsgId);
+  await clickText(page, 'Search');
+  await toasts(page); await shot(page, 'dlq-by-id');
   await modalStep(page, 'dlq-detail', () => rowButton(page, seed.dlqMsgId, 0));
   await modalStep(page, 'dlq-resend', () => rowButton(page, seed.dlqMsgId, 1));
 

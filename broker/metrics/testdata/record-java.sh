@@ -5,13 +5,18 @@
 # Values in it mean nothing; only the shape is compared.
 #
 #   broker/metrics/testdata/record-java.sh        (from the module root)
+#   ROCKETMQ_SERVER_VERSION=5.4.0 broker/metrics/testdata/record-java.sh
+#                                                 (java-5.4.0.prom, the second reference;
+#                                                 jars of make -C conformance java-server-5.4)
 #
 # Needs the jars conformance/scripts/javaserver.sh fetches. Ports on
 # 127.0.0.1 only: NS_PORT (29876), BROKER_PORT (29911, HA +1, VIP -2),
 # PROM_PORT (29557).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../../.." && pwd)"
-out="$root/broker/metrics/testdata/java-5.3.3.prom"
+version="${ROCKETMQ_SERVER_VERSION:-5.3.3}"
+export ROCKETMQ_SERVER_VERSION="$version"
+out="$root/broker/metrics/testdata/java-$version.prom"
 ns_port="${NS_PORT:-29876}" broker_port="${BROKER_PORT:-29911}" prom_port="${PROM_PORT:-29557}"
 dir="$(mktemp -d)"
 js="$root/conformance/scripts/javaserver.sh"

@@ -1,4 +1,4 @@
-package metrics
+package telemetry
 
 import (
 	"strings"
@@ -14,6 +14,9 @@ import (
 // RPCLatencyName is rocketmq_rpc_latency as Java's exporter serves it
 // (the unit appended).
 const RPCLatencyName = "rocketmq_rpc_latency_milliseconds"
+
+// RPCLatencyBuckets are Java's rocketmq_rpc_latency buckets, milliseconds.
+var RPCLatencyBuckets = []float64{1, 3, 5, 7, 10, 100, 1000, 2000, 3000}
 
 // rpcKey is one child of the latency histogram.
 type rpcKey struct {
@@ -107,18 +110,3 @@ func RequestCodeName(code int32) string {
 func ResponseCodeName(code int32) string {
 	return strings.ToLower(codec.ResponseCode(code).String())
 }
-
-// VersionName is Java's version label: MQVersion.getVersionDesc(v) in
-// lower case (the last name for a version beyond the table).
-func VersionName(v int32) string {
-	if v < 0 {
-		v = 0
-	}
-	if int(v) >= len(versionNames) {
-		return versionNames[len(versionNames)-1]
-	}
-	return versionNames[v]
-}
-
-// LanguageName is Java's language label: LanguageCode.name() in lower case.
-func LanguageName(l codec.LanguageCode) string { return strings.ToLower(l.String()) }

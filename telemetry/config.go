@@ -1,7 +1,8 @@
-package metrics
+package telemetry
 
 import (
 	"fmt"
+	"log/slog"
 	"net"
 	"strconv"
 	"strings"
@@ -54,6 +55,24 @@ func (c Config) Prom() bool { return strings.EqualFold(c.ExporterType, ExporterP
 // OTLP_GRPC, which (like Java's checkConfig) needs a target.
 func (c Config) PushOTLP() bool {
 	return strings.EqualFold(c.ExporterType, ExporterOTLPGRPC) && c.OTLP.Target != ""
+}
+
+// Enabled reports whether c exports anything: PROM, or OTLP_GRPC with a
+// target.
+func (c Config) Enabled() bool { return c.Prom() || c.PushOTLP() }
+
+// LogOff logs, when c names an exporter but exports nothing, why: LOG is
+// not supported here, OTLP_GRPC needs metricsGrpcExporterTarget.
+func (c Config) LogOff(log *slog.Logger) {
+	if c.Enabled() {
+		return
+	}
+	switch strings.ToUpper(c.ExporterType) {
+	case ExporterLog:
+		log.Warn("metricsExporterType not supported, metrics off", "metricsExporterType", c.ExporterType)
+	case ExporterOTLPGRPC:
+		log.Error("metricsExporterType OTLP_GRPC without metricsGrpcExporterTarget, metrics off")
+	}
 }
 
 // Addr is the endpoint's listen address; defaultHost stands in for a blank

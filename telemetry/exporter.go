@@ -1,4 +1,4 @@
-package metrics
+package telemetry
 
 import (
 	"context"
@@ -88,6 +88,19 @@ func (e *Exporter) Gatherer() prometheus.Gatherer { return e.reg }
 // Handler serves the registry in the text or protobuf exposition.
 func (e *Exporter) Handler() http.Handler {
 	return promhttp.HandlerFor(e.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}
+
+// Start exports the registry as c says: PROM serves /metrics on
+// c.Addr(defaultHost), OTLP_GRPC pushes to c.OTLP.Target. Anything else
+// starts nothing. Close stops either.
+func (e *Exporter) Start(c Config, defaultHost string) error {
+	switch {
+	case c.Prom():
+		return e.Serve(c.Addr(defaultHost))
+	case c.PushOTLP():
+		return e.StartOTLP(c.OTLP)
+	}
+	return nil
 }
 
 // Serve listens on addr and serves /metrics until Close. It returns once
