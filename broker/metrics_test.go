@@ -401,7 +401,7 @@ func TestMetricsRoundTripAllocs(t *testing.T) {
 		}, 5*time.Second, 10*time.Millisecond, stage)
 	}
 	// Every reply written to the socket is timed, sends and pulls alike.
-	writes, ok := metrics.Value(scrapeBroker(t, tb), "rocketgo_reply_write_latency_microseconds_count", nil)
+	writes, ok := telemetry.Value(scrapeBroker(t, tb), "rocketgo_reply_write_latency_microseconds_count", nil)
 	require.True(t, ok)
 	require.GreaterOrEqual(t, writes, float64(200+300+1))
 	for _, name := range []string{"go_sched_latencies_seconds_count", "go_gc_cycles_total_gc_cycles_total"} {
