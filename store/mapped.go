@@ -1,7 +1,6 @@
 package store
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"sync/atomic"
@@ -55,9 +54,12 @@ func createSegment(path string, start, size int64) (*segment, error) {
 }
 
 // openSegment maps an existing file; a short file is extended to size.
-// Its blocks are allocated too (a file written by the Java broker is
-// sparse); when the disk has no room for them the segment is still opened
-// for reading, and ensureAllocated fails until there is room.
+// Its blocks are not allocated here: a sealed segment is never written
+// again, and allocating a sparse one (a file written by the Java broker, a
+// store copied with holes, a benchmark's punched zero fill) would claim
+// disk for every hole of every segment at start. Every writer calls
+// ensureAllocated before it stores through the mapping of a segment
+// opened this way (put, replication, truncation, consume-queue appends).
 func openSegment(path string, start, size int64) (*segment, error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0o644)
 	if err != nil {
@@ -72,16 +74,13 @@ func openSegment(path string, start, size int64) (*segment, error) {
 		f.Close()
 		return nil, fmt.Errorf("store: segment %s has %d bytes, want %d", path, st.Size(), size)
 	}
-	allocErr := falloc.Allocate(f, 0, size)
-	if allocErr != nil && (!errors.Is(allocErr, errNoSpace) || st.Size() < size) {
-		f.Close()
-		return nil, fmt.Errorf("store: allocate segment %s: %w", path, allocErr)
+	if st.Size() < size {
+		if err := f.Truncate(size); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("store: extend segment %s: %w", path, err)
+		}
 	}
-	s, err := mapSegment(f, path, start, size)
-	if err == nil {
-		s.allocated.Store(allocErr == nil)
-	}
-	return s, err
+	return mapSegment(f, path, start, size)
 }
 
 // ensureAllocated allocates the segment's blocks if opening could not; an
