@@ -129,36 +129,15 @@ func (c *rpcConn) forget(op int32, cl *call) bool {
 
 func (c *rpcConn) readLoop() {
 	defer c.wg.Done()
-	buf := make([]byte, 0, 512<<10)
 	var f codec.Frame
-	for {
-		if len(buf) == cap(buf) {
-			nb := make([]byte, len(buf), 2*cap(buf))
-			copy(nb, buf)
-			buf = nb
-		}
-		n, err := c.nc.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		for {
-			payload, used, ferr := codec.NextFrame(buf, codec.DefaultMaxFrameLength)
-			if ferr != nil {
-				c.fail(ferr)
-				return
-			}
-			if used == 0 {
-				break
-			}
-			c.dispatch(payload, &f)
-			buf = buf[:copy(buf, buf[used:])]
-		}
-		if err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
-				err = errConnClosed
-			}
-			c.fail(err)
-			return
-		}
+	err := readFrames(c.nc, 512<<10, codec.DefaultMaxFrameLength, false, func(_, payload []byte, _ time.Time) error {
+		c.dispatch(payload, &f)
+		return nil
+	})
+	if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+		err = errConnClosed
 	}
+	c.fail(err)
 }
 
 func (c *rpcConn) dispatch(payload []byte, f *codec.Frame) {

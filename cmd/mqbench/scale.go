@@ -286,40 +286,14 @@ func (c *muxConn) failure() error {
 
 func (c *muxConn) readLoop() {
 	defer close(c.done)
-	buf := make([]byte, 0, 4<<10)
 	var f codec.Frame
-	for {
-		if len(buf) == cap(buf) {
-			nb := make([]byte, len(buf), 2*cap(buf))
-			copy(nb, buf)
-			buf = nb
+	c.fail(readFrames(c.nc, 4<<10, codec.DefaultMaxFrameLength, true, func(_, payload []byte, at time.Time) error {
+		f.Reset()
+		if codec.Decode(payload, &f) == nil {
+			c.dispatch(&f, at)
 		}
-		n, err := c.nc.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		for {
-			payload, used, ferr := codec.NextFrame(buf, codec.DefaultMaxFrameLength)
-			if ferr != nil {
-				c.fail(ferr)
-				return
-			}
-			if used == 0 {
-				break
-			}
-			at := time.Now()
-			f.Reset()
-			if codec.Decode(payload, &f) == nil {
-				c.dispatch(&f, at)
-			}
-			buf = buf[:copy(buf, buf[used:])]
-		}
-		if len(buf) == 0 && cap(buf) > 64<<10 {
-			buf = make([]byte, 0, 4<<10) // give back a large reply's buffer
-		}
-		if err != nil {
-			c.fail(err)
-			return
-		}
-	}
+		return nil
+	}))
 }
 
 func (c *muxConn) dispatch(f *codec.Frame, at time.Time) {

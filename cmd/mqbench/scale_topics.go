@@ -187,40 +187,17 @@ func (r *regRelay) closeAll() {
 func (r *regRelay) pump(src, dst net.Conn, fromBroker bool) {
 	defer dst.Close()
 	defer src.Close()
-	buf := make([]byte, 0, 64<<10)
 	var f codec.Frame
-	for {
-		if len(buf) == cap(buf) {
-			nb := make([]byte, len(buf), 2*cap(buf))
-			copy(nb, buf)
-			buf = nb
+	_ = readFrames(src, 64<<10, 64<<20, false, func(frame, payload []byte, at time.Time) error {
+		// Decode unescapes in place: decode a copy, forward the original.
+		tmp := append([]byte(nil), payload...)
+		f.Reset()
+		if codec.Decode(tmp, &f) == nil {
+			r.note(&f, len(frame), at, fromBroker)
 		}
-		n, err := src.Read(buf[len(buf):cap(buf)])
-		first := time.Now()
-		buf = buf[:len(buf)+n]
-		for {
-			payload, used, ferr := codec.NextFrame(buf, 64<<20)
-			if ferr != nil || used == 0 {
-				if ferr != nil {
-					return
-				}
-				break
-			}
-			// Decode unescapes in place: decode a copy, forward the original.
-			tmp := append([]byte(nil), payload...)
-			f.Reset()
-			if codec.Decode(tmp, &f) == nil {
-				r.note(&f, used, first, fromBroker)
-			}
-			if _, werr := dst.Write(buf[:used]); werr != nil {
-				return
-			}
-			buf = buf[:copy(buf, buf[used:])]
-		}
-		if err != nil {
-			return
-		}
-	}
+		_, err := dst.Write(frame)
+		return err
+	}) // the relay ends with either side: the error is the end
 }
 
 func (r *regRelay) note(f *codec.Frame, frameLen int, at time.Time, fromBroker bool) {

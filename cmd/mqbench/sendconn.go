@@ -184,41 +184,18 @@ func (c *sendConn) writeLoop() {
 
 func (c *sendConn) readLoop() {
 	defer c.wg.Done()
-	buf := make([]byte, 0, 256<<10)
 	var f codec.Frame
-	for {
-		if len(buf) == cap(buf) {
-			nb := make([]byte, len(buf), 2*cap(buf))
-			copy(nb, buf)
-			buf = nb
+	err := readFrames(c.nc, 256<<10, codec.DefaultMaxFrameLength, false, func(_, payload []byte, _ time.Time) error {
+		if err := codec.Decode(payload, &f); err != nil {
+			return err
 		}
-		n, err := c.nc.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		for {
-			payload, used, ferr := codec.NextFrame(buf, codec.DefaultMaxFrameLength)
-			if ferr != nil {
-				c.fail(ferr)
-				return
-			}
-			if used == 0 {
-				break
-			}
-			if derr := codec.Decode(payload, &f); derr != nil {
-				c.fail(derr)
-				return
-			}
-			c.handle(&f)
-			buf = buf[:copy(buf, buf[used:])]
-		}
-		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-				c.fail(err)
-			} else {
-				c.fail(errConnClosed)
-			}
-			return
-		}
+		c.handle(&f)
+		return nil
+	})
+	if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+		err = errConnClosed
 	}
+	c.fail(err)
 }
 
 // handle settles one reply. Requests from the broker are answered
