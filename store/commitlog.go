@@ -199,7 +199,7 @@ func (c *commitLog) prepareSpare(start int64) {
 	}
 	// Only the head is paged in: the writer starts there, and the window
 	// ahead of it moves on from there (resident.go).
-	c.lane.Run(func() { s.prefault(0, min(prefaultAhead, s.size)) })
+	s.prefaultVia(c.lane.Run, 0, min(prefaultAhead, s.size))
 	if c.spare != nil {
 		c.spare.destroy()
 	}

@@ -193,3 +193,30 @@ func TestArrivalPrecedesIndex(t *testing.T) {
 		require.Equal(t, []int64{r.WroteOffset}, hits)
 	}
 }
+
+// TestPrefaultInBoundedPieces checks that paging in a window ahead takes
+// one lane turn per prefaultChunk, each paging in no more than its piece,
+// and that together they cover the window: a single long MADV_POPULATE_READ
+// holds the mmap lock for tens of milliseconds on fresh memory.
+func TestPrefaultInBoundedPieces(t *testing.T) {
+	if !populateSupported(t) {
+		t.Skip("no MADV_POPULATE_READ")
+	}
+	seg, err := createSegment(t.TempDir()+"/00000000000000000000", 0, 4<<20)
+	require.NoError(t, err)
+	defer seg.destroy()
+	const window = 1<<20 + 4096 // four whole pieces and one page
+	var steps []int64
+	seg.prefaultVia(func(f func()) {
+		f()
+		steps = append(steps, mappedRSS(t, seg.data))
+	}, 0, window)
+	require.Len(t, steps, 5)
+	prev := int64(0)
+	for i, rss := range steps {
+		require.LessOrEqual(t, rss-prev, int64(prefaultChunk), "piece %d paged in more than a chunk", i)
+		require.Greater(t, rss, prev, "piece %d paged in nothing", i)
+		prev = rss
+	}
+	require.GreaterOrEqual(t, prev, int64(window), "the window is not resident")
+}
