@@ -254,7 +254,7 @@ var (
 		[]string{"consumer_group", "topic", "queue_id", "revive_message_type"}, nil)
 	descPopRevRetry = prometheus.NewDesc("rocketmq_pop_revive_retry_messages_total", "Total number of put message to pop retry topic",
 		[]string{"consumer_group", "topic", "put_status"}, nil)
-	descPopScan = prometheus.NewDesc("rocketmq_pop_buffer_scan_time_consume_milliseconds", "Time consuming of pop buffer scan", nil, nil)
+	descPopScan   = prometheus.NewDesc("rocketmq_pop_buffer_scan_time_consume_milliseconds", "Time consuming of pop buffer scan", nil, nil)
 	descPopOffBuf = prometheus.NewDesc("rocketmq_pop_offset_buffer_size", "Time number of buffered offset", nil, nil)
 	descPopCKBuf  = prometheus.NewDesc("rocketmq_pop_checkpoint_buffer_size", "The number of buffered checkpoint", nil, nil)
 	descPopRevLag = prometheus.NewDesc("rocketmq_pop_revive_lag_milliseconds", "The processing lag of revive topic",

@@ -137,7 +137,7 @@ type popProcessor struct {
 	log     *slog.Logger
 	holds   *popHolds
 	orders  *popOrders
-	role    *roleState // a slave runs no revive (nil: a master)
+	role    *roleState  // a slave runs no revive (nil: a master)
 	metrics *popMetrics // nil with metrics off
 
 	reviveTopic string
