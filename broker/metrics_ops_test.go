@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -77,6 +78,8 @@ func TestMetricsPop(t *testing.T) {
 		_, ok = telemetry.Value(text, "rocketmq_pop_revive_latency_milliseconds", map[string]string{"queue_id": qs})
 		require.True(t, ok, qs)
 	}
+	requireJavaSourceShapes(t, text, "rocketmq_pop_revive_in_message_total", "rocketmq_pop_revive_out_message_total",
+		"rocketmq_pop_revive_retry_messages_total")
 	text = metricValue(t, tb, "rocketmq_pop_revive_lag_milliseconds", map[string]string{"queue_id": "7"}, 1)
 	v, _ = telemetry.Value(text, "rocketmq_pop_checkpoint_buffer_size", nil)
 	require.Equal(t, 0.0, v)
@@ -101,8 +104,8 @@ func TestMetricsTimer(t *testing.T) {
 	require.Equal(t, 1.0, v)
 	v, _ = telemetry.Value(text, "rocketmq_delay_message_latency_seconds_bucket", map[string]string{"topic": "TM", "le": "60"})
 	require.Equal(t, 1.0, v)
-	v, _ = telemetry.Value(text, "rocketmq_timer_enqueue_lag", nil)
-	require.Equal(t, 0.0, v)
+	requireJavaSourceShapes(t, text, "rocketmq_timing_messages", "rocketmq_timer_enqueue_total", "rocketmq_delay_message_latency_seconds")
+	metricValue(t, tb, "rocketmq_timer_enqueue_lag", nil, 0)
 
 	tb.pullN(t, "TM", 1, 10*time.Second)
 	text = metricValue(t, tb, "rocketmq_timer_dequeue_total", tm, 1)
@@ -110,6 +113,7 @@ func TestMetricsTimer(t *testing.T) {
 	require.Equal(t, 0.0, v)
 	v, _ = telemetry.Value(text, "rocketmq_timer_message_snapshot", map[string]string{"timer_bound_s": "5"})
 	require.Equal(t, 0.0, v)
+	requireJavaSourceShapes(t, text, "rocketmq_timer_dequeue_total")
 }
 
 // TestMetricsTransactionsAndDLQ: commits, rollbacks, the half-message
@@ -150,6 +154,8 @@ func TestMetricsTransactionsAndDLQ(t *testing.T) {
 		map[string]string{"consumer_group": "pg", "topic": "%RETRY%cg2", "is_system": "false"}, 1)
 	v, _ = telemetry.Value(text, "rocketmq_send_to_dlq_messages_total", map[string]string{"consumer_group": "cg", "topic": "RT", "is_system": "false"})
 	require.Equal(t, 1.0, v)
+	requireJavaSourceShapes(t, text, "rocketmq_send_to_dlq_messages_total", "rocketmq_commit_messages_total",
+		"rocketmq_rollback_messages_total", "rocketmq_finish_message_latency_milliseconds", "rocketmq_half_messages")
 }
 
 // TestMetricsOpsCountersAllocs: a counter of a known key allocates
@@ -173,4 +179,45 @@ func TestMetricsOpsCountersAllocs(t *testing.T) {
 	var nilTxn *txnMetrics
 	nilPop.onPut("g", "T", reviveKindCK, store.PutOK) // metrics off: nil-safe
 	nilTxn.onDLQ("g", "T")
+}
+
+// javaSourceShapes are the series of issue #22 that the golden scrape
+// lacks (its traffic had no revive puts, timers, transactions or DLQ
+// sends), as Java 5.3.3's source declares them: the names of
+// PopMetricsConstant, DefaultStoreMetricsConstant and BrokerMetricsConstant,
+// the label names their record calls put, the views' buckets, and the
+// OpenTelemetry Prometheus exporter's unit suffix (seconds, "ms" →
+// milliseconds). base are the labels every broker series carries.
+var javaSourceShapes = map[string]telemetry.Series{
+	"rocketmq_pop_revive_in_message_total": {Type: "counter",
+		Labels: []string{"consumer_group", "put_status", "revive_message_type", "topic"}},
+	"rocketmq_pop_revive_out_message_total": {Type: "counter",
+		Labels: []string{"consumer_group", "queue_id", "revive_message_type", "topic"}},
+	"rocketmq_pop_revive_retry_messages_total": {Type: "counter", Labels: []string{"consumer_group", "put_status", "topic"}},
+	"rocketmq_timing_messages":                 {Type: "gauge", Labels: []string{"storage_medium", "storage_type", "topic"}},
+	"rocketmq_timer_enqueue_total":             {Type: "counter", Labels: []string{"storage_medium", "storage_type", "topic"}},
+	"rocketmq_timer_dequeue_total":             {Type: "counter", Labels: []string{"storage_medium", "storage_type", "topic"}},
+	"rocketmq_delay_message_latency_seconds": {Type: "histogram", Labels: []string{"storage_medium", "storage_type", "topic"},
+		Buckets: []float64{60, 600, 3600, 43200, 86400, 259200}},
+	"rocketmq_send_to_dlq_messages_total": {Type: "counter", Labels: []string{"consumer_group", "is_system", "topic"}},
+	"rocketmq_commit_messages_total":      {Type: "counter", Labels: []string{"topic"}},
+	"rocketmq_rollback_messages_total":    {Type: "counter", Labels: []string{"topic"}},
+	"rocketmq_finish_message_latency_milliseconds": {Type: "histogram", Labels: []string{"topic"},
+		Buckets: []float64{5, 60, 600, 3600, 43200, 86400}},
+	"rocketmq_half_messages": {Type: "gauge", Labels: []string{"topic"}},
+}
+
+// requireJavaSourceShapes checks the javaSourceShapes series text serves.
+func requireJavaSourceShapes(t *testing.T, text []byte, names ...string) {
+	t.Helper()
+	ours, err := telemetry.Shape(text)
+	require.NoError(t, err)
+	base := []string{"cluster", "node_id", "node_type", "otel_scope_name"}
+	for _, name := range names {
+		want, ok := javaSourceShapes[name]
+		require.True(t, ok, name)
+		want.Labels = append(append([]string(nil), want.Labels...), base...)
+		slices.Sort(want.Labels)
+		require.Equal(t, want, ours[name], name)
+	}
 }
