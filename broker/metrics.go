@@ -103,6 +103,10 @@ type brokerMetrics struct {
 	// rocketmq_topic_create_execution_time_milliseconds by
 	// [failure][is_system], rocketmq_consumer_group_create_execution_time_milliseconds
 	// by [failure]: resolved once.
+	// ops: the POP, timer, transaction and DLQ counters the services feed
+	// (metrics_ops.go).
+	ops opsMetrics
+
 	topicCreate [2][2]prometheus.Observer
 	groupCreate [2]prometheus.Observer
 	isSystem    func(topic string) bool
@@ -131,6 +135,12 @@ func newBrokerMetrics(b *Broker) (*brokerMetrics, error) {
 	m.stages = metrics.NewStages()
 	m.replyWrite.Init(metrics.StageBuckets)
 	b.send.stages = m.stages // before any send: New has not returned
+	m.ops = opsMetrics{pop: newPopMetrics(), timer: newTimerMetrics(), txn: newTxnMetrics()}
+	b.pop.metrics = m.ops.pop // likewise before any request or service runs
+	b.timer.metrics = m.ops.timer
+	b.txn.metrics = m.ops.txn
+	b.send.txn = m.ops.txn
+	b.retry.dlq = m.ops.txn
 	topicCreate := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "rocketmq_topic_create_execution_time_milliseconds",
 		Help: "The distribution of create topic time", Buckets: metrics.CreateTimeBuckets}, []string{"invocation_status", "is_system"})
 	groupCreate := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "rocketmq_consumer_group_create_execution_time_milliseconds",
@@ -354,6 +364,7 @@ func (c *brokerCollector) Collect(ch chan<- prometheus.Metric) {
 	c.m.stages.Collect(ch, descStages)
 	ch <- c.m.replyWrite.Metric(descReplyWrite)
 	gauge(descHeldPulls, float64(b.pull.holds.held()))
+	c.collectOps(ch)
 }
 
 func (c *brokerCollector) slave(gauge func(*prometheus.Desc, float64, ...string), s ha.SlaveStatus) {

@@ -233,7 +233,11 @@ func diffJavaGolden(t *testing.T, java, ours map[string]telemetry.Series) {
 		"rocketmq_consumer_inflight_messages", "rocketmq_consumer_ready_messages", "rocketmq_storage_size_bytes",
 		"rocketmq_storage_flush_behind_bytes", "rocketmq_storage_dispatch_behind_bytes", "rocketmq_processor_watermark",
 		"rocketmq_storage_message_reserve_time_milliseconds", "rocketmq_consumer_lag_latency_milliseconds",
-		"rocketmq_consumer_queueing_latency_milliseconds", "rocketmq_topic_create_execution_time_milliseconds"} {
+		"rocketmq_consumer_queueing_latency_milliseconds", "rocketmq_topic_create_execution_time_milliseconds",
+		"rocketmq_pop_buffer_scan_time_consume_milliseconds", "rocketmq_pop_checkpoint_buffer_size",
+		"rocketmq_pop_offset_buffer_size", "rocketmq_pop_revive_lag_milliseconds", "rocketmq_pop_revive_latency_milliseconds",
+		"rocketmq_timer_enqueue_lag", "rocketmq_timer_enqueue_latency_milliseconds", "rocketmq_timer_dequeue_lag",
+		"rocketmq_timer_dequeue_latency_milliseconds", "rocketmq_timer_message_snapshot"} {
 		require.Equal(t, java[name], ours[name], name)
 	}
 }

@@ -137,7 +137,8 @@ type popProcessor struct {
 	log     *slog.Logger
 	holds   *popHolds
 	orders  *popOrders
-	role    *roleState // a slave runs no revive (nil: a master)
+	role    *roleState  // a slave runs no revive (nil: a master)
+	metrics *popMetrics // nil with metrics off
 
 	reviveTopic string
 	reviveQueue int32         // reviveQueueNum
@@ -574,7 +575,7 @@ type reviveBuf struct {
 	body  []byte
 	props []byte
 	m     message.Message
-	done  chan bool
+	done  chan store.PutStatus
 	cb    func(store.PutResult)
 }
 
@@ -588,7 +589,7 @@ func (p *popProcessor) putReviveWith(rb *reviveBuf, ck *popfmt.CheckPoint, reviv
 	rb.props = ck.AppendUniqID(rb.props)
 	rb.props = append(rb.props, message.PropertySeparator)
 	rb.props = appendDeliverMs(rb.props, ck.ReviveTime()-popfmt.AckTimeInterval)
-	return p.putBuf(rb, popfmt.CKTag, ckTagsCode, reviveQid)
+	return p.putBuf(rb, popfmt.CKTag, ckTagsCode, reviveQid, ck.CID, ck.Topic, reviveKindCK)
 }
 
 // putAckWith appends an ack (or batch ack) record from rb's buffers.
@@ -604,19 +605,21 @@ func (p *popProcessor) putAckWith(rb *reviveBuf, a *popfmt.AckMsg, reviveQid int
 	rb.props = a.AppendUniqID(rb.props)
 	rb.props = append(rb.props, message.PropertySeparator)
 	rb.props = appendDeliverMs(rb.props, a.DeliverTime)
-	return p.putBuf(rb, tag, code, reviveQid)
+	return p.putBuf(rb, tag, code, reviveQid, a.ConsumerGroup, a.Topic, reviveKindAck)
 }
 
-func (p *popProcessor) putBuf(rb *reviveBuf, tag string, tagsCode int64, reviveQid int32) bool {
+func (p *popProcessor) putBuf(rb *reviveBuf, tag string, tagsCode int64, reviveQid int32, group, topic string, kind reviveKind) bool {
 	if rb.done == nil {
-		rb.done = make(chan bool, 1)
-		rb.cb = func(r store.PutResult) { rb.done <- putStored(r.Status) }
+		rb.done = make(chan store.PutStatus, 1)
+		rb.cb = func(r store.PutResult) { rb.done <- r.Status }
 	}
 	host := p.host.get()
 	rb.m = message.Message{Topic: p.reviveTopic, QueueID: reviveQid, Body: rb.body, Properties: bytesString(rb.props),
 		BornTimestamp: time.Now().UnixMilli(), BornHost: host, StoreHost: host, TagsCode: tagsCode}
 	p.store.Put(&rb.m, rb.cb)
-	ok := <-rb.done
+	st := <-rb.done
+	ok := putStored(st)
+	p.metrics.onPut(group, topic, kind, st)
 	rb.m = message.Message{}
 	if !ok {
 		p.log.Warn("pop: revive log put failed", "tag", tag, "queue", reviveQid)

@@ -3,6 +3,7 @@ package broker
 import (
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rocketgo/rocketgo/broker/popfmt"
@@ -64,6 +65,13 @@ type reviveService struct {
 	// after orphanTTL (their checkpoint was closed already). Guarded by mu.
 	orphans map[string]*orphanAcks
 	res     store.GetResult
+
+	// For the metrics, stored by round, read at scrape time:
+	// reviveOffset is Java's (the last revive-log offset done with),
+	// firstRT Java's currentReviveMessageTimestamp (the earliest revive
+	// time of the checkpoints still pending after the last round, or that
+	// round's time when none; 0 before the first round).
+	reviveOffset, firstRT atomic.Int64
 }
 
 func newReviveService(p *popProcessor, qid int32) *reviveService {
@@ -94,6 +102,10 @@ func (s *reviveService) round(now int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.p
+	if p.metrics != nil {
+		start := time.Now()
+		defer func() { p.metrics.onRound(time.Since(start)) }()
+	}
 	if p.role != nil && p.role.IsSlave() {
 		// Like Java ("slave skip scan"): the master revives; a slave
 		// re-reads from the replicated offset if it becomes master.
@@ -132,6 +144,7 @@ func (s *reviveService) round(now int64) {
 		}
 	}
 	commit := s.next
+	firstRT := int64(0)
 	for k, r := range s.cks {
 		if r.done() {
 			delete(s.cks, k)
@@ -147,8 +160,31 @@ func (s *reviveService) round(now int64) {
 			}
 		}
 		commit = min(commit, r.offset)
+		if rt := r.ck.ReviveTime(); firstRT == 0 || rt < firstRT {
+			firstRT = rt
+		}
 	}
 	p.offsets.commit(popfmt.ReviveGroup, topic, s.qid, commit-1)
+	if firstRT == 0 {
+		firstRT = now
+	}
+	s.reviveOffset.Store(commit - 1)
+	s.firstRT.Store(firstRT)
+}
+
+// behind is Java's getReviveBehindMessages and getReviveBehindMillis: how
+// many revive-log records and how long (while more than one record is
+// left) the service trails the log's end.
+func (s *reviveService) behind(now int64) (msgs, ms int64) {
+	rt := s.firstRT.Load()
+	if rt <= 0 {
+		return 0, 0
+	}
+	diff := s.p.store.MaxOffset(s.p.reviveTopic, s.qid) - s.reviveOffset.Load()
+	if diff > 1 {
+		ms = max(0, now-rt)
+	}
+	return max(0, diff), ms
 }
 
 // apply reads one revive-log record.
@@ -164,6 +200,7 @@ func (s *reviveService) apply(rec []byte, qo, now int64) {
 		if err != nil || ck.Num <= 0 {
 			return
 		}
+		s.p.metrics.onRead(ck.CID, ck.Topic, s.qid, reviveKindCK)
 		k := ck.Key()
 		if _, ok := s.cks[k]; !ok {
 			r := &reviveCK{ck: ck, offset: qo}
@@ -182,6 +219,7 @@ func (s *reviveService) apply(rec []byte, qo, now int64) {
 		if err != nil {
 			return
 		}
+		s.p.metrics.onRead(a.ConsumerGroup, a.Topic, s.qid, reviveKindAck)
 		k := a.Key()
 		r := s.cks[k]
 		if r == nil {
@@ -286,9 +324,11 @@ func (p *popProcessor) reviveOne(ck *popfmt.CheckPoint, off int64) bool {
 	m := &message.Message{Topic: topic, QueueID: 0, Flag: e.Flag, Body: append([]byte(nil), e.Body...), Properties: props,
 		BornTimestamp: e.BornTimestamp, BornHost: host, StoreHost: host, SysFlag: e.SysFlag,
 		ReconsumeTimes: e.ReconsumeTimes + 1, TagsCode: message.TagsHash(tags)}
-	done := make(chan bool, 1)
-	p.store.Put(m, func(r store.PutResult) { done <- putStored(r.Status) })
-	return <-done
+	done := make(chan store.PutStatus, 1)
+	p.store.Put(m, func(r store.PutResult) { done <- r.Status })
+	st := <-done
+	p.metrics.onRetry(ck.CID, ck.Topic, st)
+	return putStored(st)
 }
 
 func itoa64(v int64) string { return strconv.FormatInt(v, 10) }

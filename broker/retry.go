@@ -28,6 +28,7 @@ type retryProcessor struct {
 	role      *roleState // a slave refuses (nil: always a master)
 	storeHost *hostBox
 	stats     *brokerStats // SNDBCK_PUT_NUMS (nil in tests)
+	dlq       *txnMetrics  // rocketmq_send_to_dlq_messages_total; nil with metrics off
 	log       *slog.Logger
 }
 
@@ -89,6 +90,7 @@ func (p *retryProcessor) sendBack(c *transport.Conn, req *codec.Frame) *codec.Fr
 		maxTimes = h.MaxReconsumeTimes
 	}
 	if e.ReconsumeTimes >= maxTimes || delayLevel < 0 {
+		p.dlq.onDLQ(group, h.OriginTopic) // Java's labels: the group and the header's originTopic
 		topic = DLQGroupPrefix + group
 		queueID = 0
 		p.topics.createIfAbsent(topic, 1, body.PermWrite|body.PermRead, 0)

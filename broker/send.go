@@ -78,6 +78,7 @@ type sendProcessor struct {
 	role      *roleState // a slave refuses sends (nil: always a master)
 	stats     *brokerStats
 	stages    *metrics.Stages // per-stage latencies; nil with metrics off
+	txn       *txnMetrics     // half messages and DLQ sends; nil with metrics off
 	log       *slog.Logger
 	storeHost *hostBox
 
@@ -173,6 +174,9 @@ func (p *sendProcessor) process(c *transport.Conn, req *codec.Frame, l *transpor
 		}
 		if dlq {
 			props = message.SetProperty(props, message.PropertyDelayLevel, "-1")
+			// compat: Java's SendMessageProcessor labels this DLQ send with
+			// the producer group and the retry topic sent to.
+			p.txn.onDLQ(h.ProducerGroup, h.Topic)
 		}
 	}
 	if _, ok := message.Property(props, message.PropertyPopCK); ok {
@@ -307,6 +311,9 @@ func (p *sendProcessor) putCtx(sc *sendCtx) {
 func (sc *sendCtx) onPut(r store.PutResult) {
 	p := sc.p
 	p.stats.onTypedPut(sc.topic, p.stats.putType(sc.msg.Properties), r)
+	if p.txn != nil && sc.msg.Topic == TopicTransHalf && putStored(r.Status) {
+		p.txn.onHalf(sc.topic)
+	}
 	var durable int64
 	if sc.start != 0 && r.Appended != 0 {
 		durable = time.Now().UnixNano()

@@ -144,6 +144,7 @@ type timerService struct {
 	// offsets holds the delivered prefix of the heap-based timer this
 	// service replaced, used once when there is no timer checkpoint.
 	offsets *offsetTable
+	metrics *timerMetrics // nil with metrics off
 
 	writeMs  atomic.Int64 // currWriteTimeMs; stored by the enqueue goroutine only
 	readMs   atomic.Int64 // next slot to deliver; stored by the dequeue goroutine only
@@ -356,15 +357,18 @@ func (t *timerService) enqueueOne(u *store.CQUnit) bool {
 		return true
 	}
 	_, del := message.Property(e.Properties, message.PropertyTimerDelUniqKey)
+	realTopic, _ := message.Property(e.Properties, message.PropertyRealTopic)
 	w := t.writeMs.Load()
+	if at < w && del {
+		return true // compat: a delete marker past its time is dropped, as Java does
+	}
+	t.metrics.onEnqueue(realTopic, at, e.BornTimestamp, del)
 	if at < w {
-		if del {
-			return true // compat: a delete marker past its time is dropped, as Java does
-		}
 		// Its slot has ended already: deliver now, marked as never enqueued.
+		t.metrics.onExpired(e.StoreTimestamp)
+		t.metrics.onDequeue(realTopic)
 		return t.deliverNow(&e, math.MaxInt64, false)
 	}
-	realTopic, _ := message.Property(e.Properties, message.PropertyRealTopic)
 	for {
 		_, err := t.ts.Add(u.PhyOffset, u.Size, at, w, message.JavaStringHash(realTopic), del)
 		if err == nil {
@@ -482,6 +486,10 @@ func (t *timerService) deliverBatch(es []timer.Entry) bool {
 		m, ok := t.load(e, roll)
 		if !ok {
 			continue
+		}
+		if t.metrics != nil {
+			rt, _ := message.Property(m.Properties, message.PropertyRealTopic)
+			t.metrics.onDequeue(rt)
 		}
 		wg.Add(1)
 		t.store.Put(&m, func(r store.PutResult) {

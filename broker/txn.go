@@ -51,7 +51,8 @@ type txnService struct {
 	opDone  map[int64]bool  // op queue offsets at or above opCP with nothing left to decide
 	opNext  int64           // next op queue offset to read
 
-	role *roleState // a slave answers SLAVE_NOT_AVAILABLE (nil: a master)
+	role    *roleState  // a slave answers SLAVE_NOT_AVAILABLE (nil: a master)
+	metrics *txnMetrics // nil with metrics off
 
 	quit chan struct{}
 	wg   sync.WaitGroup
@@ -145,6 +146,9 @@ func (s *txnService) end(c *transport.Conn, req *codec.Frame) *codec.Frame {
 	}
 	if typ == message.TransactionRollbackType {
 		s.writeOp(e.QueueOffset)
+		if real, ok := message.Property(e.Properties, message.PropertyRealTopic); ok {
+			s.metrics.onRollback(real)
+		}
 		return codec.NewResponse(req, int32(codec.RespSuccess), "")
 	}
 	realTopic, _ := message.Property(e.Properties, message.PropertyRealTopic)
@@ -170,6 +174,7 @@ func (s *txnService) end(c *transport.Conn, req *codec.Frame) *codec.Frame {
 		resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
 		if putStored(r.Status) {
 			s.writeOp(halfOffset)
+			s.metrics.onCommit(m.Topic, m.BornTimestamp)
 		} else {
 			resp = codec.NewResponse(req, int32(codec.RespSystemError), r.Status.String())
 		}
@@ -334,6 +339,9 @@ func (s *txnService) discard(e *message.Ext, checks int64) {
 	}
 	r := s.putWait(m)
 	real, _ := message.Property(e.Properties, message.PropertyRealTopic)
+	if putStored(r.Status) {
+		s.metrics.onDiscard(real)
+	}
 	s.log.Warn("half message checked too many times; moved to "+TopicTransCheckMax,
 		"halfOffset", e.QueueOffset, "checks", checks, "realTopic", real, "status", r.Status)
 }

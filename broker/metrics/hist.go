@@ -14,6 +14,16 @@ var (
 	// CreateTimeBuckets: rocketmq_topic_create_execution_time and
 	// rocketmq_consumer_group_create_execution_time, milliseconds.
 	CreateTimeBuckets = []float64{10, 100, 1000, 3000, 5000}
+	// PopScanBuckets: rocketmq_pop_buffer_scan_time_consume, milliseconds
+	// (PopMetricsManager.getMetricsView).
+	PopScanBuckets = []int64{1, 10, 100, 1000, 2000, 3000}
+	// DelayLatencyBuckets: rocketmq_delay_message_latency, seconds (1 min,
+	// 10 min, 1 h, 12 h, 1 d, 3 d; DefaultStoreMetricsManager.getMetricsView).
+	DelayLatencyBuckets = []int64{60, 600, 3600, 12 * 3600, 24 * 3600, 3 * 24 * 3600}
+	// FinishLatencyBuckets: rocketmq_finish_message_latency (5 s, 1 min,
+	// 10 min, 1 h, 12 h, 1 d). compat: Java records seconds into its
+	// instrument of unit "ms" (EndTransactionProcessor); so do we.
+	FinishLatencyBuckets = []int64{5, 60, 600, 3600, 12 * 3600, 24 * 3600}
 	// FsyncBuckets (ours): rocketgo_storage_fsync_latency, milliseconds.
 	FsyncBuckets = []int64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}
 )

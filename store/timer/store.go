@@ -198,6 +198,36 @@ func (s *Store) Slot(timeMs int64) Slot {
 	return s.wheel.Get(timeMs)
 }
 
+// Pending is the number of timers chained in the slots from startMs on
+// (Java's TimerWheel.getAllNum: every slot of the wheel is read).
+func (s *Store) Pending(startMs int64) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.wheel.Count(startMs)
+}
+
+// Distribution sets dst[i] to the timers chained in the slots from
+// bounds[i-1] (0 for i = 0) up to bounds[i] seconds after nowMs, as Java's
+// timer_message_snapshot reads its wheel; dst has len(bounds).
+func (s *Store) Distribution(nowMs int64, boundsSec []int64, dst []int64) {
+	prec := s.cfg.PrecisionMs
+	cur := nowMs / prec * prec
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var from int64
+	for i, b := range boundsSec {
+		to := b * 1000 / prec
+		var n int64
+		for j := from; j < to; j++ {
+			if sl := s.wheel.Get(cur + j*prec); !sl.Empty() {
+				n += int64(sl.Num)
+			}
+		}
+		dst[i] = n
+		from = to
+	}
+}
+
 // Entry is a unit and its timerlog position.
 type Entry struct {
 	Pos int64
