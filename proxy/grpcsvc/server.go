@@ -69,6 +69,8 @@ type Config struct {
 	// AuthorityCache tunes the cluster authority's cache (zero: Java's
 	// defaults); its Cluster is ClusterName when empty.
 	AuthorityCache ClusterAuthorityConfig
+	// Renew is the receipt-handle auto-renew (renew.go).
+	Renew RenewConfig
 }
 
 // Default returns Java's proxy defaults.
@@ -92,6 +94,7 @@ func Default() Config {
 		MaxTransactionRecovery: time.Hour,
 		RequestTimeout:         3 * time.Second,
 		MaxClients:             100000,
+		Renew:                  DefaultRenew(),
 	}
 }
 
@@ -104,6 +107,7 @@ type Service struct {
 	log     *slog.Logger
 	clients *registry
 	txns    *txnTable
+	renew   *renewer // nil: auto-renew disabled
 	rr      roundRobin
 	authz   *authorizer                      // nil: no checks
 	creds   credentials.TransportCredentials // nil: plaintext only
@@ -162,6 +166,11 @@ func New(cfg Config, backend Backend, log *slog.Logger) (*Service, error) {
 		if s.creds, err = cfg.TLS.credentials(); err != nil {
 			return nil, err
 		}
+	}
+	if !cfg.Renew.Disabled {
+		s.cfg.Renew = cfg.Renew.withDefaults()
+		s.renew = newRenewer(s.cfg.Renew, renewFuncs{change: s.changeHandle, online: s.clientOnline, backoff: s.clientBackoff}, log)
+		s.renew.start()
 	}
 	return s, nil
 }
@@ -226,11 +235,15 @@ func (s *Service) Listen(addr string) (net.Addr, error) {
 	return ln.Addr(), nil
 }
 
-// Close stops the server: streams end, held receives return.
+// Close stops the server: streams end, held receives return, and the
+// handles under auto-renew are made visible soon.
 func (s *Service) Close() {
 	s.mu.Lock()
 	srv := s.srv
 	s.mu.Unlock()
+	if s.renew != nil {
+		defer s.renew.close()
+	}
 	if srv == nil {
 		return
 	}
