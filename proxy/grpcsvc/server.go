@@ -17,6 +17,7 @@ import (
 
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/codec/transport/tlsconf"
 	v2 "github.com/rocketgo/rocketgo/proxy/apiv2"
 )
 
@@ -161,11 +162,15 @@ func New(cfg Config, backend Backend, log *slog.Logger) (*Service, error) {
 			return nil, err
 		}
 	}
+	// Always a handshake of ours: the PROXY protocol is detected on every
+	// connection, with or without TLS (tls.go).
+	tc := TLSConfig{Mode: tlsconf.Disabled}
 	if cfg.TLS != nil {
-		var err error
-		if s.creds, err = cfg.TLS.credentials(); err != nil {
-			return nil, err
-		}
+		tc = *cfg.TLS
+	}
+	var err error
+	if s.creds, err = tc.credentials(); err != nil {
+		return nil, err
 	}
 	if !cfg.Renew.Disabled {
 		s.cfg.Renew = cfg.Renew.withDefaults()
@@ -195,7 +200,11 @@ func (s *Service) ServerOptions() []grpc.ServerOption {
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
 	)
 	if s.creds != nil {
-		opts = append(opts, grpc.Creds(s.creds), grpc.ConnectionTimeout(s.cfg.TLS.handshakeTimeout()))
+		hs := TLSConfig{}
+		if s.cfg.TLS != nil {
+			hs = *s.cfg.TLS
+		}
+		opts = append(opts, grpc.Creds(s.creds), grpc.ConnectionTimeout(hs.handshakeTimeout()))
 	}
 	if s.authz != nil {
 		opts = append(opts, grpc.ChainUnaryInterceptor(s.authz.unary), grpc.ChainStreamInterceptor(s.authz.stream))
