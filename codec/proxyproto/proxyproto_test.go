@@ -123,4 +123,3 @@ func FuzzParseProxy(f *testing.F) {
 		}
 	})
 }
-
