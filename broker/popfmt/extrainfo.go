@@ -41,8 +41,22 @@ func AppendExtraInfo(dst []byte, ckOffset, popTime, invisible int64, reviveQid i
 // ParseExtraInfo parses an extraInfo of 7 or 8 fields (Java's split on " ").
 func ParseExtraInfo(s string) (ExtraInfo, error) {
 	var e ExtraInfo
-	f := strings.Split(s, " ")
-	if len(f) < 7 {
+	// The first 8 space-separated fields, as strings.Split would give them
+	// (empty ones included), without allocating: the ack path's hot call.
+	var f [8]string
+	nf := 0
+	for rest := s; nf < len(f); {
+		i := strings.IndexByte(rest, ' ')
+		if i < 0 {
+			f[nf] = rest
+			nf++
+			break
+		}
+		f[nf] = rest[:i]
+		nf++
+		rest = rest[i+1:]
+	}
+	if nf < 7 {
 		return e, ErrExtraInfo
 	}
 	var err error
@@ -64,7 +78,7 @@ func ParseExtraInfo(s string) (ExtraInfo, error) {
 	e.BrokerName = f[5]
 	e.QueueID = int32(num(f[6]))
 	e.MsgQueueOffset = -1
-	if len(f) > 7 {
+	if nf > 7 {
 		e.MsgQueueOffset = num(f[7])
 	}
 	return e, err

@@ -92,6 +92,7 @@ func start(args []string, out io.Writer, log *slog.Logger) (func() error, error)
 	if pf.GrpcClientIdleMs > 0 {
 		cfg.IdleTimeout = time.Duration(pf.GrpcClientIdleMs) * time.Millisecond
 	}
+	cfg.Renew = pf.RenewKeys.Config()
 	// tls.* members of the file are Java's -Dtls.* (mode shared by the
 	// gRPC port; tls.enable and tls.client.* for the brokers).
 	tc, err := tlsconf.Load(pf.TLSProps)

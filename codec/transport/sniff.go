@@ -7,6 +7,7 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 
+	"github.com/rocketgo/rocketgo/codec/proxyproto"
 	"github.com/rocketgo/rocketgo/codec/transport/tlsconf"
 )
 
@@ -72,15 +73,15 @@ func (e *events) sniff(gc gnet.Conn, sn *sniffer) (*Conn, gnet.Action) {
 		return nil, gnet.None
 	}
 	if s.cfg.ProxyProtocol && !sn.proxed {
-		b, _ := gc.Peek(min(avail, proxyV2Max))
-		res, n, src, err := parseProxy(b)
+		b, _ := gc.Peek(min(avail, proxyproto.MaxV2))
+		res, n, src, err := proxyproto.Parse(b)
 		switch {
 		case err != nil:
 			s.log.Warn("transport: closing connection: malformed PROXY protocol header", "remote", addrString(gc.RemoteAddr()))
 			return nil, gnet.Close
-		case res == proxyMore:
+		case res == proxyproto.More:
 			return nil, gnet.None
-		case res == proxyDone:
+		case res == proxyproto.Done:
 			_, _ = gc.Discard(n)
 			sn.proxed = true
 			if src.IsValid() {

@@ -57,7 +57,8 @@ func (s *Service) brokerAddr(ctx context.Context, topic, broker string) (string,
 // AckMessage implements MessagingService: one ACK_MESSAGE per entry with
 // the receipt handle as extraInfo (AckMessageActivity.ackMessageOneByOne).
 func (s *Service) AckMessage(ctx context.Context, req *v2.AckMessageRequest) (*v2.AckMessageResponse, error) {
-	if err := requireClient(clientMeta(ctx)); err != nil {
+	m := clientMeta(ctx)
+	if err := requireClient(m); err != nil {
 		return &v2.AckMessageResponse{Status: errStatus(err)}, nil
 	}
 	if err := validateTopic(req.GetTopic()); err != nil {
@@ -75,7 +76,7 @@ func (s *Service) AckMessage(ctx context.Context, req *v2.AckMessageRequest) (*v
 	codes := map[v2.Code]bool{}
 	for _, e := range req.GetEntries() {
 		st := okStatus()
-		if rh, err := parseHandle(e.GetReceiptHandle()); err != nil {
+		if rh, err := parseHandle(s.takeHandle(m.clientID, req.GetGroup().GetName(), e.GetMessageId(), e.GetReceiptHandle())); err != nil {
 			st = errStatus(err)
 		} else if err := s.ack(c, rh, req.GetGroup().GetName(), req.GetTopic().GetName()); err != nil {
 			st = errStatus(err)
@@ -114,7 +115,8 @@ func (s *Service) ack(ctx context.Context, rh receiptHandle, group, topic string
 // ChangeInvisibleDuration implements MessagingService: CHANGE_MESSAGE_
 // INVISIBLETIME; the answer carries the new receipt handle.
 func (s *Service) ChangeInvisibleDuration(ctx context.Context, req *v2.ChangeInvisibleDurationRequest) (*v2.ChangeInvisibleDurationResponse, error) {
-	if err := requireClient(clientMeta(ctx)); err != nil {
+	m := clientMeta(ctx)
+	if err := requireClient(m); err != nil {
 		return &v2.ChangeInvisibleDurationResponse{Status: errStatus(err)}, nil
 	}
 	if err := validateTopic(req.GetTopic()); err != nil {
@@ -127,7 +129,7 @@ func (s *Service) ChangeInvisibleDuration(ctx context.Context, req *v2.ChangeInv
 	if err := s.validateInvisible(d, 0); err != nil {
 		return &v2.ChangeInvisibleDurationResponse{Status: errStatus(err)}, nil
 	}
-	rh, err := parseHandle(req.GetReceiptHandle())
+	rh, err := parseHandle(s.takeHandle(m.clientID, req.GetGroup().GetName(), req.GetMessageId(), req.GetReceiptHandle()))
 	if err != nil {
 		return &v2.ChangeInvisibleDurationResponse{Status: errStatus(err)}, nil
 	}
@@ -168,7 +170,8 @@ func (s *Service) changeInvisible(ctx context.Context, rh receiptHandle, group, 
 // ForwardMessageToDeadLetterQueue implements MessagingService:
 // CONSUMER_SEND_MSG_BACK with delay level -1, then an ack.
 func (s *Service) ForwardMessageToDeadLetterQueue(ctx context.Context, req *v2.ForwardMessageToDeadLetterQueueRequest) (*v2.ForwardMessageToDeadLetterQueueResponse, error) {
-	if err := requireClient(clientMeta(ctx)); err != nil {
+	m := clientMeta(ctx)
+	if err := requireClient(m); err != nil {
 		return &v2.ForwardMessageToDeadLetterQueueResponse{Status: errStatus(err)}, nil
 	}
 	if err := validateTopic(req.GetTopic()); err != nil {
@@ -177,7 +180,7 @@ func (s *Service) ForwardMessageToDeadLetterQueue(ctx context.Context, req *v2.F
 	if err := validateGroup(req.GetGroup()); err != nil {
 		return &v2.ForwardMessageToDeadLetterQueueResponse{Status: errStatus(err)}, nil
 	}
-	rh, err := parseHandle(req.GetReceiptHandle())
+	rh, err := parseHandle(s.takeHandle(m.clientID, req.GetGroup().GetName(), req.GetMessageId(), req.GetReceiptHandle()))
 	if err != nil {
 		return &v2.ForwardMessageToDeadLetterQueueResponse{Status: errStatus(err)}, nil
 	}
@@ -208,4 +211,22 @@ func (s *Service) toDLQ(ctx context.Context, addr string, rh receiptHandle, msgI
 		}
 	}
 	return remotingStatus(resp.Code, resp.Remark)
+}
+
+// takeHandle stops the auto-renew of a handle the client acks, nacks or
+// forwards and returns the handle to send: the latest renewal's.
+func (s *Service) takeHandle(clientID, group, msgID, handle string) string {
+	if s.renew == nil {
+		return handle
+	}
+	return s.renew.take(clientID, group, msgID, handle)
+}
+
+// changeHandle is changeInvisible on a handle string (the renewer's).
+func (s *Service) changeHandle(ctx context.Context, handle, group, topic string, d time.Duration) (string, error) {
+	rh, err := parseHandle(handle)
+	if err != nil {
+		return "", err
+	}
+	return s.changeInvisible(ctx, rh, group, topic, d)
 }

@@ -81,6 +81,45 @@ func (r *registry) settings(id string) *v2.Settings {
 	return nil
 }
 
+// online reports a client known with a telemetry stream, or seen since
+// before (Java: the channel the consumer manager still finds).
+func (r *registry) online(id string, before time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.clients[id]
+	return ok && (c.out != nil || !c.seen.Before(before))
+}
+
+// clientOnline is the renewer's check of a client (renew.go): gone once
+// terminated, or without a telemetry stream for the idle time.
+func (s *Service) clientOnline(id string) bool {
+	idle := s.cfg.IdleTimeout
+	if idle <= 0 {
+		idle = Default().IdleTimeout
+	}
+	return s.clients.online(id, time.Now().Add(-idle))
+}
+
+// clientBackoff is the retry delay of a client's group after attempt+1
+// deliveries (its merged BackoffPolicy).
+func (s *Service) clientBackoff(id string, attempt int32) time.Duration {
+	r := s.clients.peek(id)
+	if r == nil {
+		return backoffDelay(nil, attempt)
+	}
+	return backoffDelay(r.GetBackoffPolicy(), attempt)
+}
+
+// peek is id's settings without marking it seen.
+func (r *registry) peek(id string) *v2.Settings {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c, ok := r.clients[id]; ok {
+		return c.settings
+	}
+	return nil
+}
+
 // detach forgets out as id's telemetry stream, if it still is.
 func (r *registry) detach(id string, out chan *v2.TelemetryCommand) {
 	r.mu.Lock()
@@ -441,6 +480,9 @@ func (s *Service) NotifyClientTermination(ctx context.Context, req *v2.NotifyCli
 		return &v2.NotifyClientTerminationResponse{Status: errStatus(err)}, nil
 	}
 	st := s.clients.remove(m.clientID)
+	if s.renew != nil {
+		s.renew.clearClient(m.clientID) // CLIENT_UNREGISTER: its renewed handles come back soon
+	}
 	if st == nil {
 		return &v2.NotifyClientTerminationResponse{Status: newStatus(v2.Code_UNRECOGNIZED_CLIENT_TYPE, "cannot find client settings for this client")}, nil
 	}

@@ -26,6 +26,9 @@ const (
 
 // IsBrokerKey reports a broker.conf key this package reads.
 func IsBrokerKey(k string) bool {
+	if _, ok := renewKeyNames[k]; ok {
+		return true
+	}
 	return k == KeyEnableGrpcProxy || k == KeyGrpcServerPort || k == KeyMinInvisibleForRecv ||
 		k == KeyTLSTestModeEnable || k == KeyTLSCertPath || k == KeyTLSKeyPath
 }
@@ -52,6 +55,13 @@ func TuneFromBrokerConf(path string, c *Config) error {
 		}
 		c.MinInvisible = time.Duration(ms) * time.Millisecond
 	}
+	rk := RenewKeysOf(c.Renew)
+	for _, e := range props {
+		if err := rk.set(e.Key, strings.TrimSpace(e.Value)); err != nil {
+			return fmt.Errorf("grpc proxy keys: %s: %w", path, err)
+		}
+	}
+	c.Renew = rk.Config()
 	return nil
 }
 
@@ -96,6 +106,9 @@ type ProxyFile struct {
 	GrpcClientIdleMs    int64  `json:"grpcClientIdleTimeMills"`
 	MinInvisibleRecvMs  int64  `json:"minInvisibleTimeMillsForRecv"`
 
+	// Receipt-handle auto-renew (renew.go); Java's defaults.
+	RenewKeys
+
 	// TLS of the gRPC port (ProxyConfig); tlsTestModeEnable defaults to true.
 	TLSTestModeEnable bool   `json:"tlsTestModeEnable"`
 	TLSCertPath       string `json:"tlsCertPath"`
@@ -130,6 +143,9 @@ var proxyFileKeys = map[string]bool{"grpcServerPort": true, "remotingListenPort"
 	"authenticationEnabled": true, "authorizationEnabled": true, "authenticationWhitelist": true, "authorizationWhitelist": true,
 	"innerClientAuthenticationCredentials": true, "enableAclRpcHookForClusterMode": true,
 	"userCacheExpiredSeconds": true, "userCacheRefreshSeconds": true, "userCacheMaxNum": true,
+	"enableProxyAutoRenew": true, "defaultInvisibleTimeMills": true, "renewAheadTimeMillis": true, "renewMaxTimeMillis": true,
+	"renewSchedulePeriodMillis": true, "maxRenewRetryTimes": true, "renewThreadPoolNums": true, "renewMaxThreadPoolNums": true,
+	"renewThreadPoolQueueCapacity": true, "invisibleTimeMillisWhenClear": true,
 	"authenticationProvider": true, "authenticationMetadataProvider": true, "authorizationProvider": true, "authorizationMetadataProvider": true,
 }
 
@@ -137,7 +153,7 @@ var proxyFileKeys = map[string]bool{"grpcServerPort": true, "remotingListenPort"
 func DefaultProxyFile() ProxyFile {
 	return ProxyFile{GrpcServerPort: 8081, RemotingListenPort: 8080, RocketMQClusterName: "DefaultCluster", ProxyMode: "cluster",
 		MaxMessageSize: 4 << 20, GrpcMaxInboundSize: 130 << 20, GrpcClientIdleMs: 120000, MinInvisibleRecvMs: 10000,
-		TLSTestModeEnable: true, UserCacheExpiredSeconds: 300, UserCacheRefreshSeconds: 20, UserCacheMaxNum: 20000}
+		RenewKeys: DefaultRenewKeys(), TLSTestModeEnable: true, UserCacheExpiredSeconds: 300, UserCacheRefreshSeconds: 20, UserCacheMaxNum: 20000}
 }
 
 // LoadProxyFile reads an rmq-proxy.json over the defaults.
@@ -208,4 +224,85 @@ func (pf ProxyFile) Auth() (AuthConfig, func(*codec.Frame), error) {
 func (pf ProxyFile) AuthorityConfig() ClusterAuthorityConfig {
 	return ClusterAuthorityConfig{Cluster: pf.RocketMQClusterName, Refresh: time.Duration(pf.UserCacheRefreshSeconds) * time.Second,
 		Expire: time.Duration(pf.UserCacheExpiredSeconds) * time.Second, MaxNum: pf.UserCacheMaxNum}
+}
+
+// RenewKeys are ProxyConfig's auto-renew keys, as rmq-proxy.json and
+// broker.conf (local mode) spell them.
+type RenewKeys struct {
+	EnableProxyAutoRenew         bool  `json:"enableProxyAutoRenew"`
+	DefaultInvisibleTimeMills    int64 `json:"defaultInvisibleTimeMills"`
+	RenewAheadTimeMillis         int64 `json:"renewAheadTimeMillis"`
+	RenewMaxTimeMillis           int64 `json:"renewMaxTimeMillis"`
+	RenewSchedulePeriodMillis    int64 `json:"renewSchedulePeriodMillis"`
+	MaxRenewRetryTimes           int64 `json:"maxRenewRetryTimes"`
+	RenewThreadPoolNums          int64 `json:"renewThreadPoolNums"`
+	RenewMaxThreadPoolNums       int64 `json:"renewMaxThreadPoolNums"` // read; our workers do not grow
+	RenewThreadPoolQueueCapacity int64 `json:"renewThreadPoolQueueCapacity"`
+	InvisibleTimeMillisWhenClear int64 `json:"invisibleTimeMillisWhenClear"`
+}
+
+// renewKeyNames are RenewKeys' keys (IsBrokerKey, set).
+var renewKeyNames = map[string]bool{"enableProxyAutoRenew": true, "defaultInvisibleTimeMills": true, "renewAheadTimeMillis": true,
+	"renewMaxTimeMillis": true, "renewSchedulePeriodMillis": true, "maxRenewRetryTimes": true, "renewThreadPoolNums": true,
+	"renewMaxThreadPoolNums": true, "renewThreadPoolQueueCapacity": true, "invisibleTimeMillisWhenClear": true}
+
+// DefaultRenewKeys is ProxyConfig's defaults.
+func DefaultRenewKeys() RenewKeys { return RenewKeysOf(DefaultRenew()) }
+
+// RenewKeysOf is c as keys.
+func RenewKeysOf(c RenewConfig) RenewKeys {
+	c = c.withDefaults()
+	return RenewKeys{EnableProxyAutoRenew: !c.Disabled, DefaultInvisibleTimeMills: c.DefaultInvisible.Milliseconds(),
+		RenewAheadTimeMillis: c.Ahead.Milliseconds(), RenewMaxTimeMillis: c.MaxTime.Milliseconds(),
+		RenewSchedulePeriodMillis: c.Period.Milliseconds(), MaxRenewRetryTimes: int64(c.MaxRetries),
+		RenewThreadPoolNums: int64(c.Workers), RenewMaxThreadPoolNums: 4, RenewThreadPoolQueueCapacity: int64(c.Queue),
+		InvisibleTimeMillisWhenClear: c.ClearInvisible.Milliseconds()}
+}
+
+// Config is the keys as a RenewConfig (values <= 0 take the defaults).
+func (k RenewKeys) Config() RenewConfig {
+	ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
+	return RenewConfig{Disabled: !k.EnableProxyAutoRenew, DefaultInvisible: ms(k.DefaultInvisibleTimeMills), Ahead: ms(k.RenewAheadTimeMillis),
+		MaxTime: ms(k.RenewMaxTimeMillis), Period: ms(k.RenewSchedulePeriodMillis), MaxRetries: int(k.MaxRenewRetryTimes),
+		Workers: int(k.RenewThreadPoolNums), Queue: int(k.RenewThreadPoolQueueCapacity), ClearInvisible: ms(k.InvisibleTimeMillisWhenClear)}.withDefaults()
+}
+
+// set applies one broker.conf key; other keys are ignored.
+func (k *RenewKeys) set(key, v string) error {
+	if !renewKeyNames[key] {
+		return nil
+	}
+	if key == "enableProxyAutoRenew" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("%s=%q: %w", key, v, err)
+		}
+		k.EnableProxyAutoRenew = b
+		return nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return fmt.Errorf("%s=%q: want a number > 0", key, v)
+	}
+	switch key {
+	case "defaultInvisibleTimeMills":
+		k.DefaultInvisibleTimeMills = n
+	case "renewAheadTimeMillis":
+		k.RenewAheadTimeMillis = n
+	case "renewMaxTimeMillis":
+		k.RenewMaxTimeMillis = n
+	case "renewSchedulePeriodMillis":
+		k.RenewSchedulePeriodMillis = n
+	case "maxRenewRetryTimes":
+		k.MaxRenewRetryTimes = n
+	case "renewThreadPoolNums":
+		k.RenewThreadPoolNums = n
+	case "renewMaxThreadPoolNums":
+		k.RenewMaxThreadPoolNums = n
+	case "renewThreadPoolQueueCapacity":
+		k.RenewThreadPoolQueueCapacity = n
+	case "invisibleTimeMillisWhenClear":
+		k.InvisibleTimeMillisWhenClear = n
+	}
+	return nil
 }

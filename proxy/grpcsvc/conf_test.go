@@ -109,3 +109,39 @@ func TestParseHandle(t *testing.T) {
 	require.Empty(t, ns)
 	require.Equal(t, "Plain", name)
 }
+
+// The auto-renew keys: Java's defaults, read from rmq-proxy.json and from
+// a broker.conf (local mode).
+func TestRenewKeys(t *testing.T) {
+	pf := DefaultProxyFile()
+	require.Equal(t, DefaultRenew().withDefaults(), pf.RenewKeys.Config())
+	require.True(t, pf.EnableProxyAutoRenew)
+	require.Equal(t, int64(10000), pf.RenewAheadTimeMillis)
+	require.Equal(t, int64(3*3600*1000), pf.RenewMaxTimeMillis)
+
+	dir := t.TempDir()
+	js := filepath.Join(dir, "rmq-proxy.json")
+	require.NoError(t, os.WriteFile(js, []byte(`{"enableProxyAutoRenew":false,"renewAheadTimeMillis":2000,"maxRenewRetryTimes":5,"renewThreadPoolQueueCapacity":10}`), 0o600))
+	pf, err := LoadProxyFile(js)
+	require.NoError(t, err)
+	require.Empty(t, pf.Unknown)
+	rc := pf.RenewKeys.Config()
+	require.True(t, rc.Disabled)
+	require.Equal(t, 2*time.Second, rc.Ahead)
+	require.Equal(t, 5, rc.MaxRetries)
+	require.Equal(t, 10, rc.Queue)
+	require.Equal(t, time.Minute, rc.DefaultInvisible)
+
+	bc := filepath.Join(dir, "broker.conf")
+	require.NoError(t, os.WriteFile(bc, []byte("defaultInvisibleTimeMills=30000\nrenewSchedulePeriodMillis=1000\ninvisibleTimeMillisWhenClear=500\n"), 0o600))
+	c := Default()
+	require.NoError(t, TuneFromBrokerConf(bc, &c))
+	require.False(t, c.Renew.Disabled)
+	require.Equal(t, 30*time.Second, c.Renew.DefaultInvisible)
+	require.Equal(t, time.Second, c.Renew.Period)
+	require.Equal(t, 500*time.Millisecond, c.Renew.ClearInvisible)
+	require.True(t, IsBrokerKey("renewAheadTimeMillis"))
+
+	require.NoError(t, os.WriteFile(bc, []byte("renewAheadTimeMillis=-1\n"), 0o600))
+	require.Error(t, TuneFromBrokerConf(bc, &c))
+}

@@ -40,14 +40,15 @@
 // (metadata bound, Telemetry first-command deadline), route.go
 // (QueryRoute, QueryAssignment), client.go (Heartbeat, Telemetry,
 // settings, NotifyClientTermination), send.go, receive.go (ReceiveMessage,
-// message conversion), ack.go (Ack, ChangeInvisibleDuration, DLQ),
+// message conversion), ack.go (Ack, ChangeInvisibleDuration, DLQ), renew.go (receipt-handle
+// auto-renew of auto_renew receives, Java's DefaultReceiptHandleManager),
 // txn.go (EndTransaction, check-back), offset.go (offsets, PullMessage,
 // RecallMessage), status.go (Code mapping), auth.go (the SDKs'
 // MQv2-HMAC-SHA1 credentials and ACLs as Java 5.3.3's gRPC
 // AuthenticationPipeline/AuthorizationPipeline: interceptors answering
 // UNAUTHORIZED statuses), authority.go (cluster mode's users and ACLs from
 // a broker, cached), localauth.go (local mode: the broker's auth service
-// and the identity forwarded requests are signed with), tls.go (TLS by
-// tls.server.mode: permissive sniffs the first byte, as Java's
-// ProxyAndTlsProtocolNegotiator).
+// and the identity forwarded requests are signed with), tls.go (a PROXY protocol
+// header first, then TLS by tls.server.mode: permissive sniffs the first
+// byte, as Java's ProxyAndTlsProtocolNegotiator).
 package grpcsvc

@@ -40,7 +40,7 @@ func (s *Service) ReceiveMessage(req *v2.ReceiveMessageRequest, stream grpc.Serv
 		if !ok || !send(&v2.ReceiveMessageResponse{Content: &v2.ReceiveMessageResponse_Message{Message: m}}) {
 			// compat: what could not be written becomes visible again soon
 			// (processThrowableWhenWriteMessage, NACK_INVISIBLE_TIME).
-			s.nack(req, msgs[i:])
+			s.nack(clientMeta(ctx).clientID, req, msgs[i:])
 			return nil
 		}
 	}
@@ -81,8 +81,9 @@ func (s *Service) receive(ctx context.Context, req *v2.ReceiveMessageRequest) ([
 	}
 	topic, group := req.GetMessageQueue().GetTopic().GetName(), req.GetGroup().GetName()
 	invisible := req.GetInvisibleDuration().AsDuration()
-	if req.GetAutoRenew() {
-		invisible = 60 * time.Second // Java's defaultInvisibleTimeMills with proxy auto-renew
+	autoRenew := req.GetAutoRenew() && s.renew != nil
+	if autoRenew {
+		invisible = s.cfg.Renew.DefaultInvisible // defaultInvisibleTimeMills, renewed (renew.go)
 	} else if err := s.validateInvisible(invisible, s.cfg.MinInvisible); err != nil {
 		return nil, errStatus(err)
 	}
@@ -132,6 +133,12 @@ func (s *Service) receive(ctx context.Context, req *v2.ReceiveMessageRequest) ([
 	msgs := s.popped(ctx, resp.Body, &ph, brokerName, addr, group, topic, fifo, maxAttempts)
 	if len(msgs) == 0 {
 		return nil, newStatus(v2.Code_MESSAGE_NOT_FOUND, "no match message")
+	}
+	if autoRenew {
+		for _, msg := range msgs {
+			sp := msg.GetSystemProperties()
+			s.renew.add(m.clientID, group, topic, sp.GetMessageId(), sp.GetReceiptHandle(), sp.GetDeliveryAttempt()-1)
+		}
 	}
 	return msgs, okStatus()
 }
@@ -254,11 +261,12 @@ func parseOrderCountInfo(s string) map[string]int32 {
 }
 
 // nack makes messages the stream could not deliver visible again soon.
-func (s *Service) nack(req *v2.ReceiveMessageRequest, msgs []*v2.Message) {
+func (s *Service) nack(clientID string, req *v2.ReceiveMessageRequest, msgs []*v2.Message) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.RequestTimeout)
 	defer cancel()
 	for _, m := range msgs {
-		rh, err := parseHandle(m.GetSystemProperties().GetReceiptHandle())
+		sp := m.GetSystemProperties()
+		rh, err := parseHandle(s.takeHandle(clientID, req.GetGroup().GetName(), sp.GetMessageId(), sp.GetReceiptHandle()))
 		if err != nil {
 			continue
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/transport"
+	"github.com/rocketgo/rocketgo/codec/transport/tlsconf"
 	v2 "github.com/rocketgo/rocketgo/proxy/apiv2"
 )
 
@@ -69,6 +70,8 @@ type Config struct {
 	// AuthorityCache tunes the cluster authority's cache (zero: Java's
 	// defaults); its Cluster is ClusterName when empty.
 	AuthorityCache ClusterAuthorityConfig
+	// Renew is the receipt-handle auto-renew (renew.go).
+	Renew RenewConfig
 }
 
 // Default returns Java's proxy defaults.
@@ -92,6 +95,7 @@ func Default() Config {
 		MaxTransactionRecovery: time.Hour,
 		RequestTimeout:         3 * time.Second,
 		MaxClients:             100000,
+		Renew:                  DefaultRenew(),
 	}
 }
 
@@ -104,6 +108,7 @@ type Service struct {
 	log     *slog.Logger
 	clients *registry
 	txns    *txnTable
+	renew   *renewer // nil: auto-renew disabled
 	rr      roundRobin
 	authz   *authorizer                      // nil: no checks
 	creds   credentials.TransportCredentials // nil: plaintext only
@@ -157,11 +162,20 @@ func New(cfg Config, backend Backend, log *slog.Logger) (*Service, error) {
 			return nil, err
 		}
 	}
+	// Always a handshake of ours: the PROXY protocol is detected on every
+	// connection, with or without TLS (tls.go).
+	tc := TLSConfig{Mode: tlsconf.Disabled}
 	if cfg.TLS != nil {
-		var err error
-		if s.creds, err = cfg.TLS.credentials(); err != nil {
-			return nil, err
-		}
+		tc = *cfg.TLS
+	}
+	var err error
+	if s.creds, err = tc.credentials(); err != nil {
+		return nil, err
+	}
+	if !cfg.Renew.Disabled {
+		s.cfg.Renew = cfg.Renew.withDefaults()
+		s.renew = newRenewer(s.cfg.Renew, renewFuncs{change: s.changeHandle, online: s.clientOnline, backoff: s.clientBackoff}, log)
+		s.renew.start()
 	}
 	return s, nil
 }
@@ -186,7 +200,11 @@ func (s *Service) ServerOptions() []grpc.ServerOption {
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
 	)
 	if s.creds != nil {
-		opts = append(opts, grpc.Creds(s.creds), grpc.ConnectionTimeout(s.cfg.TLS.handshakeTimeout()))
+		hs := TLSConfig{}
+		if s.cfg.TLS != nil {
+			hs = *s.cfg.TLS
+		}
+		opts = append(opts, grpc.Creds(s.creds), grpc.ConnectionTimeout(hs.handshakeTimeout()))
 	}
 	if s.authz != nil {
 		opts = append(opts, grpc.ChainUnaryInterceptor(s.authz.unary), grpc.ChainStreamInterceptor(s.authz.stream))
@@ -226,11 +244,15 @@ func (s *Service) Listen(addr string) (net.Addr, error) {
 	return ln.Addr(), nil
 }
 
-// Close stops the server: streams end, held receives return.
+// Close stops the server: streams end, held receives return, and the
+// handles under auto-renew are made visible soon.
 func (s *Service) Close() {
 	s.mu.Lock()
 	srv := s.srv
 	s.mu.Unlock()
+	if s.renew != nil {
+		defer s.renew.close()
+	}
 	if srv == nil {
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 
 	"google.golang.org/grpc/credentials"
 
+	"github.com/rocketgo/rocketgo/codec/proxyproto"
 	"github.com/rocketgo/rocketgo/codec/transport/tlsconf"
 	"github.com/rocketgo/rocketgo/compat/javaprops"
 )
@@ -87,11 +89,11 @@ func TLSFromBrokerConf(path string, mode tlsconf.Mode) (TLSConfig, error) {
 	return c, nil
 }
 
-// credentials returns the server's transport credentials: nil for
-// Disabled (plaintext only, no detection).
+// credentials returns the server's transport credentials; Disabled
+// serves plaintext only, after the PROXY protocol detection.
 func (c TLSConfig) credentials() (credentials.TransportCredentials, error) {
 	if c.Mode == tlsconf.Disabled {
-		return nil, nil
+		return &modeCreds{mode: tlsconf.Disabled}, nil
 	}
 	tc, _, err := tlsconf.Config{ServerMode: c.Mode, TestMode: c.TestMode, ServerCertPath: c.CertPath, ServerKeyPath: c.KeyPath}.Server()
 	if err != nil {
@@ -111,10 +113,15 @@ func (c TLSConfig) handshakeTimeout() time.Duration {
 }
 
 // modeCreds serves TLS, plaintext or both on one port as tls.server.mode
-// says: permissive reads the first byte and starts a handshake on 0x16 (a
-// TLS record), plaintext HTTP/2 otherwise; enforcing always handshakes, so
-// a plaintext client fails there. It runs on grpc's goroutine of the new
-// connection, under its ConnectionTimeout.
+// says, after a PROXY protocol header if the connection starts with one
+// (Java's ProxyAndTlsProtocolNegotiator: HAProxy detection first, then the
+// TLS mode): the header's source address becomes the connection's remote
+// address, hence the peer that source-IP ACLs check. Permissive reads the
+// first byte and starts a handshake on 0x16 (a TLS record), plaintext
+// HTTP/2 otherwise; enforcing always handshakes, so a plaintext client
+// fails there; disabled never does. A malformed header closes the
+// connection. It runs on grpc's goroutine of the new connection, under its
+// ConnectionTimeout.
 type modeCreds struct {
 	mode tlsconf.Mode
 	tc   *tls.Config
@@ -132,17 +139,31 @@ func (m *modeCreds) ClientHandshake(context.Context, string, net.Conn) (net.Conn
 }
 
 func (m *modeCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.AuthInfo, error) {
-	conn := raw
+	rest, src, err := readProxyHeader(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	var conn net.Conn = raw
+	if src.IsValid() {
+		conn = &peerConn{Conn: raw, remote: net.TCPAddrFromAddrPort(src)}
+	}
+	plain := plainInfo{credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}}
+	if m.mode == tlsconf.Disabled {
+		return withPrefix(conn, rest), plain, nil
+	}
 	if m.mode == tlsconf.Permissive {
-		var first [1]byte
-		if _, err := raw.Read(first[:]); err != nil {
-			return nil, nil, fmt.Errorf("grpcsvc: first byte: %w", err)
+		if len(rest) == 0 {
+			var first [1]byte
+			if _, err := conn.Read(first[:]); err != nil {
+				return nil, nil, fmt.Errorf("grpcsvc: first byte: %w", err)
+			}
+			rest = first[:]
 		}
-		conn = &prefixConn{Conn: raw, first: first[0], pending: true}
-		if first[0] != 0x16 {
-			return conn, plainInfo{credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}}, nil
+		if rest[0] != 0x16 {
+			return withPrefix(conn, rest), plain, nil
 		}
 	}
+	conn = withPrefix(conn, rest)
 	tconn := tls.Server(conn, m.tc)
 	if err := tconn.Handshake(); err != nil {
 		return nil, nil, fmt.Errorf("grpcsvc: TLS handshake: %w", err)
@@ -156,24 +177,72 @@ func (m *modeCreds) Info() credentials.ProtocolInfo {
 }
 
 func (m *modeCreds) Clone() credentials.TransportCredentials {
-	return &modeCreds{mode: m.mode, tc: m.tc.Clone()}
+	c := &modeCreds{mode: m.mode}
+	if m.tc != nil {
+		c.tc = m.tc.Clone()
+	}
+	return c
 }
 
 func (m *modeCreds) OverrideServerName(string) error { return nil }
 
-// prefixConn gives back the byte the detection read before the rest.
+// readProxyHeader reads a connection's first bytes until proxyproto.Parse
+// decides: rest is what was read past the header (or everything, without
+// one), src the header's client address (invalid: keep the socket's).
+// Reads are bounded by proxyproto.MaxV2.
+func readProxyHeader(c net.Conn) (rest []byte, src netip.AddrPort, err error) {
+	b := make([]byte, 0, 256)
+	for {
+		res, n, addr, perr := proxyproto.Parse(b)
+		if perr != nil {
+			return nil, src, fmt.Errorf("grpcsvc: %w", perr)
+		}
+		switch res {
+		case proxyproto.None:
+			return b, src, nil
+		case proxyproto.Done:
+			return b[n:], addr, nil
+		}
+		if len(b) == cap(b) {
+			nb := make([]byte, len(b), min(2*cap(b), proxyproto.MaxV2))
+			copy(nb, b)
+			b = nb
+		}
+		k, rerr := c.Read(b[len(b):cap(b)])
+		b = b[:len(b)+k]
+		if rerr != nil && k == 0 {
+			return nil, src, fmt.Errorf("grpcsvc: connection preamble: %w", rerr)
+		}
+	}
+}
+
+// peerConn is a connection whose client is the PROXY header's source.
+type peerConn struct {
+	net.Conn
+	remote net.Addr
+}
+
+func (p *peerConn) RemoteAddr() net.Addr { return p.remote }
+
+func withPrefix(c net.Conn, b []byte) net.Conn {
+	if len(b) == 0 {
+		return c
+	}
+	return &prefixConn{Conn: c, buf: b}
+}
+
+// prefixConn gives back the bytes the detection read before the rest.
 type prefixConn struct {
 	net.Conn
-	first   byte
-	pending bool
+	buf []byte
 }
 
 func (p *prefixConn) Read(b []byte) (int, error) {
-	if p.pending && len(b) > 0 {
-		// Alone: reading on could block on a client that sent one byte.
-		p.pending = false
-		b[0] = p.first
-		return 1, nil
+	if len(p.buf) > 0 {
+		// Alone: reading on could block on a client that sent only these.
+		n := copy(b, p.buf)
+		p.buf = p.buf[n:]
+		return n, nil
 	}
 	return p.Conn.Read(b)
 }
