@@ -1,35 +1,20 @@
 package proxyproto_test
 
 import (
-	"encoding/binary"
 	"net/netip"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/rocketgo/rocketgo/codec/proxyproto"
+	"github.com/rocketgo/rocketgo/codec/proxyproto/proxyprototest"
 )
 
-func proxyV2(cmd byte, fam byte, addr []byte) []byte {
-	b := []byte(proxyproto.SigV2)
-	b = append(b, 0x20|cmd, fam)
-	b = binary.BigEndian.AppendUint16(b, uint16(len(addr)))
-	return append(b, addr...)
-}
+func proxyV2(cmd byte, fam byte, addr []byte) []byte { return proxyprototest.V2(cmd, fam, addr) }
 
-func v2inet(src [4]byte, sport uint16) []byte {
-	a := append(src[:], 10, 0, 0, 1)
-	a = binary.BigEndian.AppendUint16(a, sport)
-	return binary.BigEndian.AppendUint16(a, 9876)
-}
+func v2inet(src [4]byte, sport uint16) []byte { return proxyprototest.Inet(src, sport, 9876) }
 
-func v2inet6(src [16]byte, sport uint16) []byte {
-	dst := netip.MustParseAddr("2001:db8::1").As16()
-	a := append(src[:], dst[:]...)
-	a = binary.BigEndian.AppendUint16(a, sport)
-	a = binary.BigEndian.AppendUint16(a, 9876)
-	return append(a, 0x04, 0x00, 0x01, 'x') // a TLV, skipped
-}
+func v2inet6(src [16]byte, sport uint16) []byte { return proxyprototest.Inet6(src, sport, 9876) }
 
 func TestParseProxy(t *testing.T) {
 	for _, tc := range []struct {

@@ -2,7 +2,6 @@ package grpcsvc
 
 import (
 	"context"
-	"encoding/binary"
 	"net"
 	"testing"
 	"time"
@@ -14,16 +13,11 @@ import (
 
 	"github.com/rocketgo/rocketgo/broker/auth"
 	"github.com/rocketgo/rocketgo/codec/proxyproto"
+	"github.com/rocketgo/rocketgo/codec/proxyproto/proxyprototest"
 	v2 "github.com/rocketgo/rocketgo/proxy/apiv2"
 )
 
-func proxyV2Inet(src [4]byte, port uint16) []byte {
-	b := append([]byte(proxyproto.SigV2), 0x21, 0x11, 0, 12)
-	b = append(b, src[:]...)
-	b = append(b, 127, 0, 0, 1)
-	b = binary.BigEndian.AppendUint16(b, port)
-	return binary.BigEndian.AppendUint16(b, 8081)
-}
+func proxyV2Inet(src [4]byte, port uint16) []byte { return proxyprototest.ProxyInet(src, port, 8081) }
 
 // A PROXY protocol v1/v2 header before HTTP/2 (Java's
 // ProxyAndTlsProtocolNegotiator) makes its source address the request's
