@@ -362,9 +362,9 @@ func (t *timerService) enqueueOne(u *store.CQUnit) bool {
 	if at < w && del {
 		return true // compat: a delete marker past its time is dropped, as Java does
 	}
-	t.metrics.onEnqueue(realTopic, at, e.BornTimestamp, del)
 	if at < w {
 		// Its slot has ended already: deliver now, marked as never enqueued.
+		t.metrics.onEnqueue(realTopic, at, e.BornTimestamp, del)
 		t.metrics.onExpired(e.StoreTimestamp)
 		t.metrics.onDequeue(realTopic)
 		return t.deliverNow(&e, math.MaxInt64, false)
@@ -372,6 +372,9 @@ func (t *timerService) enqueueOne(u *store.CQUnit) bool {
 	for {
 		_, err := t.ts.Add(u.PhyOffset, u.Size, at, w, message.JavaStringHash(realTopic), del)
 		if err == nil {
+			// Counted once it is in the wheel: a scrape that sees the
+			// count sees the timer in the wheel's gauges too.
+			t.metrics.onEnqueue(realTopic, at, e.BornTimestamp, del)
 			return true
 		}
 		t.log.Error("timer: cannot chain timer; retrying", "queueOffset", u.QueueOffset, "err", err)
