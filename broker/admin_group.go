@@ -37,8 +37,9 @@ func (a *groupAdmin) updateGroup(_ *transport.Conn, req *codec.Frame) *codec.Fra
 	if err != nil {
 		return codec.NewResponse(req, int32(codec.RespSystemError), err.Error())
 	}
-	if remark := validateTopic(sg.GroupName); remark != "" {
-		return codec.NewResponse(req, int32(codec.RespInvalidParameter), remarks.GroupNameIllegal(sg.GroupName))
+	// Like Java 5.4.0 (TopicValidator.validateGroup).
+	if remark := validateGroup(sg.GroupName); remark != "" {
+		return codec.NewResponse(req, int32(codec.RespInvalidParameter), remark)
 	}
 	if err := a.groups.put(sg); err != nil {
 		return codec.NewResponse(req, int32(codec.RespSystemError), err.Error())

@@ -82,7 +82,7 @@ func (g *groupTable) find(name string) (body.SubscriptionGroupConfig, bool) {
 	if sg, ok := g.get(name); ok {
 		return sg, true
 	}
-	if !g.live.autoCreateGroup.Load() || validateTopic(name) != "" {
+	if !g.live.autoCreateGroup.Load() || validateGroup(name) != "" {
 		return body.SubscriptionGroupConfig{}, false
 	}
 	g.mu.Lock()

@@ -15,24 +15,27 @@ import (
 
 // System topic names (Java TopicValidator / MixAll).
 const (
-	TopicAutoCreate     = "TBW102"
-	TopicSchedule       = "SCHEDULE_TOPIC_XXXX"
-	TopicBenchmark      = "BenchmarkTest"
-	TopicTransHalf      = "RMQ_SYS_TRANS_HALF_TOPIC"
-	TopicTransOpHalf    = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
-	TopicTransCheckMax  = "TRANS_CHECK_MAX_TIME_TOPIC"
-	TopicSelfTest       = "SELF_TEST_TOPIC"
-	TopicOffsetMoved    = "OFFSET_MOVED_EVENT"
-	TopicRocksDBOffset  = "CHECKPOINT_TOPIC"
-	RetryGroupPrefix    = "%RETRY%"
-	DLQGroupPrefix      = "%DLQ%"
-	replyTopicSuffix    = "_REPLY_TOPIC"
-	syncMemberPrefix    = "rmq_sys_SYNC_BROKER_MEMBER_"
-	reviveTopicPrefix   = "rmq_sys_REVIVE_LOG_"
-	scheduleQueueNums   = 18
-	timerTopic          = "rmq_sys_wheel_timer"
-	topicMaxLen         = 127
-	retryOrDLQTopicMax  = 255
+	TopicAutoCreate    = "TBW102"
+	TopicSchedule      = "SCHEDULE_TOPIC_XXXX"
+	TopicBenchmark     = "BenchmarkTest"
+	TopicTransHalf     = "RMQ_SYS_TRANS_HALF_TOPIC"
+	TopicTransOpHalf   = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
+	TopicTransCheckMax = "TRANS_CHECK_MAX_TIME_TOPIC"
+	TopicSelfTest      = "SELF_TEST_TOPIC"
+	TopicOffsetMoved   = "OFFSET_MOVED_EVENT"
+	TopicRocksDBOffset = "CHECKPOINT_TOPIC"
+	RetryGroupPrefix   = "%RETRY%"
+	DLQGroupPrefix     = "%DLQ%"
+	replyTopicSuffix   = "_REPLY_TOPIC"
+	syncMemberPrefix   = "rmq_sys_SYNC_BROKER_MEMBER_"
+	reviveTopicPrefix  = "rmq_sys_REVIVE_LOG_"
+	scheduleQueueNums  = 18
+	timerTopic         = "rmq_sys_wheel_timer"
+	topicMaxLen        = 127
+	retryOrDLQTopicMax = 255
+	// groupMaxLen is TopicValidator.GROUP_MAX_LENGTH (5.4.0): a group name
+	// becomes part of %RETRY%<group> and %DLQ%<group>.
+	groupMaxLen         = 120
 	reviveQueueNumsJava = 8
 )
 
@@ -65,6 +68,24 @@ func validateTopic(topic string) string {
 		}
 	} else if len(topic) > topicMaxLen {
 		return remarks.TopicTooLong(topic, topicMaxLen)
+	}
+	return ""
+}
+
+// validateGroup is Java 5.4.0's TopicValidator.validateGroup: "" when the
+// group name may be used, else the INVALID_PARAMETER remark. (5.3.3 took
+// any name in UPDATE_AND_CREATE_SUBSCRIPTIONGROUP.)
+func validateGroup(group string) string {
+	if strings.TrimSpace(group) == "" {
+		return remarks.GroupBlank
+	}
+	for i := 0; i < len(group); i++ {
+		if !validTopicChar(group[i]) {
+			return remarks.GroupIllegalCharacters(group)
+		}
+	}
+	if len(group) > groupMaxLen {
+		return remarks.GroupTooLong(group, groupMaxLen)
 	}
 	return ""
 }
