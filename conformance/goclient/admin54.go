@@ -20,7 +20,7 @@ const (
 	codeGetAllTopicConfig    = 21
 	codeUpdateAndCreateGroup = 200
 	respSuccess              = 0
-	respInvalidParameter     = 16
+	respInvalidParameter     = 29
 )
 
 // admin54: the admin answers that changed between 5.3.3 and 5.4.0, each
