@@ -22,8 +22,8 @@ const defaultSplitMetadataSize = 2000
 type metadataPage struct {
 	paged       bool   // one of the three fields came (Java: not ObjectUtils.allNull)
 	seq         int32  // topicSeq / groupSeq
-	max         int32  // maxTopicNum / maxGroupNum, when hasMax
-	hasMax      bool   //
+	max         int32  // the page size asked, when hasMax
+	hasMax      bool   // maxTopicNum / maxGroupNum came
 	dataVersion string // the version the asker's first page had, JSON; "" on the first page
 }
 

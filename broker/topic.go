@@ -15,29 +15,30 @@ import (
 
 // System topic names (Java TopicValidator / MixAll).
 const (
-	TopicAutoCreate    = "TBW102"
-	TopicSchedule      = "SCHEDULE_TOPIC_XXXX"
-	TopicBenchmark     = "BenchmarkTest"
-	TopicTransHalf     = "RMQ_SYS_TRANS_HALF_TOPIC"
-	TopicTransOpHalf   = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
-	TopicTransCheckMax = "TRANS_CHECK_MAX_TIME_TOPIC"
-	TopicSelfTest      = "SELF_TEST_TOPIC"
-	TopicOffsetMoved   = "OFFSET_MOVED_EVENT"
-	TopicRocksDBOffset = "CHECKPOINT_TOPIC"
-	RetryGroupPrefix   = "%RETRY%"
-	DLQGroupPrefix     = "%DLQ%"
-	replyTopicSuffix   = "_REPLY_TOPIC"
-	syncMemberPrefix   = "rmq_sys_SYNC_BROKER_MEMBER_"
-	reviveTopicPrefix  = "rmq_sys_REVIVE_LOG_"
-	scheduleQueueNums  = 18
-	timerTopic         = "rmq_sys_wheel_timer"
-	topicMaxLen        = 127
-	retryOrDLQTopicMax = 255
-	// groupMaxLen is TopicValidator.GROUP_MAX_LENGTH (5.4.0): a group name
-	// becomes part of %RETRY%<group> and %DLQ%<group>.
-	groupMaxLen         = 120
+	TopicAutoCreate     = "TBW102"
+	TopicSchedule       = "SCHEDULE_TOPIC_XXXX"
+	TopicBenchmark      = "BenchmarkTest"
+	TopicTransHalf      = "RMQ_SYS_TRANS_HALF_TOPIC"
+	TopicTransOpHalf    = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
+	TopicTransCheckMax  = "TRANS_CHECK_MAX_TIME_TOPIC"
+	TopicSelfTest       = "SELF_TEST_TOPIC"
+	TopicOffsetMoved    = "OFFSET_MOVED_EVENT"
+	TopicRocksDBOffset  = "CHECKPOINT_TOPIC"
+	RetryGroupPrefix    = "%RETRY%"
+	DLQGroupPrefix      = "%DLQ%"
+	replyTopicSuffix    = "_REPLY_TOPIC"
+	syncMemberPrefix    = "rmq_sys_SYNC_BROKER_MEMBER_"
+	reviveTopicPrefix   = "rmq_sys_REVIVE_LOG_"
+	scheduleQueueNums   = 18
+	timerTopic          = "rmq_sys_wheel_timer"
+	topicMaxLen         = 127
+	retryOrDLQTopicMax  = 255
 	reviveQueueNumsJava = 8
 )
+
+// groupMaxLen is TopicValidator.GROUP_MAX_LENGTH (5.4.0): a group name
+// becomes part of %RETRY%<group> and %DLQ%<group>.
+const groupMaxLen = 120
 
 // notAllowedSend lists topics clients may not send to.
 var notAllowedSend = map[string]bool{
