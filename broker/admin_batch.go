@@ -67,11 +67,19 @@ func (a *batchAdmin) updateGroupList(_ *transport.Conn, req *codec.Frame) *codec
 	if err := json.Unmarshal(req.Body, &b); err != nil {
 		return codec.NewResponse(req, int32(codec.RespSystemError), remarks.BodyGroupList(err.Error()))
 	}
+	// Like Java 5.4.0: every name is checked before any group is stored.
+	list := make([]body.SubscriptionGroupConfig, 0, len(b.GroupConfigList))
 	for _, raw := range b.GroupConfigList {
 		sg, err := body.DecodeSubscriptionGroupConfig(raw)
 		if err != nil {
 			return codec.NewResponse(req, int32(codec.RespSystemError), err.Error())
 		}
+		if remark := validateGroup(sg.GroupName); remark != "" {
+			return codec.NewResponse(req, int32(codec.RespInvalidParameter), remark)
+		}
+		list = append(list, sg)
+	}
+	for _, sg := range list {
 		if err := a.groups.put(sg); err != nil {
 			return codec.NewResponse(req, int32(codec.RespSystemError), err.Error())
 		}

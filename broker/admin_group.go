@@ -17,6 +17,7 @@ type groupAdmin struct {
 	offsets    *offsetTable
 	clients    *clientManager
 	brokerAddr func() string // the advertised address (Broker.BrokerAddr)
+	live       *liveConfig   // enableSplitMetadata, splitMetadataSize
 }
 
 func (a *groupAdmin) register(r *transport.Router, pool *transport.Pool) {
@@ -36,8 +37,9 @@ func (a *groupAdmin) updateGroup(_ *transport.Conn, req *codec.Frame) *codec.Fra
 	if err != nil {
 		return codec.NewResponse(req, int32(codec.RespSystemError), err.Error())
 	}
-	if remark := validateTopic(sg.GroupName); remark != "" {
-		return codec.NewResponse(req, int32(codec.RespInvalidParameter), remarks.GroupNameIllegal(sg.GroupName))
+	// Like Java 5.4.0 (TopicValidator.validateGroup).
+	if remark := validateGroup(sg.GroupName); remark != "" {
+		return codec.NewResponse(req, int32(codec.RespInvalidParameter), remark)
 	}
 	if err := a.groups.put(sg); err != nil {
 		return codec.NewResponse(req, int32(codec.RespSystemError), err.Error())
@@ -45,10 +47,25 @@ func (a *groupAdmin) updateGroup(_ *transport.Conn, req *codec.Frame) *codec.Fra
 	return codec.NewResponse(req, int32(codec.RespSuccess), "")
 }
 
+// getAllGroups answers GET_ALL_SUBSCRIPTIONGROUP_CONFIG: the whole table,
+// or the page the request names (5.4.0, admin_paged.go); totalGroupNum
+// either way.
 func (a *groupAdmin) getAllGroups(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	var h header.GetAllSubscriptionGroupRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
+	v, groups := a.groups.snapshot()
+	total := len(groups)
+	page := metadataPage{paged: h.HasGroupSeq() || h.HasMaxGroupNum() || h.DataVersion != "",
+		seq: h.GroupSeq, max: h.MaxGroupNum, hasMax: h.HasMaxGroupNum(), dataVersion: h.DataVersion}
+	if page.paged && a.live.splitMetadata.Load() {
+		lo, hi := page.pageRange(total, v, splitSize(a.live))
+		groups = groups[lo:hi]
+	}
 	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
-	resp.Body = a.groups.encode()
-	resp.SetInt("totalGroupNum", int64(a.groups.count()))
+	resp.Body = body.AppendSubscriptionGroupFile(nil, v, groups)
+	resp.SetInt("totalGroupNum", int64(total))
 	return resp
 }
 

@@ -160,7 +160,9 @@ func (a *statsAdmin) runtimeInfo(_ *transport.Conn, req *codec.Frame) *codec.Fra
 	rates := s.rates()
 	daily := s.daily()
 	kv := map[string]string{
-		"brokerVersionDesc":                    "V5_3_3",
+		"brokerVersionDesc": codec.ServerVersionName,
+		// compat: Java 5.4.0 no longer puts brokerVersion (5.3.3 did); kept,
+		// as rocketmq-exporter 4.9.4 parses it.
 		"brokerVersion":                        strconv.Itoa(int(codec.ServerVersion)),
 		"brokerActive":                         strconv.FormatBool(!a.role.IsSlave()),
 		"bootTimestamp":                        strconv.FormatInt(s.boot.UnixMilli(), 10),

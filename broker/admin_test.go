@@ -60,7 +60,7 @@ func TestAdminTopicsAndGroups(t *testing.T) {
 
 	resp = tb.invoke(t, request(codec.ReqGetBrokerRuntimeInfo))
 	require.Equal(t, int32(codec.RespSuccess), resp.Code)
-	require.Contains(t, string(resp.Body), `"brokerVersionDesc":"V5_3_3"`)
+	require.Contains(t, string(resp.Body), `"brokerVersionDesc":"V5_4_0"`)
 	resp = tb.invoke(t, request(codec.ReqGetBrokerConfig))
 	require.Contains(t, string(resp.Body), "brokerName=broker-a\n")
 }

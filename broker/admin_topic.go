@@ -29,6 +29,7 @@ type topicAdmin struct {
 	topics  *topicTable
 	offsets *offsetTable // a deleted topic's offsets go too
 	store   topicStore
+	live    *liveConfig // enableSplitMetadata, splitMetadataSize
 	log     *slog.Logger
 }
 
@@ -109,11 +110,24 @@ func (a *topicAdmin) deleteTopic(_ *transport.Conn, req *codec.Frame) *codec.Fra
 	return codec.NewResponse(req, int32(codec.RespSuccess), "")
 }
 
+// getAllTopicConfig answers GET_ALL_TOPIC_CONFIG: the whole table, or the
+// page the request names (5.4.0, admin_paged.go); totalTopicNum either way.
 func (a *topicAdmin) getAllTopicConfig(_ *transport.Conn, req *codec.Frame) *codec.Frame {
+	var h header.GetAllTopicConfigRequest
+	if r := decodeHeader(&h, req); r != nil {
+		return r
+	}
 	v, topics := a.topics.snapshot()
+	total := len(topics)
+	page := metadataPage{paged: h.HasTopicSeq() || h.HasMaxTopicNum() || h.DataVersion != "",
+		seq: h.TopicSeq, max: h.MaxTopicNum, hasMax: h.HasMaxTopicNum(), dataVersion: h.DataVersion}
+	if page.paged && a.live.splitMetadata.Load() {
+		lo, hi := page.pageRange(total, v, splitSize(a.live))
+		topics = topics[lo:hi]
+	}
 	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
 	resp.Body = body.AppendTopicConfigFile(nil, v, topics)
-	resp.SetInt("totalTopicNum", int64(len(topics)))
+	resp.SetInt("totalTopicNum", int64(total))
 	return resp
 }
 

@@ -590,8 +590,8 @@ func (b *Broker) sendQueueLen() int {
 // exactly what it uses.
 func (b *Broker) adminHandlers() []adminHandlers {
 	groups := []adminHandlers{
-		&topicAdmin{topics: b.topics, offsets: b.offsets, store: b.store, log: b.log},
-		&groupAdmin{groups: b.groups, offsets: b.offsets, clients: b.clients, brokerAddr: b.BrokerAddr},
+		&topicAdmin{topics: b.topics, offsets: b.offsets, store: b.store, live: b.live, log: b.log},
+		&groupAdmin{groups: b.groups, offsets: b.offsets, clients: b.clients, brokerAddr: b.BrokerAddr, live: b.live},
 		&statsAdmin{brokerName: b.cfg.BrokerName, topics: b.topics, offsets: b.offsets, clients: b.clients, store: b.store, stats: b.stats, role: b.role,
 			sendQueueLen: b.sendQueueLen, timerBehind: b.timer.behind,
 			sendQueueCapacity: b.cfg.SendThreadPoolQueueCapacity, pullQueueCapacity: b.cfg.PullThreadPoolQueueCapacity,

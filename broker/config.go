@@ -77,6 +77,11 @@ type Config struct {
 	// AccessMessageInMemoryMaxRatio (percent of RAM) bounds how far a
 	// consumer may lag before the master suggests the slave.
 	AccessMessageInMemoryMaxRatio int `conf:"accessMessageInMemoryMaxRatio"`
+	// EnableSplitMetadata and SplitMetadataSize (Java 5.4.0): a request for
+	// the topic or subscription group table that names a page gets at most
+	// SplitMetadataSize entries; one that names none gets the whole table.
+	EnableSplitMetadata bool `conf:"enableSplitMetadata"`
+	SplitMetadataSize   int  `conf:"splitMetadataSize"`
 
 	// Controller mode (RIP-44, controllermode.go): the controller assigns
 	// the brokerId and the role; brokerRole/brokerId are then only the
@@ -304,6 +309,8 @@ func DefaultConfig() Config {
 		ConfigBlackList:             "configBlackList;brokerConfigPath",
 		RefuseSensitiveRemoteConfig: true,
 		MaxTopicQueueNums:           1024,
+		EnableSplitMetadata:         true,
+		SplitMetadataSize:           defaultSplitMetadataSize,
 		DiskMaxUsedSpaceRatio:       75,
 		DiskSpaceWarningLevelRatio:  90,
 		DiskSpaceCleanForciblyRatio: 85,
@@ -490,6 +497,7 @@ func (c *Config) checkRanges() error {
 		{"maxMessageSize", int64(c.MaxMessageSize), 1, MaxMessageSizeLimit},
 		{"brokerPermission", int64(c.BrokerPermission), 0, body.PermPriority | body.PermRead | body.PermWrite | body.PermInherit},
 		{"accessMessageInMemoryMaxRatio", int64(c.AccessMessageInMemoryMaxRatio), 0, 100},
+		{"splitMetadataSize", int64(c.SplitMetadataSize), 1, math.MaxInt32},
 		{"maxTransferCountOnMessageInMemory", int64(c.MaxTransferCountInMemory), 1, math.MaxInt32},
 		{"maxTransferBytesOnMessageInMemory", int64(c.MaxTransferBytesInMemory), 1, math.MaxInt32},
 		{"transactionCheckMax", int64(c.TransactionCheckMax), 1, math.MaxInt32},

@@ -82,7 +82,7 @@ func (g *groupTable) find(name string) (body.SubscriptionGroupConfig, bool) {
 	if sg, ok := g.get(name); ok {
 		return sg, true
 	}
-	if !g.live.autoCreateGroup.Load() || validateTopic(name) != "" {
+	if !g.live.autoCreateGroup.Load() || validateGroup(name) != "" {
 		return body.SubscriptionGroupConfig{}, false
 	}
 	g.mu.Lock()
@@ -128,7 +128,8 @@ func (g *groupTable) delete(name string) (bool, error) {
 	return true, g.persist()
 }
 
-func (g *groupTable) encode() []byte {
+// snapshot returns the data version and every group, sorted by name.
+func (g *groupTable) snapshot() (body.TopicVersion, []body.SubscriptionGroupConfig) {
 	g.mu.RLock()
 	v := g.version
 	list := make([]body.SubscriptionGroupConfig, 0, len(g.groups))
@@ -137,6 +138,11 @@ func (g *groupTable) encode() []byte {
 	}
 	g.mu.RUnlock()
 	sort.Slice(list, func(i, j int) bool { return list[i].GroupName < list[j].GroupName })
+	return v, list
+}
+
+func (g *groupTable) encode() []byte {
+	v, list := g.snapshot()
 	return body.AppendSubscriptionGroupFile(nil, v, list)
 }
 

@@ -26,7 +26,11 @@ type liveConfig struct {
 	namesrvAddr      atomic.Pointer[string]
 	slaveRead        atomic.Bool  // slaveReadEnable
 	memRatio         atomic.Int64 // accessMessageInMemoryMaxRatio
-	physMem          int64        // the machine's RAM, read once
+	// enableSplitMetadata and splitMetadataSize (5.4.0): whether and by how
+	// many entries GET_ALL_TOPIC_CONFIG/GET_ALL_SUBSCRIPTIONGROUP_CONFIG page.
+	splitMetadata     atomic.Bool
+	splitMetadataSize atomic.Int64
+	physMem           int64 // the machine's RAM, read once
 }
 
 // runtimeKeys are the broker.conf keys liveConfig carries: an update takes
@@ -46,6 +50,9 @@ var runtimeKeys = map[string]bool{
 	"transactionCheckMax":               true,
 	"slaveReadEnable":                   true,
 	"accessMessageInMemoryMaxRatio":     true,
+	// Read per GET_ALL_TOPIC_CONFIG/GET_ALL_SUBSCRIPTIONGROUP_CONFIG, as 5.4.0.
+	"enableSplitMetadata": true,
+	"splitMetadataSize":   true,
 	// The store and the HA server take them (setInSyncReplicas,
 	// setSlaveTimeout); Java reads both per put.
 	"inSyncReplicas": true,
@@ -137,6 +144,8 @@ func (l *liveConfig) load(c *Config) {
 	l.txnCheckMax.Store(int64(c.TransactionCheckMax))
 	l.slaveRead.Store(c.SlaveReadEnable)
 	l.memRatio.Store(int64(c.AccessMessageInMemoryMaxRatio))
+	l.splitMetadata.Store(c.EnableSplitMetadata)
+	l.splitMetadataSize.Store(int64(c.SplitMetadataSize))
 	addr := c.NamesrvAddr
 	l.namesrvAddr.Store(&addr)
 }

@@ -190,11 +190,13 @@ func syncRequest(code codec.RequestCode) *codec.Frame {
 }
 
 // fetchPaged runs BrokerOuterAPI's paged loop for GET_ALL_TOPIC_CONFIG and
-// GET_ALL_SUBSCRIPTIONGROUP_CONFIG: decode returns a page's data version and
-// entry count; total reads the table size from the answer's typed header
-// (header.ErrMissingField: a master that does not page); reset drops what
-// was gathered when the version moves.
-func (s *slaveSync) fetchPaged(ctx context.Context, addr string, code codec.RequestCode, seqKey, maxKey string,
+// GET_ALL_SUBSCRIPTIONGROUP_CONFIG (5.4.0): ask writes a page's typed
+// request header (seq, page size, the first page's data version or "");
+// decode returns a page's data version and entry count; total reads the
+// table size from the answer's typed header (header.ErrMissingField: a
+// master that does not page, such as 5.3.3, sent everything); reset drops
+// what was gathered when the version moves.
+func (s *slaveSync) fetchPaged(ctx context.Context, addr string, code codec.RequestCode, ask func(f *codec.Frame, seq int32, dataVersion string),
 	decode func([]byte) (body.TopicVersion, int, error), total func(*codec.Frame) (int32, error), reset func()) (body.TopicVersion, error) {
 	ctx, cancel := context.WithTimeout(ctx, slaveSyncPagedTimeout)
 	defer cancel()
@@ -202,13 +204,11 @@ func (s *slaveSync) fetchPaged(ctx context.Context, addr string, code codec.Requ
 	seq := 0
 	for {
 		req := syncRequest(code)
-		req.SetInt(seqKey, int64(seq))
-		req.SetInt(maxKey, slaveSyncPageSize)
 		dv := ""
 		if version != nil {
 			dv = string(body.AppendTopicVersion(nil, *version))
 		}
-		req.Set("dataVersion", dv)
+		ask(req, int32(seq), dv)
 		resp, err := s.call(ctx, addr, req, slaveSyncPagedTimeout)
 		if err != nil {
 			return body.TopicVersion{}, err
@@ -246,7 +246,13 @@ func (s *slaveSync) fetchPaged(ctx context.Context, addr string, code codec.Requ
 
 func (s *slaveSync) syncTopicConfig(ctx context.Context, addr string) error {
 	all := map[string]body.TopicConfig{}
-	version, err := s.fetchPaged(ctx, addr, codec.ReqGetAllTopicConfig, "topicSeq", "maxTopicNum",
+	version, err := s.fetchPaged(ctx, addr, codec.ReqGetAllTopicConfig,
+		func(f *codec.Frame, seq int32, dv string) {
+			h := header.GetAllTopicConfigRequest{DataVersion: dv}
+			h.SetTopicSeq(seq)
+			h.SetMaxTopicNum(slaveSyncPageSize)
+			h.Encode(f)
+		},
 		func(b []byte) (body.TopicVersion, int, error) {
 			f, err := body.DecodeTopicConfigFile(b)
 			if err != nil {
@@ -333,7 +339,13 @@ func (s *slaveSync) syncDelayOffset(ctx context.Context, addr string) error {
 
 func (s *slaveSync) syncSubscriptionGroup(ctx context.Context, addr string) error {
 	all := map[string]body.SubscriptionGroupConfig{}
-	version, err := s.fetchPaged(ctx, addr, codec.ReqGetAllSubscriptiongroupConfig, "groupSeq", "maxGroupNum",
+	version, err := s.fetchPaged(ctx, addr, codec.ReqGetAllSubscriptiongroupConfig,
+		func(f *codec.Frame, seq int32, dv string) {
+			h := header.GetAllSubscriptionGroupRequest{DataVersion: dv}
+			h.SetGroupSeq(seq)
+			h.SetMaxGroupNum(slaveSyncPageSize)
+			h.Encode(f)
+		},
 		func(b []byte) (body.TopicVersion, int, error) {
 			f, err := body.DecodeSubscriptionGroupFile(b)
 			if err != nil {

@@ -36,6 +36,10 @@ const (
 	reviveQueueNumsJava = 8
 )
 
+// groupMaxLen is TopicValidator.GROUP_MAX_LENGTH (5.4.0): a group name
+// becomes part of %RETRY%<group> and %DLQ%<group>.
+const groupMaxLen = 120
+
 // notAllowedSend lists topics clients may not send to.
 var notAllowedSend = map[string]bool{
 	TopicSchedule: true, TopicTransHalf: true, TopicTransOpHalf: true,
@@ -65,6 +69,24 @@ func validateTopic(topic string) string {
 		}
 	} else if len(topic) > topicMaxLen {
 		return remarks.TopicTooLong(topic, topicMaxLen)
+	}
+	return ""
+}
+
+// validateGroup is Java 5.4.0's TopicValidator.validateGroup: "" when the
+// group name may be used, else the INVALID_PARAMETER remark. (5.3.3 took
+// any name in UPDATE_AND_CREATE_SUBSCRIPTIONGROUP.)
+func validateGroup(group string) string {
+	if strings.TrimSpace(group) == "" {
+		return remarks.GroupBlank
+	}
+	for i := 0; i < len(group); i++ {
+		if !validTopicChar(group[i]) {
+			return remarks.GroupIllegalCharacters(group)
+		}
+	}
+	if len(group) > groupMaxLen {
+		return remarks.GroupTooLong(group, groupMaxLen)
 	}
 	return ""
 }

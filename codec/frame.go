@@ -28,9 +28,16 @@ const (
 // own four bytes may not exceed it.
 const DefaultMaxFrameLength = 16 << 20
 
-// ServerVersion is the MQVersion ordinal we announce (V5_3_3): high enough
-// that Java clients allow SQL92 subscriptions (they need >= 232).
-const ServerVersion int32 = 479
+// ServerVersion is the MQVersion ordinal we announce (V5_4_0, Java 5.4.0's
+// CURRENT_VERSION; 479 was V5_3_3): high enough that Java clients allow
+// SQL92 subscriptions (they need >= 232). No client or tool of either
+// release branches on a version past V5_3_1 (a shutting-down proxy's
+// GO_AWAY), so peers treat both alike.
+const ServerVersion int32 = 493
+
+// ServerVersionName is ServerVersion's MQVersion.Version name
+// (GET_BROKER_RUNTIME_INFO's brokerVersionDesc).
+const ServerVersionName = "V5_4_0"
 
 // Errors returned by the frame decoder. Every one of them means the
 // connection is out of sync and must be closed.

@@ -287,7 +287,7 @@ func (r *Runner) runGo(ctx context.Context, cl *harness.Cluster, kind harness.Ki
 	goclient.Quiet()
 	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
-	t := goclient.Target{Namesrv: cl.NamesrvAddr, Broker: cl.BrokerAddr, Prefix: "go_" + stamp,
+	t := goclient.Target{Namesrv: cl.NamesrvAddr, Broker: cl.BrokerAddr, Prefix: "go_" + stamp, BrokerRelease: kind.BrokerRelease(),
 		CreateTopic: func(ctx context.Context, topic string, queues int) error {
 			return cl.CreateTopic(ctx, topic, queues, nil)
 		}}

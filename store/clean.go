@@ -71,12 +71,26 @@ func diskUsage(dir string) (usedPercent float64, free int64, err error) {
 	if err := unix.Statfs(dir, &st); err != nil {
 		return -1, 0, err
 	}
-	total := st.Blocks * uint64(st.Bsize)
-	avail := st.Bavail * uint64(st.Bsize)
-	if total == 0 {
-		return 0, int64(avail), nil
+	return javaUsedPercent(st.Blocks, st.Bfree, st.Bavail), int64(st.Bavail * uint64(st.Bsize)), nil
+}
+
+// javaUsedPercent is Java's UtilAll.getDiskPartitionSpaceUsedPercent (as df's
+// Use%): the used blocks over the used plus the available ones, rounded up
+// to a whole percent. Blocks reserved for root count on neither side, so a
+// file system with many reserved blocks is not taken for a full one (we
+// once divided by every block, which read a half-empty disk with a large
+// reserve as 85 % used and deleted a slave's segments the Java master kept).
+func javaUsedPercent(blocks, bfree, bavail uint64) float64 {
+	used := blocks - min(bfree, blocks)
+	entire := used + bavail
+	if entire == 0 {
+		return 0
 	}
-	return float64(total-avail) * 100 / float64(total), int64(avail), nil
+	pct := used * 100 / entire
+	if used*100%entire != 0 {
+		pct++
+	}
+	return float64(pct)
 }
 
 // diskUsed is the fuller of the commit-log and store-root file systems,

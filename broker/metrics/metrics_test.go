@@ -32,7 +32,7 @@ func TestIntHistogramAllocs(t *testing.T) {
 }
 
 func TestVersionName(t *testing.T) {
-	require.Equal(t, "v5_3_3", VersionName(codec.ServerVersion))
+	require.Equal(t, "v5_4_0", VersionName(codec.ServerVersion))
 	require.Equal(t, "higher_version", VersionName(1<<20))
 	require.Equal(t, "java", LanguageName(codec.LangJava))
 }

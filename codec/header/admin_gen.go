@@ -552,9 +552,29 @@ func (h *GetAllProducerInfoRequest) AppendExt(f *codec.Frame, scratch []byte) []
 // GetAllSubscriptionGroupRequest is the Java GetAllSubscriptionGroupRequestHeader.
 // Carried by requests GET_ALL_SUBSCRIPTIONGROUP_CONFIG.
 type GetAllSubscriptionGroupRequest struct {
-	GroupSeq    int32  // groupSeq: compat: @CFNotNull in Java, but 4.9.x and Go admin tools send no header
-	DataVersion string // dataVersion
-	MaxGroupNum int32  // maxGroupNum
+	GroupSeq    int32  // groupSeq: compat: @CFNotNull in Java, but 4.9.x/5.3.x and Go admin tools send no header
+	DataVersion string // dataVersion: the DataVersion JSON of the first page ("" on it)
+	MaxGroupNum int32  // maxGroupNum: page size asked (5.4.0 slave: 2000)
+
+	present uint64 // the has fields Decode saw with a value
+}
+
+// HasGroupSeq reports whether the decoded request carried groupSeq with a value.
+func (h *GetAllSubscriptionGroupRequest) HasGroupSeq() bool { return h.present&(uint64(1)<<0) != 0 }
+
+// SetGroupSeq sets groupSeq and marks it present, so Encode writes it even at its default.
+func (h *GetAllSubscriptionGroupRequest) SetGroupSeq(v int32) {
+	h.GroupSeq = v
+	h.present |= uint64(1) << 0
+}
+
+// HasMaxGroupNum reports whether the decoded request carried maxGroupNum with a value.
+func (h *GetAllSubscriptionGroupRequest) HasMaxGroupNum() bool { return h.present&(uint64(1)<<1) != 0 }
+
+// SetMaxGroupNum sets maxGroupNum and marks it present, so Encode writes it even at its default.
+func (h *GetAllSubscriptionGroupRequest) SetMaxGroupNum(v int32) {
+	h.MaxGroupNum = v
+	h.present |= uint64(1) << 1
 }
 
 // Decode fills h from f.Ext; strings alias the frame.
@@ -569,6 +589,7 @@ func (h *GetAllSubscriptionGroupRequest) Decode(f *codec.Frame) error {
 				return err
 			}
 			h.GroupSeq = v
+			h.present = mark(h.present, uint64(1)<<0, kv.Value)
 		case "dataVersion":
 			h.DataVersion = kv.Value
 		case "maxGroupNum":
@@ -577,6 +598,7 @@ func (h *GetAllSubscriptionGroupRequest) Decode(f *codec.Frame) error {
 				return err
 			}
 			h.MaxGroupNum = v
+			h.present = mark(h.present, uint64(1)<<1, kv.Value)
 		}
 	}
 	return nil
@@ -590,13 +612,13 @@ func (h *GetAllSubscriptionGroupRequest) Encode(f *codec.Frame) { h.AppendExt(f,
 // Required fields are always written (strings unless empty), optional
 // fields only when they differ from their default.
 func (h *GetAllSubscriptionGroupRequest) AppendExt(f *codec.Frame, scratch []byte) []byte {
-	if h.GroupSeq != 0 {
+	if h.GroupSeq != 0 || h.present&(uint64(1)<<0) != 0 {
 		scratch = appendInt(f, "groupSeq", int64(h.GroupSeq), scratch)
 	}
 	if h.DataVersion != "" {
 		f.Ext = append(f.Ext, codec.KV{Key: "dataVersion", Value: h.DataVersion})
 	}
-	if h.MaxGroupNum != 0 {
+	if h.MaxGroupNum != 0 || h.present&(uint64(1)<<1) != 0 {
 		scratch = appendInt(f, "maxGroupNum", int64(h.MaxGroupNum), scratch)
 	}
 	return scratch
@@ -647,9 +669,26 @@ func (h *GetAllSubscriptionGroupResponse) AppendExt(f *codec.Frame, scratch []by
 // GetAllTopicConfigRequest is the Java GetAllTopicConfigRequestHeader.
 // Carried by requests GET_ALL_TOPIC_CONFIG.
 type GetAllTopicConfigRequest struct {
-	TopicSeq    int32  // topicSeq: compat: @CFNotNull in Java, but 4.9.x and Go admin tools send no header
-	DataVersion string // dataVersion
-	MaxTopicNum int32  // maxTopicNum
+	TopicSeq    int32  // topicSeq: compat: @CFNotNull in Java, but 4.9.x/5.3.x and Go admin tools send no header
+	DataVersion string // dataVersion: the DataVersion JSON of the first page ("" on it)
+	MaxTopicNum int32  // maxTopicNum: page size asked (5.4.0 slave: 2000)
+
+	present uint64 // the has fields Decode saw with a value
+}
+
+// HasTopicSeq reports whether the decoded request carried topicSeq with a value.
+func (h *GetAllTopicConfigRequest) HasTopicSeq() bool { return h.present&(uint64(1)<<0) != 0 }
+
+// SetTopicSeq sets topicSeq and marks it present, so Encode writes it even at its default.
+func (h *GetAllTopicConfigRequest) SetTopicSeq(v int32) { h.TopicSeq = v; h.present |= uint64(1) << 0 }
+
+// HasMaxTopicNum reports whether the decoded request carried maxTopicNum with a value.
+func (h *GetAllTopicConfigRequest) HasMaxTopicNum() bool { return h.present&(uint64(1)<<1) != 0 }
+
+// SetMaxTopicNum sets maxTopicNum and marks it present, so Encode writes it even at its default.
+func (h *GetAllTopicConfigRequest) SetMaxTopicNum(v int32) {
+	h.MaxTopicNum = v
+	h.present |= uint64(1) << 1
 }
 
 // Decode fills h from f.Ext; strings alias the frame.
@@ -664,6 +703,7 @@ func (h *GetAllTopicConfigRequest) Decode(f *codec.Frame) error {
 				return err
 			}
 			h.TopicSeq = v
+			h.present = mark(h.present, uint64(1)<<0, kv.Value)
 		case "dataVersion":
 			h.DataVersion = kv.Value
 		case "maxTopicNum":
@@ -672,6 +712,7 @@ func (h *GetAllTopicConfigRequest) Decode(f *codec.Frame) error {
 				return err
 			}
 			h.MaxTopicNum = v
+			h.present = mark(h.present, uint64(1)<<1, kv.Value)
 		}
 	}
 	return nil
@@ -685,13 +726,13 @@ func (h *GetAllTopicConfigRequest) Encode(f *codec.Frame) { h.AppendExt(f, nil) 
 // Required fields are always written (strings unless empty), optional
 // fields only when they differ from their default.
 func (h *GetAllTopicConfigRequest) AppendExt(f *codec.Frame, scratch []byte) []byte {
-	if h.TopicSeq != 0 {
+	if h.TopicSeq != 0 || h.present&(uint64(1)<<0) != 0 {
 		scratch = appendInt(f, "topicSeq", int64(h.TopicSeq), scratch)
 	}
 	if h.DataVersion != "" {
 		f.Ext = append(f.Ext, codec.KV{Key: "dataVersion", Value: h.DataVersion})
 	}
-	if h.MaxTopicNum != 0 {
+	if h.MaxTopicNum != 0 || h.present&(uint64(1)<<1) != 0 {
 		scratch = appendInt(f, "maxTopicNum", int64(h.MaxTopicNum), scratch)
 	}
 	return scratch

@@ -32,8 +32,17 @@ type SendMessageRequest struct {
 // HasQueueID reports whether the decoded request carried queueId with a value.
 func (h *SendMessageRequest) HasQueueID() bool { return h.present&(uint64(1)<<0) != 0 }
 
+// SetQueueID sets queueId and marks it present, so Encode writes it even at its default.
+func (h *SendMessageRequest) SetQueueID(v int32) { h.QueueID = v; h.present |= uint64(1) << 0 }
+
 // HasMaxReconsumeTimes reports whether the decoded request carried maxReconsumeTimes with a value.
 func (h *SendMessageRequest) HasMaxReconsumeTimes() bool { return h.present&(uint64(1)<<1) != 0 }
+
+// SetMaxReconsumeTimes sets maxReconsumeTimes and marks it present, so Encode writes it even at its default.
+func (h *SendMessageRequest) SetMaxReconsumeTimes(v int32) {
+	h.MaxReconsumeTimes = v
+	h.present |= uint64(1) << 1
+}
 
 // Decode fills h from f.Ext; strings alias the frame.
 func (h *SendMessageRequest) Decode(f *codec.Frame) error {
@@ -233,8 +242,17 @@ type SendMessageRequestV2 struct {
 // HasQueueID reports whether the decoded request carried e with a value.
 func (h *SendMessageRequestV2) HasQueueID() bool { return h.present&(uint64(1)<<0) != 0 }
 
+// SetQueueID sets e and marks it present, so Encode writes it even at its default.
+func (h *SendMessageRequestV2) SetQueueID(v int32) { h.QueueID = v; h.present |= uint64(1) << 0 }
+
 // HasMaxReconsumeTimes reports whether the decoded request carried l with a value.
 func (h *SendMessageRequestV2) HasMaxReconsumeTimes() bool { return h.present&(uint64(1)<<1) != 0 }
+
+// SetMaxReconsumeTimes sets l and marks it present, so Encode writes it even at its default.
+func (h *SendMessageRequestV2) SetMaxReconsumeTimes(v int32) {
+	h.MaxReconsumeTimes = v
+	h.present |= uint64(1) << 1
+}
 
 // Decode fills h from f.Ext; strings alias the frame.
 func (h *SendMessageRequestV2) Decode(f *codec.Frame) error {

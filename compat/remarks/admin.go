@@ -25,9 +25,6 @@ func NoTopicInBroker(topic string) string { return "No topic in this broker. top
 // NoGroupInBroker is GET_SUBSCRIPTIONGROUP_CONFIG's remark.
 func NoGroupInBroker(group string) string { return "No group in this broker. group: " + group }
 
-// GroupNameIllegal is INVALID_PARAMETER for a badly named group.
-func GroupNameIllegal(group string) string { return "the group name is illegal: " + group }
-
 // ConsumerGroupNotOnline is CONSUMER_NOT_ONLINE for GET_CONSUMER_CONNECTION_LIST.
 func ConsumerGroupNotOnline(group string) string {
 	return "the consumer group[" + group + "] not online"

@@ -113,6 +113,16 @@ func TopicTooLong(topic string, max int) string {
 	return "The specified topic: " + topic + ", is longer than topic max length: " + strconv.Itoa(max)
 }
 
+// GroupIllegalCharacters is INVALID_PARAMETER for a badly named group (5.4.0).
+func GroupIllegalCharacters(group string) string {
+	return "The specified group: " + group + ", contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"
+}
+
+// GroupTooLong is INVALID_PARAMETER for a group longer than max (5.4.0).
+func GroupTooLong(group string, max int) string {
+	return "The specified group: " + group + ", is longer than group max length: " + strconv.Itoa(max)
+}
+
 // RetryOrDLQTopicTooLong is INVALID_PARAMETER for a long %RETRY%/%DLQ% topic.
 func RetryOrDLQTopicTooLong(topic string, max int) string {
 	return "The specified topic is DLQ or Retry topic: " + topic + ", and it's longer than topic max length: " + strconv.Itoa(max)

@@ -21,6 +21,9 @@ type Target struct {
 	Broker      string // 127.0.0.1:port (advertised)
 	Prefix      string // unique per scenario run: topics, groups, instance names
 	CreateTopic func(ctx context.Context, topic string, queues int) error
+	// BrokerRelease is the Apache release whose broker answers the
+	// scenario expects ("5.3.3" or "5.4.0"; harness.Kind.BrokerRelease).
+	BrokerRelease string
 	// Restart is the shared broker restart; set only for restart scenarios.
 	Restart Restarter
 }
@@ -52,6 +55,7 @@ var Scenarios = map[string]Func{
 	"broadcast":      broadcast,
 	"orderly":        orderly,
 	"bad_input":      badInput,
+	"admin_54":       admin54,
 	"offset_resume":  offsetResume,
 	"delay":          delay,
 	"retry":          retry,

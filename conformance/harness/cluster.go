@@ -32,6 +32,19 @@ const (
 // Kinds is every combination in matrix order.
 var Kinds = []Kind{Ours, Java, JavaNSOurs, OursNSJava, Java54}
 
+// BrokerRelease is the Apache release whose broker behaviour kind serves:
+// "5.3.3" for the kinds with Java's 5.3.3 broker, "5.4.0" for the 5.4.0
+// reference and for ours, which follows the newer release where they
+// differ (JAVA-5.4-CHANGES.md). A scenario whose expectation changed
+// between the releases expects the answer of this one.
+func (k Kind) BrokerRelease() string {
+	switch k {
+	case Java, OursNSJava:
+		return "5.3.3"
+	}
+	return "5.4.0"
+}
+
 // javaVersion is the reference-server version kind runs ("" = 5.3.3).
 func (k Kind) javaVersion() string {
 	if k == Java54 {

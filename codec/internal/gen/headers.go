@@ -420,6 +420,8 @@ func renderHeader(b *bytes.Buffer, h *header) {
 		if f.has {
 			fmt.Fprintf(b, "// Has%s reports whether the decoded request carried %s with a value.\n", f.goName, f.key)
 			fmt.Fprintf(b, "func (h *%s) Has%s() bool { return h.present&(uint64(1)<<%d) != 0 }\n\n", name, f.goName, bits[f.goName])
+			fmt.Fprintf(b, "// Set%s sets %s and marks it present, so Encode writes it even at its default.\n", f.goName, f.key)
+			fmt.Fprintf(b, "func (h *%s) Set%s(v %s) { h.%s = v; h.present |= uint64(1) << %d }\n\n", name, f.goName, f.typ, f.goName, bits[f.goName])
 		}
 	}
 
