@@ -35,7 +35,10 @@ func checkAnswer(chk *codec.Frame, typ int32) *codec.Frame {
 }
 
 func TestTransactionCommitRollbackAndCheck(t *testing.T) {
-	tb := startBroker(t, func(c *Config) { c.TransactionCheckInterval = 100; c.TransactionTimeOut = 50 })
+	// The timeout is what A and B have to be ended in before the checker
+	// takes them as undecided too (and re-puts copies, moving the half
+	// queue's offsets asserted below): 50 ms was not enough under load.
+	tb := startBroker(t, func(c *Config) { c.TransactionCheckInterval = 100; c.TransactionTimeOut = 1000 })
 	tb.topics.createIfAbsent("TX", 1, 6, 0)
 	checks := make(chan *codec.Frame, 8)
 	r := transport.NewRouter()
