@@ -4,7 +4,7 @@ PKGS    := ./...
 DATA    ?= $(CURDIR)/data
 FUZZTIME ?= 60s
 
-.PHONY: build test test-long fuzz bench bench-compare bench-repl bench-scale conformance run verify-gen gen gen-proto vet test-failover dashboard-check exporter-check
+.PHONY: build test test-long fuzz bench bench-compare bench-repl bench-scale bench-grpc conformance run verify-gen gen gen-proto vet test-failover dashboard-check exporter-check
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -70,6 +70,13 @@ bench-scale: build
 # smoke run.
 bench-repl: build
 	./scripts/bench-repl.sh
+
+# gRPC rows: the Java 5 gRPC SDK (conformance/javagrpc GrpcBench) against
+# rocketgo's native endpoint, Apache's proxy 5.3.3 + our broker, our mqproxy +
+# the Java broker and Apache's proxy + Java broker: bench/results-grpc.md.
+# Needs java, mvn, python3; ~10 minutes (STEP=10 s per step).
+bench-grpc: build
+	./scripts/bench-grpc.sh
 
 # Failover fault injection in network namespaces (root; see conformance/failover).
 test-failover:
