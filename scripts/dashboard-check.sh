@@ -18,7 +18,7 @@
 # TARGETS         "ours java" (default) or one of them
 # ACL             1 (default): then the ACL 2.0 pages again with authentication
 #                 and authorization on (ours-acl/, java-acl/, report-acl.md);
-#                 0 skips them
+#                 0 skips them, only runs nothing else
 # CHROMIUM        browser binary (default /usr/bin/chromium; Debian package chromium)
 #
 # The dashboard's Maven build downloads Node itself, which cannot work offline:
@@ -396,6 +396,7 @@ javac -nowarn -cp "$javalib/*" -d "$cache/seed" "$repo/scripts/dashboard/Seed.ja
 [ -f "$cache/seed/Seed.class" ] || die "Seed.java did not compile"
 
 status=0
+if [ "${ACL:-1}" != only ]; then
 for t in $targets; do
 	check_target "$t" || { log "$t: errors (see $out/$t/)"; status=1; }
 done
@@ -405,6 +406,7 @@ if [ "$mode" = exporter ] && [[ " $targets " == *" ours "* && " $targets " == *"
 elif [[ " $targets " == *" ours "* && " $targets " == *" java "* ]]; then
 	node "$repo/scripts/dashboard/compare.cjs" "$out/ours" "$out/java" "$out/report.md" || status=1
 	log "report: $out/report.md"
+fi
 fi
 if [ "$mode" = dashboard ] && [ "${ACL:-1}" != 0 ]; then
 	for t in $targets; do

@@ -39,7 +39,9 @@ async function settle(page) {
   // effects): wait until no spinner spins and the network is quiet.
   await sleep(500);
   try {
-    await page.waitForFunction(() => !document.querySelector('.ant-spin-spinning, .ant-btn-loading'), {timeout: 60000, polling: 250});
+    // (visible ones only: a closed modal keeps its loading OK button)
+    await page.waitForFunction(() => ![...document.querySelectorAll('.ant-spin-spinning, .ant-btn-loading')].some((n) => n.offsetParent),
+      {timeout: 60000, polling: 250});
   } catch (e) {
     errors.push({step, kind: 'timeout', detail: 'still loading after 60 s'});
   }
@@ -156,6 +158,28 @@ async function rowButton(page, cellText, idx) {
   }, cellText, idx);
   if (ok !== 'ok') {
     errors.push({step, kind: 'missing', detail: `row "${cellText}" button ${idx}: ${ok}`});
+    return false;
+  }
+  await settle(page);
+  return true;
+}
+
+// Clicks the button reading label in the table row with a cell reading cellText.
+async function rowButtonText(page, cellText, label) {
+  try {
+    await page.waitForFunction((want) => [...document.querySelectorAll('tr')].some((r) => r.offsetParent &&
+      [...r.cells].some((c) => c.innerText.trim() === want)), {timeout: 30000, polling: 250}, cellText);
+  } catch (e) { /* reported below */ }
+  const ok = await page.evaluate((want, l) => {
+    const row = [...document.querySelectorAll('tr')].find((r) => r.offsetParent && [...r.cells].some((c) => c.innerText.trim() === want));
+    if (!row) return 'no row';
+    const b = [...row.querySelectorAll('button')].find((n) => n.innerText.trim() === l);
+    if (!b) return 'no such button';
+    b.click();
+    return 'ok';
+  }, cellText, label);
+  if (ok !== 'ok') {
+    errors.push({step, kind: 'missing', detail: `row "${cellText}" button "${label}": ${ok}`});
     return false;
   }
   await settle(page);
@@ -346,7 +370,7 @@ async function aclSteps(page) {
   await closeModals(page);
 
   step = 'acl-user-update';
-  if (await rowButton(page, 'dashuser', 0)) {
+  if (await rowButtonText(page, 'dashuser', 'Modify')) {
     await itemPick(page, 'User Status', ['disable']);
     await modalOk(page);
   }
@@ -375,6 +399,11 @@ async function aclSteps(page) {
     } else errors.push({step, kind: 'missing', detail: 'add-resource tag'});
   }
   await itemPick(page, 'Operation Type', ['Pub', 'Sub']);
+  // A source IP: without one the list after the creation fails, on Java as
+  // on ours, in the dashboard itself (AclInfo.copyFrom, AclInfo.java:195,
+  // copies entry.getSourceIps() with new ArrayList<>(null): an ACL stored
+  // without IPs lists with no sourceIps, as Java 5.3.3's AclConverter gives it).
+  await itemPick(page, 'Source IP', ['127.0.0.1']);
   await itemPick(page, 'Decision', ['Allow']);
   await shot(page, 'acl-acl-form');
   await modalOk(page);
@@ -382,7 +411,7 @@ async function aclSteps(page) {
   await closeModals(page);
 
   step = 'acl-acl-update';
-  if (await rowButton(page, 'User:dashuser', 0)) {
+  if (await rowButtonText(page, 'User:dashuser', 'Modify')) {
     await itemPick(page, 'Decision', ['Deny']);
     await modalOk(page);
   }
@@ -390,13 +419,13 @@ async function aclSteps(page) {
   await closeModals(page);
 
   step = 'acl-acl-delete';
-  if (await rowButton(page, 'User:dashuser', 1)) await popconfirmYes(page);
+  if (await rowButtonText(page, 'User:dashuser', 'Delete')) await popconfirmYes(page);
   await toasts(page); await shot(page, 'acl-acl-delete');
 
   step = 'acl-user-delete';
   await clickTab(page, 'ACL Users');
   await settle(page);
-  if (await rowButton(page, 'dashuser', 1)) await popconfirmYes(page);
+  if (await rowButtonText(page, 'dashuser', 'Delete')) await popconfirmYes(page);
   await toasts(page); await shot(page, 'acl-user-delete');
 }
 
