@@ -141,7 +141,8 @@ async function clickText(page, text) {
   return false;
 }
 
-// Clicks button #idx of the table row whose first cell (or any cell) is cellText.
+// Clicks button #idx of the table row whose first cell (or any cell) is cellText
+// (a copyable cell's copy icon is a button too: rowButtonText is safer).
 async function rowButton(page, cellText, idx) {
   try {
     await page.waitForFunction((want) => [...document.querySelectorAll('tr')].some((r) => r.offsetParent &&
@@ -501,7 +502,7 @@ async function main() {
   await setRange(page);
   await clickText(page, 'Search');
   await toasts(page); await shot(page, 'message-by-topic');
-  await modalStep(page, 'message-by-topic-detail', () => rowButton(page, seed.msgIds[0], 0));
+  await modalStep(page, 'message-by-topic-detail', () => rowButtonText(page, seed.msgIds[0], 'Message Detail'));
 
   step = 'message-by-key';
   await clickTab(page, 'Message Key');
@@ -565,7 +566,7 @@ async function main() {
   await setRange(page);
   await clickText(page, 'Search');
   await toasts(page); await shot(page, 'dlq-via-message');
-  await modalStep(page, 'dlq-via-message-detail', () => rowButton(page, seed.dlqMsgId, 0));
+  await modalStep(page, 'dlq-via-message-detail', () => rowButtonText(page, seed.dlqMsgId, 'Message Detail'));
 
   await go(page, '/acl', 'acl');
   await toasts(page); await shot(page, 'acl');
