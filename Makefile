@@ -86,7 +86,8 @@ test-failover:
 # page driven in headless Chromium (needs node/npm, java, mvn, chromium; not
 # part of make test). DASHBOARD_SRC=/path/to/rocketmq-dashboard (a source
 # tree; built once into DASHBOARD_CACHE, default ~/.cache/rocketgo-dashboard).
-# Screenshots, REST replies and report.md land in .dashboard-out/.
+# Screenshots, REST replies and report.md land in .dashboard-out/; then the ACL
+# pages with auth on (ACL=0 skips them, ACL=only runs just them).
 dashboard-check: build
 	DASHBOARD_SRC="$(DASHBOARD_SRC)" ./scripts/dashboard-check.sh
 

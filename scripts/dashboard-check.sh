@@ -16,6 +16,9 @@
 #                 driver/node_modules (puppeteer-core)
 # DASHBOARD_OUT   screenshots, REST replies and the report (default .dashboard-out, gitignored)
 # TARGETS         "ours java" (default) or one of them
+# ACL             1 (default): then the ACL 2.0 pages again with authentication
+#                 and authorization on (ours-acl/, java-acl/, report-acl.md);
+#                 0 skips them, only runs nothing else
 # CHROMIUM        browser binary (default /usr/bin/chromium; Debian package chromium)
 #
 # The dashboard's Maven build downloads Node itself, which cannot work offline:
@@ -141,7 +144,9 @@ build() {
 	)
 	local built; built="$(ls "$cache"/src/target/rocketmq-dashboard-*.jar | grep -v -e sources -e original | head -1)"
 	[ -n "$built" ] || die "no jar under $cache/src/target"
-	unzip -l "$built" | grep -q 'BOOT-INF/classes/public/index.html' || die "$built has no frontend (public/index.html)"
+	# (unzip names the entry itself: a grep -q under pipefail could cut the
+	# listing short and fail on the SIGPIPE)
+	unzip -l "$built" BOOT-INF/classes/public/index.html >/dev/null || die "$built has no frontend (public/index.html)"
 	cp "$built" "$jar"
 	echo "$stamp" >"$cache/jar.stamp"
 	log "built $jar"
@@ -217,8 +222,25 @@ exporter_run() { # T NS DIR
 }
 
 # ---- servers ----------------------------------------------------------------
-start_ours() { # sets ns
-	local dir="$run/ours"
+# The auth keys of an ACL run, the same lines for Java and ours (ours ignores
+# the provider class names, which name its only implementation); the
+# dashboard signs as this super user.
+acl_user=rocketmq acl_pass=12345678
+auth_conf() {
+	cat <<-EOF
+		authenticationEnabled=true
+		authorizationEnabled=true
+		authenticationProvider=org.apache.rocketmq.auth.authentication.provider.DefaultAuthenticationProvider
+		authenticationMetadataProvider=org.apache.rocketmq.auth.authentication.provider.LocalAuthenticationMetadataProvider
+		authorizationProvider=org.apache.rocketmq.auth.authorization.provider.DefaultAuthorizationProvider
+		authorizationMetadataProvider=org.apache.rocketmq.auth.authorization.provider.LocalAuthorizationMetadataProvider
+		initAuthenticationUser={"username":"$acl_user","password":"$acl_pass"}
+		innerClientAuthenticationCredentials={"accessKey":"$acl_user","secretKey":"$acl_pass"}
+	EOF
+}
+
+start_ours() { # [acl]; sets ns
+	local dir="$run/ours${1:+-$1}"
 	mkdir -p "$dir"
 	port_free "$OURS_NS_PORT" && port_free "$OURS_BROKER_PORT" || die "ports $OURS_NS_PORT/$OURS_BROKER_PORT busy (OURS_NS_PORT, OURS_BROKER_PORT)"
 	cat >"$dir/broker.conf" <<-EOF
@@ -233,6 +255,7 @@ start_ours() { # sets ns
 		enablePropertyFilter=true
 		traceTopicEnable=true
 	EOF
+	if [ "${1:-}" = acl ]; then auth_conf >>"$dir/broker.conf"; fi
 	setsid "$repo/bin/rocketgo" -dataDir "$dir/data" -namesrvListen "127.0.0.1:$OURS_NS_PORT" \
 		-brokerListen "127.0.0.1:$OURS_BROKER_PORT" -c "$dir/broker.conf" >"$dir/rocketgo.log" 2>&1 </dev/null &
 	pids+=($!)
@@ -245,29 +268,35 @@ start_ours() { # sets ns
 	ns="127.0.0.1:$OURS_NS_PORT"
 }
 
-start_java() {
-	javadir="$run/java"
+start_java() { # [acl]
+	javadir="$run/java${1:+-$1}"
 	mkdir -p "$javadir"
 	port_free "$JAVA_NS_PORT" && port_free "$JAVA_BROKER_PORT" || die "ports $JAVA_NS_PORT/$JAVA_BROKER_PORT busy (JAVA_NS_PORT, JAVA_BROKER_PORT)"
+	local extra=""
+	if [ "${1:-}" = acl ]; then extra="$(auth_conf)"; fi
 	JAVA_EXTRA_OPTS="-Xms128m -Xmx384m -XX:MaxDirectMemorySize=256m" \
 		"$repo/conformance/scripts/javaserver.sh" start-namesrv "$JAVA_NS_PORT" "$javadir/ns" >&2
 	wait_port "$JAVA_NS_PORT" 60 || die "Java name server not listening; see $javadir/ns/logs"
-	JAVA_EXTRA_OPTS="-Xms128m -Xmx384m -XX:MaxDirectMemorySize=256m" \
+	BROKER_EXTRA_CONF="$extra" JAVA_EXTRA_OPTS="-Xms128m -Xmx384m -XX:MaxDirectMemorySize=256m" \
 		"$repo/conformance/scripts/javaserver.sh" start-broker "127.0.0.1:$JAVA_NS_PORT" "$JAVA_BROKER_PORT" "$javadir/broker" >&2
 	wait_port "$JAVA_BROKER_PORT" 90 || die "Java broker not listening; see $javadir/broker/logs"
 	ns="127.0.0.1:$JAVA_NS_PORT"
 }
 
 # ---- one target -------------------------------------------------------------
-check_target() { # ours|java
-	local t="$1" ns dir="$out/$1"
+check_target() { # ours|java [acl]
+	local t="$1" variant="${2:-}" ns dir="$out/$1${2:+-$2}"
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	case "$t" in
-	ours) start_ours ;;
-	java) start_java ;;
+	ours) start_ours "$variant" ;;
+	java) start_java "$variant" ;;
 	*) die "unknown target $t" ;;
 	esac
+	if [ "$variant" = acl ]; then
+		check_acl "$t" "$ns" "$dir"
+		return
+	fi
 	log "$t: name server $ns; seeding"
 
 	local fifo="$run/$t.seed.in"
@@ -314,6 +343,39 @@ check_target() { # ours|java
 	return $rc
 }
 
+# The ACL pages against a server with auth on: no seeding (the clients would
+# need credentials), the dashboard signs as the super user.
+check_acl() { # T NS DIR
+	local t="$1" ns="$2" dir="$3" port
+	if [ "$t" = ours ]; then port="$OURS_BROKER_PORT"; else port="$JAVA_BROKER_PORT"; fi
+	# What compare.cjs substitutes: only the broker address here.
+	printf '{"msgIds":[],"offsetMsgIds":[],"dlqMsgId":"(none)","brokerAddr":"127.0.0.1:%s"}\n' "$port" >"$dir/seed.json"
+	port_free "$DASH_PORT" || die "port $DASH_PORT busy (DASH_PORT)"
+	setsid java "${heap[@]}" -jar "$jar" --server.address=127.0.0.1 --server.port="$DASH_PORT" \
+		--rocketmq.config.namesrvAddrs[0]="$ns" --rocketmq.config.isVIPChannel=false \
+		--rocketmq.config.dataPath="$run/$t-acl.dashdata" --rocketmq.config.proxyAddrs[0]=127.0.0.1:1 \
+		--rocketmq.config.proxyAddr=127.0.0.1:1 \
+		--rocketmq.config.accessKey="$acl_user" --rocketmq.config.secretKey="$acl_pass" \
+		>"$run/$t-acl.dashboard.log" 2>&1 </dev/null &
+	local dashpid=$!
+	pids+=("$dashpid")
+	wait_http "http://127.0.0.1:$DASH_PORT/" 180 "$dashpid" || { tail -50 "$run/$t-acl.dashboard.log" >&2; die "$t-acl: dashboard did not start"; }
+	# The ACL page picks its broker from the cluster table when it opens:
+	# wait until the broker has registered.
+	local i
+	for ((i = 0; i < 300; i++)); do
+		curl -fsS "http://127.0.0.1:$DASH_PORT/cluster/list.query" 2>/dev/null | grep -q '"broker-a"' && break
+		sleep 0.2
+	done
+	log "$t-acl: dashboard up on 127.0.0.1:$DASH_PORT (signing as $acl_user); driving the ACL pages"
+	local rc=0
+	DASH_STEPS=acl NODE_PATH="$cache/driver/node_modules" node "$repo/scripts/dashboard/check.cjs" \
+		"http://127.0.0.1:$DASH_PORT" "$dir/seed.json" "$dir" || rc=$?
+	cp "$run/$t-acl.dashboard.log" "$dir/dashboard.log"
+	cleanup
+	return $rc
+}
+
 case "$mode" in
 dashboard) build; driver ;;
 exporter) exporter_build; out="${EXPORTER_OUT:-$repo/.exporter-out}" ;;
@@ -334,6 +396,7 @@ javac -nowarn -cp "$javalib/*" -d "$cache/seed" "$repo/scripts/dashboard/Seed.ja
 [ -f "$cache/seed/Seed.class" ] || die "Seed.java did not compile"
 
 status=0
+if [ "${ACL:-1}" != only ]; then
 for t in $targets; do
 	check_target "$t" || { log "$t: errors (see $out/$t/)"; status=1; }
 done
@@ -343,5 +406,15 @@ if [ "$mode" = exporter ] && [[ " $targets " == *" ours "* && " $targets " == *"
 elif [[ " $targets " == *" ours "* && " $targets " == *" java "* ]]; then
 	node "$repo/scripts/dashboard/compare.cjs" "$out/ours" "$out/java" "$out/report.md" || status=1
 	log "report: $out/report.md"
+fi
+fi
+if [ "$mode" = dashboard ] && [ "${ACL:-1}" != 0 ]; then
+	for t in $targets; do
+		check_target "$t" acl || { log "$t-acl: errors (see $out/$t-acl/)"; status=1; }
+	done
+	if [[ " $targets " == *" ours "* && " $targets " == *" java "* ]]; then
+		node "$repo/scripts/dashboard/compare.cjs" "$out/ours-acl" "$out/java-acl" "$out/report-acl.md" || status=1
+		log "report: $out/report-acl.md"
+	fi
 fi
 exit $status

@@ -11,6 +11,8 @@
 // dashboard, a reply whose "status" is not 0, a JavaScript exception, a
 // console error, an error toast/notification, or a missing control.
 // CHROMIUM (default /usr/bin/chromium) names the browser binary.
+// DASH_STEPS=acl drives the auth run instead (aclSteps: cluster, topics, the
+// ACL 2.0 user and permission pages, each list/create/modify/delete).
 'use strict';
 
 const fs = require('fs');
@@ -37,7 +39,9 @@ async function settle(page) {
   // effects): wait until no spinner spins and the network is quiet.
   await sleep(500);
   try {
-    await page.waitForFunction(() => !document.querySelector('.ant-spin-spinning, .ant-btn-loading'), {timeout: 60000, polling: 250});
+    // (visible ones only: a closed modal keeps its loading OK button)
+    await page.waitForFunction(() => ![...document.querySelectorAll('.ant-spin-spinning, .ant-btn-loading')].some((n) => n.offsetParent),
+      {timeout: 60000, polling: 250});
   } catch (e) {
     errors.push({step, kind: 'timeout', detail: 'still loading after 60 s'});
   }
@@ -137,7 +141,8 @@ async function clickText(page, text) {
   return false;
 }
 
-// Clicks button #idx of the table row whose first cell (or any cell) is cellText.
+// Clicks button #idx of the table row whose first cell (or any cell) is cellText
+// (a copyable cell's copy icon is a button too: rowButtonText is safer).
 async function rowButton(page, cellText, idx) {
   try {
     await page.waitForFunction((want) => [...document.querySelectorAll('tr')].some((r) => r.offsetParent &&
@@ -154,6 +159,51 @@ async function rowButton(page, cellText, idx) {
   }, cellText, idx);
   if (ok !== 'ok') {
     errors.push({step, kind: 'missing', detail: `row "${cellText}" button ${idx}: ${ok}`});
+    return false;
+  }
+  await settle(page);
+  return true;
+}
+
+// Clicks the button reading label in the table row with a cell reading cellText.
+async function rowButtonText(page, cellText, label) {
+  try {
+    await page.waitForFunction((want) => [...document.querySelectorAll('tr')].some((r) => r.offsetParent &&
+      [...r.cells].some((c) => c.innerText.trim() === want)), {timeout: 30000, polling: 250}, cellText);
+  } catch (e) { /* reported below */ }
+  const ok = await page.evaluate((want, l) => {
+    const row = [...document.querySelectorAll('tr')].find((r) => r.offsetParent && [...r.cells].some((c) => c.innerText.trim() === want));
+    if (!row) return 'no row';
+    const b = [...row.querySelectorAll('button')].find((n) => n.innerText.trim() === l);
+    if (!b) return 'no such button';
+    b.click();
+    return 'ok';
+  }, cellText, label);
+  if (ok !== 'ok') {
+    errors.push({step, kind: 'missing', detail: `row "${cellText}" button "${label}": ${ok}`});
+    return false;
+  }
+  await settle(page);
+  return true;
+}
+
+// Clicks button #idx of the first data row of the visible table (rows whose
+// cells carry no identifying text).
+async function firstRowButton(page, idx) {
+  try {
+    await page.waitForFunction(() => [...document.querySelectorAll('tr.ant-table-row')].some((r) => r.offsetParent),
+      {timeout: 30000, polling: 250});
+  } catch (e) { /* reported below */ }
+  const ok = await page.evaluate((i) => {
+    const row = [...document.querySelectorAll('tr.ant-table-row')].find((r) => r.offsetParent);
+    if (!row) return 'no row';
+    const btns = [...row.querySelectorAll('button')];
+    if (!btns[i]) return `no button ${i} (row has ${btns.length})`;
+    btns[i].click();
+    return 'ok';
+  }, idx);
+  if (ok !== 'ok') {
+    errors.push({step, kind: 'missing', detail: `first row button ${idx}: ${ok}`});
     return false;
   }
   await settle(page);
@@ -219,6 +269,167 @@ async function modalStep(page, name, open) {
   await closeModals(page);
 }
 
+// The visible modal's form item whose label reads label.
+async function modalItem(page, label) {
+  const h = await page.evaluateHandle((want) => {
+    const wraps = [...document.querySelectorAll('.ant-modal-wrap')].filter((w) => getComputedStyle(w).display !== 'none');
+    for (const w of wraps) {
+      for (const it of w.querySelectorAll('.ant-form-item')) {
+        const l = it.querySelector('.ant-form-item-label label');
+        if (l && l.innerText.trim() === want) return it;
+      }
+    }
+    return null;
+  }, label);
+  const el = h.asElement();
+  if (!el) errors.push({step, kind: 'missing', detail: `form item "${label}"`});
+  return el;
+}
+
+async function itemType(page, label, text) {
+  const it = await modalItem(page, label);
+  if (!it) return;
+  const inp = await it.$('input:not([type=search]):not([readonly]):not([disabled])');
+  if (!inp) { errors.push({step, kind: 'missing', detail: `input of "${label}"`}); return; }
+  await inp.click({clickCount: 3});
+  await inp.type(text);
+}
+
+// Clicks the option reading text in the open select dropdown.
+async function pickOption(page, text) {
+  try {
+    await page.waitForFunction((want) => [...document.querySelectorAll('.ant-select-dropdown:not(.ant-select-dropdown-hidden) .ant-select-item-option')]
+      .some((n) => n.innerText.trim() === want), {timeout: 5000, polling: 100}, text);
+  } catch (e) { /* reported below */ }
+  const ok = await page.evaluate((want) => {
+    const o = [...document.querySelectorAll('.ant-select-dropdown:not(.ant-select-dropdown-hidden) .ant-select-item-option')]
+      .find((n) => n.innerText.trim() === want);
+    if (o) { o.click(); return true; }
+    return false;
+  }, text);
+  if (!ok) errors.push({step, kind: 'missing', detail: `option ${text}`});
+  await sleep(250);
+}
+
+// Picks options of the select at index i (default 0) of a modal form item.
+async function itemPick(page, label, options, i = 0) {
+  const it = await modalItem(page, label);
+  if (!it) return;
+  const sels = await it.$$('.ant-select:not(.ant-select-disabled) .ant-select-selector');
+  if (!sels[i]) { errors.push({step, kind: 'missing', detail: `select #${i} of "${label}"`}); return; }
+  await sels[i].click();
+  for (const o of options) await pickOption(page, o);
+  // A multiple select stays open: click the modal title to close it.
+  const title = await page.$('.ant-modal-wrap:not([style*="display: none"]) .ant-modal-title');
+  if (title) await title.click();
+  await sleep(250);
+}
+
+async function modalOk(page) {
+  const ok = await page.evaluate(() => {
+    const wraps = [...document.querySelectorAll('.ant-modal-wrap')].filter((w) => getComputedStyle(w).display !== 'none');
+    const b = wraps.length && wraps[wraps.length - 1].querySelector('.ant-modal-footer .ant-btn-primary');
+    if (b) { b.click(); return true; }
+    return false;
+  });
+  if (!ok) errors.push({step, kind: 'missing', detail: 'modal OK button'});
+  await settle(page);
+}
+
+async function popconfirmYes(page) {
+  await sleep(300);
+  const ok = await page.evaluate(() => {
+    const b = [...document.querySelectorAll('.ant-popover:not(.ant-popover-hidden) .ant-btn-primary')].pop();
+    if (b) { b.click(); return true; }
+    return false;
+  });
+  if (!ok) errors.push({step, kind: 'missing', detail: 'popconfirm Yes'});
+  await settle(page);
+}
+
+// The ACL 2.0 pages against a server with authentication and authorization
+// on; the dashboard signs as the super user (rocketmq.config.accessKey).
+// Lists, creates, modifies and deletes a user and an ACL through the page's
+// own forms (AUTH_* 3001–3010 behind the dashboard's /acl/*.do calls).
+async function aclSteps(page) {
+  await go(page, '/cluster', 'auth-cluster');
+  await toasts(page); await shot(page, 'auth-cluster');
+  await go(page, '/topic', 'auth-topic');
+  await toasts(page); await shot(page, 'auth-topic');
+
+  await go(page, '/acl', 'acl-users');
+  await clickText(page, 'Confirm');
+  await toasts(page); await shot(page, 'acl-users');
+
+  step = 'acl-user-create';
+  await clickText(page, 'Add User');
+  await itemType(page, 'Username', 'dashuser');
+  await itemType(page, 'Password', 'dashpass123');
+  await itemPick(page, 'User Type', ['Normal']);
+  await modalOk(page);
+  await toasts(page); await shot(page, 'acl-user-create');
+  await closeModals(page);
+
+  step = 'acl-user-update';
+  if (await rowButtonText(page, 'dashuser', 'Modify')) {
+    await itemPick(page, 'User Status', ['disable']);
+    await modalOk(page);
+  }
+  await toasts(page); await shot(page, 'acl-user-update');
+  await closeModals(page);
+
+  step = 'acl-acls';
+  await clickTab(page, 'ACL Permissions');
+  await settle(page);
+  await toasts(page); await shot(page, 'acl-acls');
+
+  step = 'acl-acl-create';
+  await clickText(page, 'Add ACL Permission');
+  await itemType(page, 'Subject (e.g.: User:yourUsername)', 'dashuser');
+  await itemPick(page, 'Policy Type', ['Custom']);
+  {
+    const it = await modalItem(page, 'Resource');
+    const tag = it && await it.$('.ant-tag');
+    if (tag) {
+      await tag.click();
+      await sleep(300);
+      await itemPick(page, 'Resource', ['Topic']);
+      const inp = await it.$('input:not([type=search])');
+      if (inp) { await inp.type('DashTopic'); await page.keyboard.press('Enter'); }
+      else errors.push({step, kind: 'missing', detail: 'resource name input'});
+    } else errors.push({step, kind: 'missing', detail: 'add-resource tag'});
+  }
+  await itemPick(page, 'Operation Type', ['Pub', 'Sub']);
+  // A source IP: without one the list after the creation fails, on Java as
+  // on ours, in the dashboard itself (AclInfo.copyFrom, AclInfo.java:195,
+  // copies entry.getSourceIps() with new ArrayList<>(null): an ACL stored
+  // without IPs lists with no sourceIps, as Java 5.3.3's AclConverter gives it).
+  await itemPick(page, 'Source IP', ['127.0.0.1']);
+  await itemPick(page, 'Decision', ['Allow']);
+  await shot(page, 'acl-acl-form');
+  await modalOk(page);
+  await toasts(page); await shot(page, 'acl-acl-create');
+  await closeModals(page);
+
+  step = 'acl-acl-update';
+  if (await rowButtonText(page, 'User:dashuser', 'Modify')) {
+    await itemPick(page, 'Decision', ['Deny']);
+    await modalOk(page);
+  }
+  await toasts(page); await shot(page, 'acl-acl-update');
+  await closeModals(page);
+
+  step = 'acl-acl-delete';
+  if (await rowButtonText(page, 'User:dashuser', 'Delete')) await popconfirmYes(page);
+  await toasts(page); await shot(page, 'acl-acl-delete');
+
+  step = 'acl-user-delete';
+  await clickTab(page, 'ACL Users');
+  await settle(page);
+  if (await rowButtonText(page, 'dashuser', 'Delete')) await popconfirmYes(page);
+  await toasts(page); await shot(page, 'acl-user-delete');
+}
+
 async function main() {
   const browser = await puppeteer.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
@@ -250,6 +461,10 @@ async function main() {
     }
   });
 
+  if (process.env.DASH_STEPS === 'acl') {
+    await aclSteps(page);
+    return finish(browser);
+  }
   const msgId = seed.msgIds[3];
 
   await go(page, '/', 'dashboard');
@@ -287,7 +502,7 @@ async function main() {
   await setRange(page);
   await clickText(page, 'Search');
   await toasts(page); await shot(page, 'message-by-topic');
-  await modalStep(page, 'message-by-topic-detail', () => rowButton(page, seed.msgIds[0], 0));
+  await modalStep(page, 'message-by-topic-detail', () => rowButtonText(page, seed.msgIds[0], 'Message Detail'));
 
   step = 'message-by-key';
   await clickTab(page, 'Message Key');
@@ -324,33 +539,60 @@ async function main() {
 
   await go(page, '/dlqMessage', 'dlq');
   await chooseSelect(page, 0, seed.dlqGroup);
-  await setRange(page);
+  // The pickers are left at the page's default (the last three hours, which
+  // hold the seeded DLQ message): a date picked in them reaches the server
+  // as today 00:00 (dlqmessage.jsx passes antd's dayjs value through
+  // moment(), which reads it as an empty object), begin = end, nothing found.
   await clickText(page, 'Search');
   await toasts(page); await shot(page, 'dlq');
-  // The by-group search sends begin = end = today 00:00 whatever the
-  // pickers show (this dashboard's DLQ page, on either server), so the row
-  // dialogs are reached through the Message ID tab.
+  await modalStep(page, 'dlq-detail', () => rowButton(page, seed.dlqMsgId, 0));
+  await modalStep(page, 'dlq-resend', () => rowButton(page, seed.dlqMsgId, 1));
+  // The same message by id.
   step = 'dlq-by-id';
   await clickTab(page, 'Message ID');
   await chooseSelect(page, 0, seed.dlqGroup);
   await typeInput(page, 0, seed.dlqMsgId);
   await clickText(page, 'Search');
   await toasts(page); await shot(page, 'dlq-by-id');
-  await modalStep(page, 'dlq-detail', () => rowButton(page, seed.dlqMsgId, 0));
-  await modalStep(page, 'dlq-resend', () => rowButton(page, seed.dlqMsgId, 1));
+  // Its row shows no message id (the table reads msgId off the reply's
+  // {messageView, messageTrackList}): its buttons are found by position.
+  await modalStep(page, 'dlq-by-id-detail', () => firstRowButton(page, 0));
+  await modalStep(page, 'dlq-by-id-resend', () => firstRowButton(page, 1));
+
+  // The DLQ topic on the message page, whose pickers work: the DLQ message
+  // by time and its detail.
+  await go(page, '/message', 'dlq-via-message');
+  await chooseSelect(page, 0, `%DLQ%${seed.dlqGroup}`);
+  await setRange(page);
+  await clickText(page, 'Search');
+  await toasts(page); await shot(page, 'dlq-via-message');
+  await modalStep(page, 'dlq-via-message-detail', () => rowButtonText(page, seed.dlqMsgId, 'Message Detail'));
 
   await go(page, '/acl', 'acl');
   await toasts(page); await shot(page, 'acl');
 
   await go(page, '/proxy', 'proxy');
   await toasts(page); await shot(page, 'proxy');
+  return finish(browser);
+}
 
+// Errors of the dashboard itself, the same against Java: known-diffs.json
+// entries with an "error" regex (matched against "kind: detail") and a step
+// regex. They are reported as KNOWN and do not fail.
+const knownErrors = JSON.parse(fs.readFileSync(path.join(__dirname, 'known-diffs.json'), 'utf8')).filter((k) => k.error);
+
+async function finish(browser) {
   await browser.close();
+  let bad = 0;
+  for (const e of errors) {
+    const k = knownErrors.find((x) => new RegExp(x.step).test(e.step) && new RegExp(x.error).test(`${e.kind}: ${e.detail}`));
+    if (k) e.known = k.reason; else bad++;
+  }
   fs.writeFileSync(path.join(outDir, 'api.json'), JSON.stringify(api, null, 1));
   fs.writeFileSync(path.join(outDir, 'errors.json'), JSON.stringify(errors, null, 1));
-  for (const e of errors) console.log(`ERROR [${e.step}] ${e.kind}: ${e.detail}`);
-  console.log(`${shotNo} screenshots, ${api.length} API replies, ${errors.length} errors → ${outDir}`);
-  process.exit(errors.length ? 1 : 0);
+  for (const e of errors) console.log(`${e.known ? 'KNOWN' : 'ERROR'} [${e.step}] ${e.kind}: ${e.detail}${e.known ? ` — ${e.known}` : ''}`);
+  console.log(`${shotNo} screenshots, ${api.length} API replies, ${bad} errors, ${errors.length - bad} known dashboard errors → ${outDir}`);
+  process.exit(bad ? 1 : 0);
 }
 
 main().catch((e) => {
