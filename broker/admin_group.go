@@ -57,12 +57,8 @@ func (a *groupAdmin) getAllGroups(_ *transport.Conn, req *codec.Frame) *codec.Fr
 	}
 	v, groups := a.groups.snapshot()
 	total := len(groups)
-	page := metadataPage{paged: h.HasGroupSeq() || h.HasMaxGroupNum() || h.DataVersion != "",
-		seq: h.GroupSeq, max: h.MaxGroupNum, hasMax: h.HasMaxGroupNum(), dataVersion: h.DataVersion}
-	if page.paged && a.live.splitMetadata.Load() {
-		lo, hi := page.pageRange(total, v, splitSize(a.live))
-		groups = groups[lo:hi]
-	}
+	page := newMetadataPage(h.HasGroupSeq(), h.GroupSeq, h.HasMaxGroupNum(), h.MaxGroupNum, h.DataVersion)
+	groups = pageOf(page, groups, v, a.live)
 	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
 	resp.Body = body.AppendSubscriptionGroupFile(nil, v, groups)
 	resp.SetInt("totalGroupNum", int64(total))

@@ -71,6 +71,22 @@ func sameDataVersion(s string, v body.TopicVersion) bool {
 }
 
 // splitSize is splitMetadataSize as an int (bounded at start and update).
+// newMetadataPage reads a paged request's fields: it is paged when any
+// of the three came.
+func newMetadataPage(hasSeq bool, seq int32, hasMax bool, max int32, dataVersion string) metadataPage {
+	return metadataPage{paged: hasSeq || hasMax || dataVersion != "", seq: seq, max: max, hasMax: hasMax, dataVersion: dataVersion}
+}
+
+// pageOf is what of a table at version v the request gets: all of it,
+// unless it asked for a page and splitMetadata is on.
+func pageOf[T any](p metadataPage, items []T, v body.TopicVersion, l *liveConfig) []T {
+	if !p.paged || !l.splitMetadata.Load() {
+		return items
+	}
+	lo, hi := p.pageRange(len(items), v, splitSize(l))
+	return items[lo:hi]
+}
+
 func splitSize(l *liveConfig) int {
 	n := l.splitMetadataSize.Load()
 	if n > math.MaxInt32 {

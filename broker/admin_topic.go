@@ -119,12 +119,8 @@ func (a *topicAdmin) getAllTopicConfig(_ *transport.Conn, req *codec.Frame) *cod
 	}
 	v, topics := a.topics.snapshot()
 	total := len(topics)
-	page := metadataPage{paged: h.HasTopicSeq() || h.HasMaxTopicNum() || h.DataVersion != "",
-		seq: h.TopicSeq, max: h.MaxTopicNum, hasMax: h.HasMaxTopicNum(), dataVersion: h.DataVersion}
-	if page.paged && a.live.splitMetadata.Load() {
-		lo, hi := page.pageRange(total, v, splitSize(a.live))
-		topics = topics[lo:hi]
-	}
+	page := newMetadataPage(h.HasTopicSeq(), h.TopicSeq, h.HasMaxTopicNum(), h.MaxTopicNum, h.DataVersion)
+	topics = pageOf(page, topics, v, a.live)
 	resp := codec.NewResponse(req, int32(codec.RespSuccess), "")
 	resp.Body = body.AppendTopicConfigFile(nil, v, topics)
 	resp.SetInt("totalTopicNum", int64(total))
