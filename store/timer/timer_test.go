@@ -3,6 +3,7 @@ package timer
 import (
 	"encoding/binary"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -338,4 +339,55 @@ func TestWaypointsBatches(t *testing.T) {
 		}
 		require.Equal(t, int64(n), next, "batch %d table %d", tc.batch, tc.table)
 	}
+}
+
+// Pending keeps a running count instead of walking the wheel: after any
+// mix of adds, delete markers, reads moving on (in small and large steps),
+// a chain of an earlier turn of the wheel being replaced while still
+// counted, and a reopen, it equals the count a full walk of the wheel
+// gives.
+func TestPendingFollowsWheel(t *testing.T) {
+	root := t.TempDir()
+	now := time.UnixMilli(1_700_000_000_000)
+	s := openTest(t, root, 1<<20, now)
+	read := now.UnixMilli() / prec * prec
+	rng := rand.New(rand.NewPCG(1, 2))
+	check := func(step string) {
+		t.Helper()
+		want := s.wheel.Count(read)
+		require.Equal(t, want, s.Pending(read), step)
+	}
+	check("fresh")
+	for i := range 3000 {
+		switch r := rng.IntN(10); {
+		case r < 6:
+			at := read + int64(rng.IntN(3600))*prec
+			_, err := s.Add(int64(i), 1, at, read, 0, r == 0)
+			require.NoError(t, err)
+		case r < 9:
+			read += int64(rng.IntN(5)) * prec
+			check("step")
+		default:
+			read += int64(rng.IntN(2000)) * prec
+			check("jump")
+		}
+	}
+	// A counted chain replaced by the next turn of the wheel before any
+	// Pending call walks past it.
+	first := read + 10*prec
+	_, err := s.Add(1, 1, first, read, 0, false)
+	require.NoError(t, err)
+	check("before the turn")
+	writeMs := read + 700_000*prec
+	_, err = s.Add(2, 1, first+2*SlotsTotal*prec, writeMs, 0, false)
+	require.NoError(t, err)
+	read = writeMs
+	check("after the turn")
+	read += 3 * SlotsTotal * prec // past the whole wheel
+	check("past the wheel")
+	require.NoError(t, s.Close())
+
+	s = openTest(t, root, 1<<20, time.UnixMilli(read))
+	defer s.Close()
+	check("reopened")
 }

@@ -94,6 +94,16 @@ func (w *Wheel) Get(timeMs int64) Slot {
 	return s
 }
 
+// num is the unit count of the slot of timeMs, 0 when the stored chain
+// belongs to another time (Get(timeMs).Num without decoding the slot).
+func (w *Wheel) num(timeMs int64) int32 {
+	b := w.at(timeMs)
+	if int64(be.Uint64(b[0:])) != timeMs/w.precisionMs {
+		return 0
+	}
+	return int32(be.Uint32(b[24:]))
+}
+
 // Put writes the slot of timeMs.
 func (w *Wheel) Put(timeMs int64, s Slot) {
 	b := w.at(timeMs)
