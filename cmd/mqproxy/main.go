@@ -89,6 +89,9 @@ func start(args []string, out io.Writer, log *slog.Logger) (func() error, error)
 	if pf.MinInvisibleRecvMs > 0 {
 		cfg.MinInvisible = time.Duration(pf.MinInvisibleRecvMs) * time.Millisecond
 	}
+	if pf.RelayTimeoutS > 0 {
+		cfg.RelayTimeout = time.Duration(pf.RelayTimeoutS) * time.Second
+	}
 	if pf.GrpcClientIdleMs > 0 {
 		cfg.IdleTimeout = time.Duration(pf.GrpcClientIdleMs) * time.Millisecond
 	}

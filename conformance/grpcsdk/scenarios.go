@@ -37,6 +37,7 @@ var Scenarios = []Scenario{
 	{Name: "filter_tag", TopicType: "NORMAL", RetryMax: 16, Timeout: 60 * time.Second, What: "tag filter A||C"},
 	{Name: "filter_sql", TopicType: "NORMAL", RetryMax: 16, Timeout: 60 * time.Second, What: "SQL92 filter on user properties"},
 	{Name: "transaction_check", TopicType: "TRANSACTION", RetryMax: 16, Timeout: 90 * time.Second, What: "no commit: the broker's check-back reaches the checker through the telemetry stream"},
+	{Name: "admin_relay", TopicType: "NORMAL", RetryMax: 16, Timeout: 90 * time.Second, What: "the broker's GET_CONSUMER_RUNNING_INFO (jstack) and CONSUME_MESSAGE_DIRECTLY reach a PushConsumer through the telemetry stream (Java SDK)"},
 	{Name: "shared_4x", TopicType: "NORMAL", RetryMax: 16, Timeout: 90 * time.Second, What: "a group shared by a gRPC PushConsumer and a 4.x remoting push consumer: none lost"},
 }
 

@@ -140,6 +140,16 @@ func (r *registry) remove(id string) *v2.Settings {
 	return c.settings
 }
 
+// stream is the telemetry stream of client id, nil when it has none.
+func (r *registry) stream(id string) chan *v2.TelemetryCommand {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c, ok := r.clients[id]; ok {
+		return c.out
+	}
+	return nil
+}
+
 // producerStream is the telemetry stream of a producer publishing topic
 // (Java's proxy uses the topic as the producer group).
 func (r *registry) producerStream(topic string) chan *v2.TelemetryCommand {
@@ -227,8 +237,10 @@ func (s *Service) Telemetry(stream grpc.BidiStreamingServer[v2.TelemetryCommand,
 			case <-ctx.Done():
 				return ctx.Err()
 			}
-		case *v2.TelemetryCommand_ThreadStackTrace, *v2.TelemetryCommand_VerifyMessageResult:
-			// Answers to commands this server never sends.
+		case *v2.TelemetryCommand_ThreadStackTrace:
+			s.answerJstack(m.clientID, cmd.GetStatus(), c.ThreadStackTrace) // relay.go
+		case *v2.TelemetryCommand_VerifyMessageResult:
+			s.answerVerify(m.clientID, cmd.GetStatus(), c.VerifyMessageResult)
 		}
 	}
 }

@@ -105,6 +105,7 @@ type ProxyFile struct {
 	GrpcMaxInboundSize  int    `json:"grpcMaxInboundMessageSize"`
 	GrpcClientIdleMs    int64  `json:"grpcClientIdleTimeMills"`
 	MinInvisibleRecvMs  int64  `json:"minInvisibleTimeMillsForRecv"`
+	RelayTimeoutS       int64  `json:"grpcProxyRelayRequestTimeoutInSeconds"`
 
 	// Receipt-handle auto-renew (renew.go); Java's defaults.
 	RenewKeys
@@ -138,7 +139,7 @@ type ProxyFile struct {
 // class names it accepts without reading (they name our only
 // implementation: ProxyAuthenticationMetadataProvider's behaviour).
 var proxyFileKeys = map[string]bool{"grpcServerPort": true, "remotingListenPort": true, "namesrvAddr": true, "rocketMQClusterName": true,
-	"proxyMode": true, "maxMessageSize": true, "grpcMaxInboundMessageSize": true, "grpcClientIdleTimeMills": true, "minInvisibleTimeMillsForRecv": true,
+	"proxyMode": true, "maxMessageSize": true, "grpcMaxInboundMessageSize": true, "grpcClientIdleTimeMills": true, "minInvisibleTimeMillsForRecv": true, "grpcProxyRelayRequestTimeoutInSeconds": true,
 	"tlsTestModeEnable": true, "tlsCertPath": true, "tlsKeyPath": true,
 	"authenticationEnabled": true, "authorizationEnabled": true, "authenticationWhitelist": true, "authorizationWhitelist": true,
 	"innerClientAuthenticationCredentials": true, "enableAclRpcHookForClusterMode": true,
@@ -152,7 +153,7 @@ var proxyFileKeys = map[string]bool{"grpcServerPort": true, "remotingListenPort"
 // DefaultProxyFile is ProxyConfig's defaults.
 func DefaultProxyFile() ProxyFile {
 	return ProxyFile{GrpcServerPort: 8081, RemotingListenPort: 8080, RocketMQClusterName: "DefaultCluster", ProxyMode: "cluster",
-		MaxMessageSize: 4 << 20, GrpcMaxInboundSize: 130 << 20, GrpcClientIdleMs: 120000, MinInvisibleRecvMs: 10000,
+		MaxMessageSize: 4 << 20, GrpcMaxInboundSize: 130 << 20, GrpcClientIdleMs: 120000, MinInvisibleRecvMs: 10000, RelayTimeoutS: 5,
 		RenewKeys: DefaultRenewKeys(), TLSTestModeEnable: true, UserCacheExpiredSeconds: 300, UserCacheRefreshSeconds: 20, UserCacheMaxNum: 20000}
 }
 

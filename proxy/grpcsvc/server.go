@@ -53,6 +53,10 @@ type Config struct {
 	MaxTransactionRecovery time.Duration
 	// RequestTimeout bounds one remoting request to a broker.
 	RequestTimeout time.Duration
+	// RelayTimeout bounds the wait for a client's answer to a broker's
+	// GET_CONSUMER_RUNNING_INFO / CONSUME_MESSAGE_DIRECTLY (relay.go);
+	// Java's grpcProxyRelayRequestTimeoutInSeconds, 0 means 5 s.
+	RelayTimeout time.Duration
 	// MaxClients bounds the clients the service keeps settings for.
 	MaxClients int
 	// TelemetryFirstCommand bounds the wait for a Telemetry stream's first
@@ -108,6 +112,7 @@ type Service struct {
 	log     *slog.Logger
 	clients *registry
 	txns    *txnTable
+	relay   *relays
 	renew   *renewer // nil: auto-renew disabled
 	rr      roundRobin
 	authz   *authorizer                      // nil: no checks
@@ -147,7 +152,8 @@ func New(cfg Config, backend Backend, log *slog.Logger) (*Service, error) {
 	if cfg.TelemetryFirstCommand == 0 {
 		cfg.TelemetryFirstCommand = defaultTelemetryFirstCommand
 	}
-	s := &Service{cfg: cfg, backend: backend, log: log, clients: newRegistry(cfg.MaxClients), txns: newTxnTable(100000)}
+	s := &Service{cfg: cfg, backend: backend, log: log, clients: newRegistry(cfg.MaxClients), txns: newTxnTable(100000),
+		relay: newRelays(cfg.RelayTimeout)}
 	if cfg.Auth.AuthenticationEnabled || cfg.Auth.AuthorizationEnabled {
 		authority := cfg.Authority
 		if authority == nil {
@@ -181,10 +187,13 @@ func New(cfg Config, backend Backend, log *slog.Logger) (*Service, error) {
 }
 
 // RegisterCallbacks routes the requests brokers send to the proxy's
-// remoting connections (CHECK_TRANSACTION_STATE) to the service. pool runs
-// them off the connection's reader.
+// remoting connections (CHECK_TRANSACTION_STATE, GET_CONSUMER_RUNNING_INFO,
+// CONSUME_MESSAGE_DIRECTLY) to the service. pool runs them off the
+// connection's reader.
 func (s *Service) RegisterCallbacks(r *transport.Router, pool *transport.Pool) {
 	r.Handle(codec.ReqCheckTransactionState, pool, s.checkTransactionState)
+	r.Handle(codec.ReqGetConsumerRunningInfo, pool, s.consumerRunningInfo) // relay.go
+	r.Handle(codec.ReqConsumeMessageDirectly, pool, s.consumeMessageDirectly)
 }
 
 // ServerOptions are the grpc.Server options that bound the endpoint.

@@ -83,6 +83,7 @@ public final class Driver {
         all.put("filter_sql", Driver::filterSql);
         all.put("transaction_check", Driver::transactionCheck);
         all.put("shared_4x", Driver::shared4x);
+        all.put("admin_relay", Driver::adminRelay);
         all.put("auth_pubsub", Driver::authPubSub);
         all.put("refused_send", Driver::refusedSend);
         all.put("refused_receive", Driver::refusedReceive);
@@ -656,6 +657,30 @@ public final class Driver {
             }
         }
         return "grpc got=" + got.size() + " deliveries=" + deliveries.get() + " sent=" + n;
+    }
+
+    private static String adminRelay(String topic, String group, long deadline) throws Exception {
+        // A PushConsumer that stays up while the Go harness asks the broker
+        // for its running info (thread dump) and has it consume a message
+        // directly; both reach this client through the proxy's telemetry
+        // stream, which the SDK answers by itself.
+        AtomicInteger deliveries = new AtomicInteger();
+        try (PushConsumer pc = started(() -> SP.newPushConsumerBuilder().setClientConfiguration(conf()).setConsumerGroup(group)
+            .setSubscriptionExpressions(Collections.singletonMap(topic, all()))
+            .setMessageListener(m -> {
+                deliveries.incrementAndGet();
+                return ConsumeResult.SUCCESS;
+            }).build())) {
+            // Up until the harness says it is done (relay.done.file exists) or the deadline.
+            java.io.File done = new java.io.File(System.getProperty("relay.done.file", "/nonexistent"));
+            while (System.currentTimeMillis() < deadline && !done.exists()) {
+                synchronized (deliveries) {
+                    deliveries.wait(100);
+                }
+            }
+            require(done.exists(), "the harness never finished (relay.done.file)");
+        }
+        return "deliveries=" + deliveries.get();
     }
 
 }
