@@ -536,8 +536,8 @@ func (b *Broker) routers() (mainR, fastR *transport.Router) {
 			r.HandleLeased(codec.ReqPeekMessage, popPool, b.pop.handlePeek)
 			r.Handle(codec.ReqPollingInfo, popPool, b.pop.pollingInfo)
 		}
-		r.Handle(codec.ReqAckMessage, ackPool, b.pop.ack)
-		r.Handle(codec.ReqBatchAckMessage, ackPool, b.pop.batchAck)
+		r.HandleLeased(codec.ReqAckMessage, ackPool, b.pop.ack)
+		r.HandleLeased(codec.ReqBatchAckMessage, ackPool, b.pop.batchAck)
 		r.Handle(codec.ReqChangeMessageInvisibletime, ackPool, b.pop.changeInvisible)
 		r.Handle(codec.ReqQueryAssignment, clientPool, b.assign.queryAssignment)
 		r.Handle(codec.ReqSetMessageRequestMode, adminPool, b.assign.setRequestMode)

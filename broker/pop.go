@@ -577,6 +577,11 @@ type reviveBuf struct {
 	m     message.Message
 	done  chan store.PutStatus
 	cb    func(store.PutResult)
+	// ACK_MESSAGE / BATCH_ACK_MESSAGE's reply, decoded body and retry
+	// topic name (popack.go).
+	resp  codec.Frame
+	batch popfmt.BatchAckBody
+	topic []byte
 }
 
 // putReviveWith appends a checkpoint to the revive log (Java's buildCkMsg)

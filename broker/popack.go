@@ -12,8 +12,9 @@ import (
 
 // ack is ACK_MESSAGE (Java AckMessageProcessor): an AckMsg record goes to
 // the revive log queue the extraInfo names; an orderly pop's ack (reviveQid
-// 999) moves the order state instead.
-func (p *popProcessor) ack(c *transport.Conn, req *codec.Frame) *codec.Frame {
+// 999) moves the order state instead. The request is leased: nothing of it
+// is kept past the return (the tables it touches copy their keys).
+func (p *popProcessor) ack(c *transport.Conn, req *codec.Frame, _ *transport.Lease) *codec.Frame {
 	var h header.AckMessageRequest
 	if r := headerFailure(req, h.Decode(req)); r != nil { // concrete call: h stays on the stack
 		return r
@@ -33,51 +34,71 @@ func (p *popProcessor) ack(c *transport.Conn, req *codec.Frame) *codec.Frame {
 	if err != nil {
 		return errResp(req, codec.RespMessageIllegal, remarks.ExtraInfoIllegal(h.ExtraInfo))
 	}
+	rb := p.takeBuf()
+	defer p.bufs.Put(rb)
 	if ei.ReviveQid == popfmt.OrderReviveQueue {
 		p.ackOrderly(h.Topic, h.ConsumerGroup, h.QueueID, h.Offset)
-		return codec.NewResponse(req, int32(codec.RespSuccess), "")
+		p.replyOK(c, req, rb)
+		return nil
 	}
 	a := popfmt.AckMsg{AckOffset: h.Offset, StartOffset: ei.CKQueueOffset, ConsumerGroup: h.ConsumerGroup, Topic: h.Topic,
 		QueueID: h.QueueID, PopTime: ei.PopTime, BrokerName: ei.BrokerName, DeliverTime: ei.PopTime + ei.InvisibleTime}
-	if !p.putAck(&a, ei.ReviveQid) {
+	if ei.ReviveQid < 0 || ei.ReviveQid >= p.reviveQueue || !p.putAckWith(rb, &a, ei.ReviveQid) {
 		return errResp(req, codec.RespSystemError, remarks.PutAckMsgError)
 	}
-	// Written here rather than returned, so the reply frame stays on the
-	// stack (TestAckRoundTripAllocs).
-	if err := c.Reply(req, codec.NewResponse(req, int32(codec.RespSuccess), "")); err != nil {
-		p.log.Debug("ack: write response", "remote", c.RemoteAddr(), "err", err)
-	}
+	p.replyOK(c, req, rb)
 	return nil
 }
 
+// putAck appends a to the revive log queue reviveQid and waits for the put.
 func (p *popProcessor) putAck(a *popfmt.AckMsg, reviveQid int32) bool {
 	if reviveQid < 0 || reviveQid >= p.reviveQueue {
 		return false
 	}
-	rb, _ := p.bufs.Get().(*reviveBuf)
-	if rb == nil {
-		rb = new(reviveBuf)
-	}
+	rb := p.takeBuf()
 	ok := p.putAckWith(rb, a, reviveQid)
 	p.bufs.Put(rb)
 	return ok
 }
 
-// batchAck is BATCH_ACK_MESSAGE: one BatchAckMsg per entry; offsets outside
-// the queue are skipped as Java does.
-func (p *popProcessor) batchAck(c *transport.Conn, req *codec.Frame) *codec.Frame {
-	body, err := popfmt.DecodeBatchAckBody(req.Body)
-	if err != nil || len(body.Acks) == 0 {
-		return errResp(req, codec.RespNoMessage, "")
-	}
+// takeBuf returns a pooled reviveBuf; it goes back with p.bufs.Put.
+func (p *popProcessor) takeBuf() *reviveBuf {
 	rb, _ := p.bufs.Get().(*reviveBuf)
 	if rb == nil {
 		rb = new(reviveBuf)
 	}
-	defer p.bufs.Put(rb)
+	return rb
+}
+
+// replyOK writes an empty SUCCESS for req from rb's frame: a returned (or
+// Reply'd) fresh frame escapes, a pooled one costs nothing
+// (TestAckRoundTripAllocs).
+func (p *popProcessor) replyOK(c *transport.Conn, req *codec.Frame, rb *reviveBuf) {
+	rb.resp = codec.Frame{Code: int32(codec.RespSuccess), Language: codec.LangJava, Version: codec.ServerVersion,
+		Opaque: req.Opaque, Flag: codec.FlagResponse}
+	if err := c.Reply(req, &rb.resp); err != nil {
+		p.log.Debug("ack: write response", "remote", c.RemoteAddr(), "err", err)
+	}
+	rb.resp = codec.Frame{}
+}
+
+// batchAck is BATCH_ACK_MESSAGE: one BatchAckMsg per entry; offsets outside
+// the queue are skipped as Java does. Leased like ack: the body is decoded
+// in place (its strings alias the request) into the pooled rb.batch.
+func (p *popProcessor) batchAck(c *transport.Conn, req *codec.Frame, _ *transport.Lease) *codec.Frame {
+	rb := p.takeBuf()
+	defer p.putBatchBuf(rb)
+	body := &rb.batch
+	if err := popfmt.DecodeBatchAckBodyInto(req.Body, body); err != nil || len(body.Acks) == 0 {
+		return errResp(req, codec.RespNoMessage, "")
+	}
 	for i := range body.Acks {
 		b := &body.Acks[i]
-		topic := popfmt.RealTopic(b.Topic, b.ConsumerGroup, retryByte(b.Retry))
+		topic := b.Topic
+		if m := retryByte(b.Retry); m != '0' {
+			rb.topic = popfmt.AppendRealTopic(rb.topic[:0], b.Topic, b.ConsumerGroup, m)
+			topic = bytesString(rb.topic) // this entry's only: every use below copies it
+		}
 		minOff, maxOff := p.store.MinOffset(topic, b.QueueID), p.store.MaxOffset(topic, b.QueueID)
 		list := rb.list[:0]
 		for j, by := range b.BitSet {
@@ -107,7 +128,19 @@ func (p *popProcessor) batchAck(c *transport.Conn, req *codec.Frame) *codec.Fram
 			p.putAckWith(rb, &a, b.ReviveQueueID)
 		}
 	}
-	return codec.NewResponse(req, int32(codec.RespSuccess), "")
+	p.replyOK(c, req, rb)
+	return nil
+}
+
+// putBatchBuf drops rb.batch's aliases of the request (its Acks and their
+// BitSets stay as room) and returns rb to the pool.
+func (p *popProcessor) putBatchBuf(rb *reviveBuf) {
+	acks := rb.batch.Acks
+	for i := range acks {
+		acks[i] = popfmt.BatchAck{BitSet: acks[i].BitSet[:0]}
+	}
+	rb.batch = popfmt.BatchAckBody{Acks: acks[:0]}
+	p.bufs.Put(rb)
 }
 
 func retryByte(s string) byte {
@@ -150,10 +183,7 @@ func (p *popProcessor) changeInvisible(c *transport.Conn, req *codec.Frame) *cod
 	} else {
 		ck := popfmt.CheckPoint{StartOffset: h.Offset, PopTime: now, InvisibleTime: h.InvisibleTime, Num: 1, QueueID: h.QueueID,
 			Topic: h.Topic, CID: h.ConsumerGroup, Diff: []int32{0}, BrokerName: ei.BrokerName}
-		rb, _ := p.bufs.Get().(*reviveBuf)
-		if rb == nil {
-			rb = new(reviveBuf)
-		}
+		rb := p.takeBuf()
 		ok := p.putReviveWith(rb, &ck, ei.ReviveQid)
 		p.bufs.Put(rb)
 		if !ok {

@@ -24,6 +24,10 @@
 // tick-rounded timer time) and report lateness min/p50/max in the cell's
 // note.
 //
+// Ports: the harness takes free ports from the OS (brokers below the
+// ephemeral range); CONFORMANCE_PORT_RANGE=lo-hi keeps every port it hands
+// out inside lo..hi, for runs sharing a machine.
+//
 // It is its own Go module (nothing in rocketgo imports it) so the official Go
 // client and its dependencies stay out of the server's module graph.
 package conformance

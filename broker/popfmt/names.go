@@ -65,3 +65,18 @@ func NormalTopic(topic, group string) string {
 	}
 	return topic
 }
+
+// AppendRealTopic appends RealTopic(topic, group, mark) to dst.
+func AppendRealTopic(dst []byte, topic, group string, mark byte) []byte {
+	switch mark {
+	case '1', '2':
+		dst = append(dst, RetryPrefix...)
+		dst = append(dst, group...)
+		if mark == '2' {
+			dst = append(dst, '+')
+		} else {
+			dst = append(dst, '_')
+		}
+	}
+	return append(dst, topic...)
+}

@@ -72,6 +72,33 @@ func TestBatchAckBody(t *testing.T) {
 	require.Equal(t, []int64{10, 12, 18}, back.Acks[0].Offsets())
 }
 
+// DecodeBatchAckBodyInto reads what DecodeBatchAckBody reads, reusing a
+// previous decode's room: a longer body after a shorter one and back, the
+// long-name keys, and the stale bits of a reused slot never leak through.
+func TestDecodeBatchAckBodyIntoReuse(t *testing.T) {
+	long := BatchAckBody{BrokerName: "b", Acks: []BatchAck{
+		{ConsumerGroup: "g", Topic: "T", Retry: "0", StartOffset: 10, QueueID: 1, ReviveQueueID: 2, PopTime: 100, InvisibleTime: 50, BitSet: []byte{0xff, 0xff, 0x3}},
+		{ConsumerGroup: "g2", Topic: "U", Retry: "1", StartOffset: 7, QueueID: 0, ReviveQueueID: 3, PopTime: 101, InvisibleTime: 51, BitSet: []byte{0x1}},
+	}}
+	short := BatchAckBody{BrokerName: "c", Acks: []BatchAck{{ConsumerGroup: "h", Topic: "V", Retry: "2", StartOffset: 1, QueueID: 2,
+		ReviveQueueID: 0, PopTime: 5, InvisibleTime: 6, BitSet: []byte{0x80}}}}
+	var into BatchAckBody
+	for _, want := range []BatchAckBody{long, short, long} {
+		raw := AppendBatchAckBody(nil, &want)
+		require.NoError(t, DecodeBatchAckBodyInto(raw, &into))
+		require.Equal(t, want, into)
+		copied, err := DecodeBatchAckBody(raw)
+		require.NoError(t, err)
+		require.Equal(t, copied, into)
+	}
+	longNames := `{"brokerName":"b","acks":[{"consumerGroup":"g","topic":"T","retry":"0","startOffset":3,"queueId":1,"reviveQueueId":2,"popTime":9,"invisibleTime":8,"bitSet":"AQ=="}]}`
+	require.NoError(t, DecodeBatchAckBodyInto([]byte(longNames), &into))
+	require.Equal(t, BatchAckBody{BrokerName: "b", Acks: []BatchAck{{ConsumerGroup: "g", Topic: "T", Retry: "0", StartOffset: 3, QueueID: 1,
+		ReviveQueueID: 2, PopTime: 9, InvisibleTime: 8, BitSet: []byte{1}}}}, into)
+	require.Error(t, DecodeBatchAckBodyInto([]byte(`{"acks":[{"b":"!!"}]}`), &into))
+	require.Empty(t, into.Acks)
+}
+
 // The strings below were printed by Java 5.3.3's own classes (fastjson
 // 1.2.x: JSON.toJSONString(PopCheckPoint/AckMsg/BatchAckMsg),
 // BatchAckMessageRequestBody.encode) for the same values.
@@ -85,4 +112,10 @@ func TestJavaGolden(t *testing.T) {
 	body := BatchAckBody{BrokerName: "b", Acks: []BatchAck{{ConsumerGroup: "g", Topic: "T", Retry: "0", StartOffset: 10, QueueID: 1,
 		ReviveQueueID: 2, PopTime: 100, InvisibleTime: 50, BitSet: []byte{0b101, 0b1}}}}
 	require.Equal(t, `{"acks":[{"b":"BQE=","c":"g","it":50,"pt":100,"q":1,"r":"0","rq":2,"so":10,"t":"T"}],"brokerName":"b"}`, string(AppendBatchAckBody(nil, &body)))
+}
+
+func TestAppendRealTopic(t *testing.T) {
+	for _, m := range []byte{'0', '1', '2'} {
+		require.Equal(t, RealTopic("T", "g", m), string(AppendRealTopic([]byte("x"), "T", "g", m))[1:], "mark %c", m)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"strconv"
+	"unsafe"
 
 	"github.com/rocketgo/rocketgo/compat/fastjson"
 )
@@ -285,18 +286,43 @@ type BatchAckBody struct {
 }
 
 // DecodeBatchAckBody parses BATCH_ACK_MESSAGE's body (fastjson's reader:
-// short and long names, any order).
+// short and long names, any order) into a body of its own.
 func DecodeBatchAckBody(b []byte) (BatchAckBody, error) {
 	var out BatchAckBody
+	if err := decodeBatchAckBody(b, &out, false); err != nil {
+		return BatchAckBody{}, err
+	}
+	return out, nil
+}
+
+// DecodeBatchAckBodyInto is DecodeBatchAckBody for the broker's ack path:
+// out's strings alias b (valid while b is), and out's Acks and their
+// BitSets reuse the room a previous decode left, so a warm out decodes
+// without allocating.
+func DecodeBatchAckBodyInto(b []byte, out *BatchAckBody) error {
+	return decodeBatchAckBody(b, out, true)
+}
+
+func decodeBatchAckBody(b []byte, out *BatchAckBody, alias bool) error {
+	acks := out.Acks[:0]
+	*out = BatchAckBody{}
 	var rd fastjson.Reader
-	rd.Reset(b)
+	if alias {
+		rd.ResetAlias(b)
+	} else {
+		rd.Reset(b)
+	}
 	for rd.ObjectStart(); rd.More(); {
 		switch rd.Key() {
 		case "brokerName":
 			out.BrokerName = rd.String()
 		case "acks":
 			for rd.ArrayStart(); rd.More(); {
-				var a BatchAck
+				var bitSet []byte
+				if n := len(acks); n < cap(acks) {
+					bitSet = acks[:n+1][n].BitSet[:0] // the room this slot had
+				}
+				a := BatchAck{}
 				var bits string
 				for rd.ObjectStart(); rd.More(); {
 					switch rd.Key() {
@@ -323,19 +349,25 @@ func DecodeBatchAckBody(b []byte) (BatchAckBody, error) {
 					}
 				}
 				var err error
-				if a.BitSet, err = base64.StdEncoding.DecodeString(bits); err != nil {
-					return BatchAckBody{}, err
+				if a.BitSet, err = base64.StdEncoding.AppendDecode(bitSet, unsafe.Slice(unsafe.StringData(bits), len(bits))); err != nil {
+					out.Acks = acks[:0]
+					return err
 				}
-				out.Acks = append(out.Acks, a)
+				if a.BitSet == nil {
+					a.BitSet = []byte{} // DecodeString's empty result
+				}
+				acks = append(acks, a)
 			}
 		default:
 			rd.Skip()
 		}
 	}
+	out.Acks = acks
 	if err := rd.End(); err != nil {
-		return BatchAckBody{}, err
+		out.Acks = acks[:0]
+		return err
 	}
-	return out, nil
+	return nil
 }
 
 // AppendBatchAckBody appends the body a Java client sends (tests, tools).

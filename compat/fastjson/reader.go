@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // ErrSyntax is wrapped by every error a Reader reports.
@@ -53,6 +54,7 @@ type Reader struct {
 
 	strStart int  // start of the string skipStr last passed over
 	escaped  bool // that string held a backslash
+	alias    bool // ResetAlias: unescaped strings and keys alias b
 }
 
 // NewReader returns a Reader over b. Strings it returns are copies, so b
@@ -61,6 +63,23 @@ func NewReader(b []byte) *Reader { return &Reader{b: b} }
 
 // Reset points r at a new document.
 func (r *Reader) Reset(b []byte) { *r = Reader{b: b} }
+
+// ResetAlias points r at a new document whose strings and keys, when they
+// hold no escape, come back aliasing b instead of as copies: valid only
+// while b is unchanged. A hot-path decoder of a request it does not keep
+// (BATCH_ACK_MESSAGE) reads this way without allocating.
+func (r *Reader) ResetAlias(b []byte) { *r = Reader{b: b, alias: true} }
+
+// text returns b[i:j] as a string: a copy, or an alias in alias mode.
+func (r *Reader) text(i, j int) string {
+	if r.alias {
+		if i == j {
+			return ""
+		}
+		return unsafe.String(&r.b[i], j-i)
+	}
+	return string(r.b[i:j])
+}
 
 // Err returns the first error.
 func (r *Reader) Err() error { return r.err }
@@ -228,7 +247,7 @@ func (r *Reader) Key() string {
 	case c == '{' || c == '[':
 		start := r.i
 		r.Skip()
-		k = string(r.b[start:r.i])
+		k = r.text(start, r.i)
 	default:
 		start := r.i
 		for r.i < len(r.b) && isBareKeyByte(r.b[r.i]) {
@@ -238,7 +257,7 @@ func (r *Reader) Key() string {
 			r.fail("expected key")
 			return ""
 		}
-		k = string(r.b[start:r.i])
+		k = r.text(start, r.i)
 	}
 	if r.peekByte() != ':' {
 		r.fail("expected colon")
@@ -272,7 +291,11 @@ func (r *Reader) String() string {
 		r.literal("false")
 		return "false"
 	default:
-		return string(r.number())
+		if n := r.number(); r.alias && len(n) > 0 {
+			return unsafe.String(&n[0], len(n))
+		} else {
+			return string(n)
+		}
 	}
 }
 
@@ -490,7 +513,7 @@ func (r *Reader) str() string {
 	for r.i < len(r.b) {
 		c := r.b[r.i]
 		if c == q {
-			s := string(r.b[start:r.i])
+			s := r.text(start, r.i)
 			r.i++
 			return s
 		}

@@ -208,3 +208,32 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// ResetAlias returns the same values as Reset; unescaped strings and keys
+// point into the document, escaped ones are still decoded copies.
+func TestReaderAlias(t *testing.T) {
+	doc := []byte(`{"a":"plain","b":"esc\\aped",c:12,"d":null}`)
+	read := func(r *Reader) map[string]string {
+		out := map[string]string{}
+		for r.ObjectStart(); r.More(); {
+			k := r.Key()
+			out[k] = r.String()
+		}
+		require.NoError(t, r.End())
+		return out
+	}
+	var copied, aliased Reader
+	copied.Reset(doc)
+	aliased.ResetAlias(doc)
+	want := read(&copied)
+	require.Equal(t, map[string]string{"a": "plain", "b": `esc\aped`, "c": "12", "d": ""}, want)
+	require.Equal(t, want, read(&aliased))
+
+	aliased.ResetAlias(doc)
+	aliased.ObjectStart()
+	require.True(t, aliased.More())
+	require.Equal(t, "a", aliased.Key())
+	v := aliased.String()
+	doc[6] = 'P' // the document changes under an aliased string
+	require.Equal(t, "Plain", v)
+}

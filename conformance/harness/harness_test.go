@@ -60,6 +60,23 @@ func TestFreeBrokerPort(t *testing.T) {
 	}
 }
 
+// CONFORMANCE_PORT_RANGE keeps both kinds of port inside it; a bad value
+// is ignored.
+func TestPortRange(t *testing.T) {
+	t.Setenv("CONFORMANCE_PORT_RANGE", "24000-24999")
+	for range 20 {
+		p, err := FreePort()
+		require.NoError(t, err)
+		require.True(t, p >= 24000 && p <= 24999, "%d", p)
+		b, err := FreeBrokerPort()
+		require.NoError(t, err)
+		require.True(t, b-2 >= 24000 && b+1 <= 24999, "%d", b)
+	}
+	t.Setenv("CONFORMANCE_PORT_RANGE", "24000")
+	_, _, ok := portRange()
+	require.False(t, ok)
+}
+
 func TestStartReportsMissingBinary(t *testing.T) {
 	env := Env{Root: t.TempDir(), Script: "/nonexistent"}
 	_, err := Start(context.Background(), env, Ours, Options{Dir: t.TempDir()})

@@ -293,7 +293,7 @@ type target struct {
 
 // grpcTargets is DefaultAuthorizationContextBuilder.build(Metadata, …):
 // which resource each request needs which action on. Requests it does not
-// name (offsets, PullMessage …) need none.
+// name (offsets …) need none.
 func grpcTargets(dst []target, req proto.Message) ([]target, error) {
 	topic := func(dst []target, r *v2.Resource, a auth.Action) ([]target, error) {
 		if strings.TrimSpace(r.GetName()) == "" {
@@ -331,6 +331,13 @@ func grpcTargets(dst []target, req proto.Message) ([]target, error) {
 		}
 		return dst, nil
 	case *v2.ReceiveMessageRequest:
+		if r.GetMessageQueue() == nil {
+			return dst, unauthorized(remarks.GRPCAuthQueueNull)
+		}
+		return sub(dst, r.GetGroup(), r.GetMessageQueue().GetTopic())
+	case *v2.PullMessageRequest:
+		// ours: Java 5.3.3 names no resource for it (it does not serve
+		// it); a pull reads the queue as a receive does.
 		if r.GetMessageQueue() == nil {
 			return dst, unauthorized(remarks.GRPCAuthQueueNull)
 		}
@@ -427,8 +434,8 @@ func (a *authorizer) unary(ctx context.Context, req any, info *grpc.UnaryServerI
 var errRefusalSent = errors.New("grpcsvc: refusal sent")
 
 // stream is the grpc.StreamServerInterceptor running the checks on every
-// message a client sends: a refused ReceiveMessage gets one response with
-// the status and ends; a refused Telemetry command gets a TelemetryCommand
+// message a client sends: a refused ReceiveMessage or PullMessage gets one
+// response with the status and ends; a refused Telemetry command gets a TelemetryCommand
 // with the status and the stream goes on (Java writes the status with
 // onNext and keeps the stream).
 func (a *authorizer) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
@@ -472,6 +479,11 @@ func (w *authStream) RecvMsg(m any) error {
 		switch w.method {
 		case v2.MessagingService_ReceiveMessage_FullMethodName:
 			if err := w.SendMsg(&v2.ReceiveMessageResponse{Content: &v2.ReceiveMessageResponse_Status{Status: st}}); err != nil {
+				return err
+			}
+			return errRefusalSent
+		case v2.MessagingService_PullMessage_FullMethodName:
+			if err := w.SendMsg(&v2.PullMessageResponse{Content: &v2.PullMessageResponse_Status{Status: st}}); err != nil {
 				return err
 			}
 			return errRefusalSent

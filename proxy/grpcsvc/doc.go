@@ -42,8 +42,9 @@
 // settings, NotifyClientTermination), send.go, receive.go (ReceiveMessage,
 // message conversion), ack.go (Ack, ChangeInvisibleDuration, DLQ), renew.go (receipt-handle
 // auto-renew of auto_renew receives, Java's DefaultReceiptHandleManager),
-// txn.go (EndTransaction, check-back), offset.go (offsets, PullMessage,
-// RecallMessage), status.go (Code mapping), auth.go (the SDKs'
+// txn.go (EndTransaction, check-back), offset.go (offsets,
+// RecallMessage), pull.go (PullMessage: PULL_MESSAGE held on the broker),
+// status.go (Code mapping), auth.go (the SDKs'
 // MQv2-HMAC-SHA1 credentials and ACLs as Java 5.3.3's gRPC
 // AuthenticationPipeline/AuthorizationPipeline: interceptors answering
 // UNAUTHORIZED statuses), authority.go (cluster mode's users and ACLs from

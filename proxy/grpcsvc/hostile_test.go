@@ -33,8 +33,8 @@ var _ encoding.Codec = rawCodec{}
 // Bad input gets clear status codes and leaves the endpoint serving:
 // malformed protobuf (INTERNAL, as grpc-java's "invalid protobuf"), a
 // request over the receive bound (RESOURCE_EXHAUSTED), a body over the
-// message bound (MESSAGE_BODY_TOO_LARGE), unknown methods and services and
-// PullMessage (UNIMPLEMENTED), malformed receipt handles
+// message bound (MESSAGE_BODY_TOO_LARGE), unknown methods and services
+// (UNIMPLEMENTED), an empty PullMessage (its status), malformed receipt handles
 // (INVALID_RECEIPT_HANDLE), too short an invisible time
 // (ILLEGAL_INVISIBLE_TIME).
 func TestBadInput(t *testing.T) {
@@ -58,8 +58,14 @@ func TestBadInput(t *testing.T) {
 	require.Equal(t, codes.Unimplemented, status.Code(err), "%v", err)
 	ps, err := c.cli.PullMessage(cctx, &v2.PullMessageRequest{})
 	require.NoError(t, err)
-	_, err = ps.Recv()
-	require.Equal(t, codes.Unimplemented, status.Code(err), "%v", err)
+	first, err := ps.Recv()
+	require.NoError(t, err)
+	require.Equal(t, v2.Code_ILLEGAL_CONSUMER_GROUP, first.GetStatus().GetCode())
+	ps, err = c.cli.PullMessage(cctx, &v2.PullMessageRequest{Group: &v2.Resource{Name: "G"}})
+	require.NoError(t, err)
+	first, err = ps.Recv()
+	require.NoError(t, err)
+	require.Equal(t, v2.Code_ILLEGAL_TOPIC, first.GetStatus().GetCode())
 
 	huge := newMessage("BadT", "HUGE", "")
 	huge.Body = make([]byte, 2<<20)

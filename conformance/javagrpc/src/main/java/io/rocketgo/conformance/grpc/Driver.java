@@ -78,6 +78,8 @@ public final class Driver {
         all.put("simple_change_invisible", Driver::simpleChangeInvisible);
         all.put("simple_redeliver", Driver::simpleRedeliver);
         all.put("push_retry_dlq", Driver::pushRetryDlq);
+        all.put("push_auto_renew", Driver::pushAutoRenew);
+        all.put("push_no_auto_renew", Driver::pushNoAutoRenew);
         all.put("fifo_redeliver", Driver::fifoRedeliver);
         all.put("filter_tag", Driver::filterTag);
         all.put("filter_sql", Driver::filterSql);
@@ -476,6 +478,132 @@ public final class Driver {
             require(attempts.get(0) == 1 && attempts.get(1) == 2, "delivery attempts " + attempts);
             require(backAfter >= 2000, "came back after " + backAfter + " ms, before its 3 s invisible time");
             return "back after " + backAfter + " ms, attempts " + attempts;
+        }
+    }
+
+    /** One PushConsumer delivery: attempt and when it arrived. */
+    static final class Delivery {
+        final int attempt;
+        final long at;
+
+        Delivery(int attempt, long at) {
+            this.attempt = attempt;
+            this.at = at;
+        }
+
+        @Override
+        public String toString() {
+            return "attempt " + attempt;
+        }
+    }
+
+    /**
+     * The proxy's receipt-handle auto-renew under a real PushConsumer (its
+     * receives ask auto_renew with no invisible duration): the server's
+     * defaultInvisibleTimeMills is short (the Go harness sets it; property
+     * invisibleMs says how short) and the listener holds the first delivery
+     * holdMs (3 invisible times by default) before SUCCESS. Renewed, the
+     * message is not delivered again while held, nor after the ack
+     * (watched for quietMs, 2 invisible times by default).
+     */
+    private static String pushAutoRenew(String topic, String group, long deadline) throws Exception {
+        long invisible = Long.getLong("invisibleMs", 3000);
+        long hold = Long.getLong("holdMs", 3 * invisible);
+        long quiet = Long.getLong("quietMs", 2 * invisible);
+        List<Delivery> seen = new CopyOnWriteArrayList<>();
+        Object released = new Object();
+        AtomicInteger done = new AtomicInteger();
+        try (Producer p = producer(topic);
+             PushConsumer pc = started(() -> SP.newPushConsumerBuilder().setClientConfiguration(conf()).setConsumerGroup(group)
+                 .setSubscriptionExpressions(Collections.singletonMap(topic, all()))
+                 .setMessageListener(m -> {
+                     seen.add(new Delivery(m.getDeliveryAttempt(), System.currentTimeMillis()));
+                     if (seen.size() == 1) {
+                         long until = System.currentTimeMillis() + hold;
+                         synchronized (released) {
+                             // Holding the message is the scenario: the wait
+                             // ends at its time (nothing notifies it).
+                             for (long left = hold; left > 0; left = until - System.currentTimeMillis()) {
+                                 try {
+                                     released.wait(left);
+                                 } catch (InterruptedException e) {
+                                     Thread.currentThread().interrupt();
+                                     break;
+                                 }
+                             }
+                         }
+                     }
+                     done.incrementAndGet();
+                     synchronized (done) {
+                         done.notifyAll();
+                     }
+                     return ConsumeResult.SUCCESS;
+                 }).build())) {
+            String id = p.send(msg(topic, "renew")).getMessageId().toString();
+            while (done.get() < 1 && System.currentTimeMillis() < deadline) {
+                synchronized (done) {
+                    done.wait(200);
+                }
+            }
+            require(done.get() >= 1, "the message was not consumed before the deadline (deliveries " + seen + ")");
+            long end = Math.min(deadline, System.currentTimeMillis() + quiet);
+            while (seen.size() == 1 && System.currentTimeMillis() < end) {
+                synchronized (done) {
+                    done.wait(200);
+                }
+            }
+            require(seen.size() == 1, "delivered again while held " + hold + " ms over a " + invisible
+                + " ms invisible time, or after the ack: " + seen);
+            require(seen.get(0).attempt == 1, "first delivery " + seen.get(0));
+            return "held " + hold + " ms over a " + invisible + " ms invisible time: one delivery, none in the "
+                + quiet + " ms after the ack (message " + id + ")";
+        }
+    }
+
+    /**
+     * Without the proxy's auto-renew (enableProxyAutoRenew=false) a
+     * PushConsumer 5.0.8's receives carry no invisible duration and are
+     * refused (ILLEGAL_INVISIBLE_TIME, as Java's ReceiveMessageActivity):
+     * it gets nothing within windowMs (3 invisible times by default), and
+     * the message is still there, never delivered, for a SimpleConsumer of
+     * the group (which sends an invisible duration).
+     */
+    private static String pushNoAutoRenew(String topic, String group, long deadline) throws Exception {
+        long invisible = Long.getLong("invisibleMs", 3000);
+        long window = Long.getLong("windowMs", 3 * invisible);
+        List<Delivery> seen = new CopyOnWriteArrayList<>();
+        String id;
+        try (Producer p = producer(topic)) {
+            id = p.send(msg(topic, "norenew")).getMessageId().toString();
+            try (PushConsumer pc = started(() -> SP.newPushConsumerBuilder().setClientConfiguration(conf()).setConsumerGroup(group)
+                .setSubscriptionExpressions(Collections.singletonMap(topic, all()))
+                .setMessageListener(m -> {
+                    seen.add(new Delivery(m.getDeliveryAttempt(), System.currentTimeMillis()));
+                    synchronized (seen) {
+                        seen.notifyAll();
+                    }
+                    return ConsumeResult.SUCCESS;
+                }).build())) {
+                long end = Math.min(deadline, System.currentTimeMillis() + window);
+                while (seen.isEmpty() && System.currentTimeMillis() < end) {
+                    synchronized (seen) {
+                        seen.wait(200);
+                    }
+                }
+                require(seen.isEmpty(), "the PushConsumer received without auto-renew: " + seen);
+            }
+        }
+        try (SimpleConsumer c = simple(topic, group, all())) {
+            List<MessageView> got = new ArrayList<>();
+            while (got.isEmpty() && System.currentTimeMillis() < deadline) {
+                got = c.receive(1, Duration.ofSeconds(10));
+            }
+            require(!got.isEmpty(), "the message is gone: not consumed by the PushConsumer, not received by a SimpleConsumer");
+            MessageView m = got.get(0);
+            c.ack(m);
+            require(id.equals(m.getMessageId().toString()), "unexpected message " + m.getMessageId());
+            require(m.getDeliveryAttempt() == 1, "the SimpleConsumer got it at attempt " + m.getDeliveryAttempt());
+            return "PushConsumer got nothing in " + window + " ms; a SimpleConsumer then received it at attempt 1";
         }
     }
 
