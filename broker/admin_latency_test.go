@@ -172,3 +172,16 @@ func TestJavaFixed2(t *testing.T) {
 		require.Equal(t, want, javaFixed2(v), "%v", v)
 	}
 }
+
+// ScheduleMessageService.buildRunningStats: once a level delivered, the
+// runtime table has scheduleMessageOffset_<level> = "<next offset>,<max
+// offset>" (rocketmq-exporter splits it on ',').
+func TestRuntimeInfoScheduleOffsets(t *testing.T) {
+	tb := startBroker(t, func(c *Config) { c.MessageDelayLevel = "1s 3s" })
+	require.NotContains(t, runtimeTable(t, tb), "scheduleMessageOffset_1")
+	require.Equal(t, int32(codec.RespSuccess), tb.invoke(t, sendV1("SO", 0, props("DELAY", "1"), []byte("later"))).Code)
+	tb.waitDispatched(t, "SO", 0, 1)
+	require.Eventually(t, func() bool { return runtimeTable(t, tb)["scheduleMessageOffset_1"] == "1,1" }, 5*time.Second, 10*time.Millisecond,
+		"table: %v", runtimeTable(t, tb))
+	require.NotContains(t, runtimeTable(t, tb), "scheduleMessageOffset_2", "a level that delivered nothing")
+}

@@ -4,10 +4,39 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"os"
+	"strconv"
+	"strings"
 )
+
+// portRange is CONFORMANCE_PORTS ("lo-hi"): when set, every port the
+// harness hands out is taken from it (runs sharing a machine keep to
+// their own ranges); ok is false when it is unset or malformed.
+func portRange() (lo, hi int, ok bool) {
+	a, b, found := strings.Cut(os.Getenv("CONFORMANCE_PORTS"), "-")
+	if !found {
+		return 0, 0, false
+	}
+	lo, err1 := strconv.Atoi(a)
+	hi, err2 := strconv.Atoi(b)
+	if err1 != nil || err2 != nil || lo <= 2 || hi-lo < 8 || hi > 65535 {
+		return 0, 0, false
+	}
+	return lo, hi, true
+}
 
 // FreePort returns a port that is free on 127.0.0.1 right now.
 func FreePort() (int, error) {
+	if lo, hi, ok := portRange(); ok {
+		for range 200 {
+			p := lo + rand.IntN(hi-lo+1)
+			if ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p)); err == nil {
+				_ = ln.Close()
+				return p, nil
+			}
+		}
+		return 0, fmt.Errorf("harness: no free port in CONFORMANCE_PORTS %d-%d", lo, hi)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("harness: free port: %w", err)
@@ -26,6 +55,9 @@ func FreeBrokerPort() (int, error) {
 		// could otherwise take its port, and a broker whose HA port is
 		// taken refuses to start.
 		p := 10002 + rand.IntN(22000)
+		if lo, hi, ok := portRange(); ok {
+			p = lo + 2 + rand.IntN(hi-lo-2) // p-2 .. p+1 inside the range
+		}
 		ok := true
 		for _, q := range []int{p - 2, p, p + 1} {
 			ln, err := net.Listen("tcp", fmt.Sprintf(":%d", q))
