@@ -319,7 +319,7 @@ func (p *popProcessor) process(pr *popRequest, mayPark bool) {
 			reviveQid, rest := p.scan(pr, popTime)
 			if len(pr.records) > 0 {
 				// Java's key: the request's queue (-1 for any) and topic.
-				p.stats.onGetLatency(pr.h.ConsumerGroup, pr.h.Topic, pr.h.QueueID, int64(time.Since(begun)/time.Millisecond))
+				p.stats.onGetLatency(pr.h.ConsumerGroup, pr.h.Topic, pr.h.QueueID, elapsedMs(begun))
 				p.replyPop(pr, codec.RespSuccess, popTime, reviveQid, rest)
 				return
 			}

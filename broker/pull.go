@@ -345,7 +345,7 @@ func (p *pullProcessor) process(pr *pullRequest, allowSuspend bool) {
 	}
 	p.offsets.notePull(h.ConsumerGroup, h.Topic, h.QueueID, res.NextBeginOffset)
 	p.stats.onGet(h.ConsumerGroup, h.Topic, len(res.Records), res.TotalBytes)
-	p.stats.onGetLatency(h.ConsumerGroup, h.Topic, h.QueueID, int64(time.Since(begun)/time.Millisecond))
+	p.stats.onGetLatency(h.ConsumerGroup, h.Topic, h.QueueID, elapsedMs(begun))
 	// The response's header is encoded before WriteWithBody returns; the
 	// records are released in pr.written, which frees pr and may run
 	// before WriteWithBody returns (on a failed write, always): from here

@@ -212,6 +212,10 @@ func (s *brokerStats) onGetLatency(group, topic string, queueID int32, ms int64)
 	s.getLatency.get(groupTopicQueue{groupTopic{topic: topic, group: group}, queueID}).add(ms, 1)
 }
 
+// elapsedMs is the ms since begun as Java counts GROUP_GET_LATENCY: the
+// difference of two millisecond clock readings.
+func elapsedMs(begun time.Time) int64 { return time.Now().UnixMilli() - begun.UnixMilli() }
+
 // onGetMiss counts a pull that found nothing (the store's getMissTps).
 func (s *brokerStats) onGetMiss() { s.getMiss.Add(1) }
 

@@ -9,7 +9,7 @@ import (
 // The store's put and get latencies, after Java's StoreStatsService: a
 // put is timed from its call to its answer (lock wait, append, group
 // commit and replica wait included), a read from GetMessages' call to
-// its return, both in whole milliseconds. Kept per put:
+// its return, both in whole milliseconds of the wall clock (sinceMs). Kept per put:
 //
 //   - the distribution over 13 coarse ranges (putMessageDistributeTime)
 //     and over 76 fine buckets (the source of putLatency99/putLatency999),
@@ -108,7 +108,13 @@ func (l *latencyStats) observePut(ms int64) {
 	storeMax(&l.putMax, ms)
 }
 
-func sinceMs(begun time.Time) int64 { return int64(time.Since(begun) / time.Millisecond) }
+// sinceMs is the ms since begun as Java counts them: the difference of
+// two millisecond clock readings (compat: a 0.3 ms put that spans a
+// millisecond tick counts 1, as in Java's StoreStatsService).
+func sinceMs(begun time.Time) int64 { return msBetween(begun, time.Now()) }
+
+// msBetween is to - from in Java's whole milliseconds (sinceMs).
+func msBetween(from, to time.Time) int64 { return to.UnixMilli() - from.UnixMilli() }
 
 // RollLatency ends the current interval of the put distribution: the
 // figures LatencyStats reports are then those of the interval just

@@ -76,7 +76,7 @@ func TestPutLatencyMeasured(t *testing.T) {
 	f := s.LatencyStats()
 	require.False(t, f.Ended, "no interval ended yet: Java prints null")
 	require.GreaterOrEqual(t, f.PutMax, hold.Milliseconds())
-	require.LessOrEqual(t, f.PutMax, took)
+	require.LessOrEqual(t, f.PutMax, took+1) // two ms clock readings
 
 	s.RollLatency()
 	f = s.LatencyStats()

@@ -245,7 +245,7 @@ func (s *Store) finish(r PutResult, begun time.Time, done func(PutResult)) {
 	if needs == 0 {
 		s.puts.Done()
 		s.wakeDispatcher()
-		s.latency.observePut(int64(now.Sub(begun) / time.Millisecond))
+		s.latency.observePut(msBetween(begun, now))
 		done(r)
 		return
 	}
