@@ -14,6 +14,7 @@ import (
 	"github.com/rocketgo/rocketgo/codec/transport"
 	"github.com/rocketgo/rocketgo/compat/fastjson"
 	"github.com/rocketgo/rocketgo/compat/remarks"
+	"github.com/rocketgo/rocketgo/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -41,6 +42,7 @@ type statsAdmin struct {
 	// Runtime info: the send queue's length, the timer's lag
 	// (timerService.behind) and the fixed pool capacities.
 	sendQueueLen                         func() int
+	delayStats                           func(kv map[string]string) // the delay levels' offsets; may be nil
 	timerBehind                          func(nowMs int64) (readSec, offsets int64)
 	sendQueueCapacity, pullQueueCapacity int
 	// storeRoot and commitLogDir: commitLogDirCapacity (the root's file
@@ -204,14 +206,7 @@ func (a *statsAdmin) runtimeInfo(_ *transport.Conn, req *codec.Frame) *codec.Fra
 		"EndTransactionThreadPoolQueueCapacity":    strconv.Itoa(javaEndTxQueueCapacity),
 		"startAcceptSendRequestTimeStamp":          "0",
 		// Java's StoreStatsService never raises it from 0.
-		"dispatchMaxBuffer": "0",
-		// Put and get latency figures are not measured yet
-		// (compat/UNSUPPORTED.md, Statistics): Java's keys in Java's
-		// format with nothing counted, which rocketmq-exporter's runtime
-		// collector parses (it fails on a missing key).
-		"putMessageEntireTimeMax":         "0",
-		"getMessageEntireTimeMax":         "0",
-		"putMessageDistributeTime":        emptyPutDistribution,
+		"dispatchMaxBuffer":               "0",
 		"pageCacheLockTimeMills":          "0",
 		"earliestMessageTimeStamp":        "0",
 		"dispatchBehindBytes":             "0",
@@ -231,6 +226,16 @@ func (a *statsAdmin) runtimeInfo(_ *transport.Conn, req *codec.Frame) *codec.Fra
 			kv["commitLogDiskRatio_"+a.commitLogDir] = javaDouble(cl)
 		}
 		kv["consumeQueueDiskRatio"] = javaDouble(cq)
+	}
+	if a.delayStats != nil {
+		a.delayStats(kv)
+	}
+	if l, ok := st.(latencyStore); ok {
+		putLatencyKeys(kv, l.LatencyStats())
+	} else {
+		// A store that times nothing: Java's keys with nothing counted
+		// (rocketmq-exporter's runtime collector fails on a missing key).
+		putLatencyKeys(kv, store.LatencyFigures{Ended: true})
 	}
 	if e, ok := st.(interface{ EarliestStoreTime() int64 }); ok {
 		// clusterList's #Hour is (now - this) in hours.
@@ -289,17 +294,6 @@ func humanBytes(n int64) string {
 }
 
 // runtimeString is Java's "[ d days, h hours, m minutes, s seconds ]".
-// emptyPutDistribution is StoreStatsService's putMessageDistributeTime
-// with every bucket at 0: its bucket names, "name:count " each.
-var emptyPutDistribution = func() string {
-	var b strings.Builder
-	for _, name := range []string{"[<=0ms]", "[0~10ms]", "[10~50ms]", "[50~100ms]", "[100~200ms]", "[200~500ms]",
-		"[500ms~1s]", "[1~2s]", "[2~3s]", "[3~4s]", "[4~5s]", "[5~10s]", "[10s~]"} {
-		b.WriteString(name + ":0 ")
-	}
-	return b.String()
-}()
-
 func runtimeString(d time.Duration) string {
 	s := int64(d / time.Second)
 	return fmt.Sprintf("[ %d days, %d hours, %d minutes, %d seconds ]", s/86400, s/3600%24, s/60%60, s%60)

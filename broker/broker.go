@@ -118,7 +118,8 @@ func New(cfg Config, deps Deps) (*Broker, error) {
 	b.filters = filter.NewCache(0)
 	b.clients = newClientManager(log, time.Duration(cfg.ChannelExpiredTimeout)*time.Millisecond, b.filters)
 	b.locks = newLockTable(time.Duration(cfg.RebalanceLockMaxLiveTime) * time.Millisecond)
-	b.stats = newBrokerStats(statsDeps{clock: deps.Clock, clusterName: cfg.BrokerClusterName, isSystem: b.topics.isSystem, storePuts: storePutStats(b.store)})
+	b.stats = newBrokerStats(statsDeps{clock: deps.Clock, clusterName: cfg.BrokerClusterName, isSystem: b.topics.isSystem, storePuts: storePutStats(b.store),
+		storeRoll: storeLatencyRoll(b.store)})
 	b.delay = newDelayService(&b.cfg, b.delays, b.store, log)
 	for _, load := range []func() error{b.topics.load, b.groups.load, b.offsets.load, b.delay.load} {
 		if err := load(); err != nil {
@@ -593,7 +594,7 @@ func (b *Broker) adminHandlers() []adminHandlers {
 		&topicAdmin{topics: b.topics, offsets: b.offsets, store: b.store, live: b.live, log: b.log},
 		&groupAdmin{groups: b.groups, offsets: b.offsets, clients: b.clients, brokerAddr: b.BrokerAddr, live: b.live},
 		&statsAdmin{brokerName: b.cfg.BrokerName, topics: b.topics, offsets: b.offsets, clients: b.clients, store: b.store, stats: b.stats, role: b.role,
-			sendQueueLen: b.sendQueueLen, timerBehind: b.timer.behind,
+			sendQueueLen: b.sendQueueLen, timerBehind: b.timer.behind, delayStats: b.delay.runningStats,
 			sendQueueCapacity: b.cfg.SendThreadPoolQueueCapacity, pullQueueCapacity: b.cfg.PullThreadPoolQueueCapacity,
 			storeRoot: b.cfg.StorePathRootDir, commitLogDir: b.cfg.StorePathCommitLog},
 		&clientAdmin{role: b.role, brokerName: b.cfg.BrokerName, topics: b.topics, groups: b.groups, offsets: b.offsets, clients: b.clients, store: b.store, log: b.log},

@@ -191,6 +191,20 @@ func (d *delayService) deliver(level int32, res *store.GetResult) {
 	}
 }
 
+// runningStats adds ScheduleMessageService.buildRunningStats' keys to
+// the runtime table: for each level with a recorded offset,
+// scheduleMessageOffset_<level> = "<next offset>,<queue's max offset>".
+func (d *delayService) runningStats(kv map[string]string) {
+	d.mu.Lock()
+	levels := make(map[int32]int64, len(d.offsets))
+	maps.Copy(levels, d.offsets)
+	d.mu.Unlock()
+	for level, off := range levels {
+		maxOff := d.store.MaxOffset(TopicSchedule, level-1)
+		kv["scheduleMessageOffset_"+strconv.Itoa(int(level))] = strconv.FormatInt(off, 10) + "," + strconv.FormatInt(maxOff, 10)
+	}
+}
+
 func (d *delayService) setOffset(level int32, off int64) {
 	d.mu.Lock()
 	d.offsets[level] = off

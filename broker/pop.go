@@ -306,6 +306,7 @@ func (p *popProcessor) rerun(pr *popRequest) {
 
 // process scans, then answers or parks pr.
 func (p *popProcessor) process(pr *popRequest, mayPark bool) {
+	begun := time.Now() // GROUP_GET_LATENCY's start (Java: processRequest's)
 	for {
 		gensOK := p.holds.snapshot(pr)
 		if pr.notify {
@@ -317,6 +318,8 @@ func (p *popProcessor) process(pr *popRequest, mayPark bool) {
 			popTime := time.Now().UnixMilli()
 			reviveQid, rest := p.scan(pr, popTime)
 			if len(pr.records) > 0 {
+				// Java's key: the request's queue (-1 for any) and topic.
+				p.stats.onGetLatency(pr.h.ConsumerGroup, pr.h.Topic, pr.h.QueueID, elapsedMs(begun))
 				p.replyPop(pr, codec.RespSuccess, popTime, reviveQid, rest)
 				return
 			}

@@ -238,6 +238,7 @@ func (p *pullProcessor) reply(pr *pullRequest, resp *codec.Frame) {
 // process runs one pull: it writes the response, or parks the request
 // for long polling. pr is owned by process from here on.
 func (p *pullProcessor) process(pr *pullRequest, allowSuspend bool) {
+	begun := time.Now() // GROUP_GET_LATENCY's start (Java: processRequest's)
 	req, h := pr.req, &pr.h
 	if p.live.perm.Load()&body.PermRead == 0 {
 		p.reply(pr, pullErr(req, codec.RespNoPermission, remarks.BrokerPullForbidden(p.cfg.BrokerIP1)))
@@ -344,6 +345,7 @@ func (p *pullProcessor) process(pr *pullRequest, allowSuspend bool) {
 	}
 	p.offsets.notePull(h.ConsumerGroup, h.Topic, h.QueueID, res.NextBeginOffset)
 	p.stats.onGet(h.ConsumerGroup, h.Topic, len(res.Records), res.TotalBytes)
+	p.stats.onGetLatency(h.ConsumerGroup, h.Topic, h.QueueID, elapsedMs(begun))
 	// The response's header is encoded before WriteWithBody returns; the
 	// records are released in pr.written, which frees pr and may run
 	// before WriteWithBody returns (on a failed write, always): from here

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,6 +27,10 @@ type brokerStats struct {
 	puts     statsSet[string, putEntry]      // TOPIC_PUT_NUMS, TOPIC_PUT_SIZE by topic
 	gets     statsSet[groupTopic, getEntry]  // GROUP_GET_NUMS, GROUP_GET_SIZE by topic@group
 	sendBack statsSet[groupTopic, statsItem] // SNDBCK_PUT_NUMS by topic@group
+	// GROUP_GET_LATENCY by queueId@topic@group (Java's key with its
+	// default enableDetailStat): the ms from a pull's start to its reply
+	// being ready, summed, and the pulls (Java's RTStatsItem).
+	getLatency statsSet[groupTopicQueue, statsItem]
 
 	// BROKER_PUT_NUMS, BROKER_GET_NUMS and their …_WITHOUT_SYSTEM_TOPIC
 	// variants, keyed by the cluster name. compat: Java adds only to their
@@ -38,6 +43,7 @@ type brokerStats struct {
 	putFailed, getFound, getMiss, getTransferred atomic.Int64
 
 	storePuts func() (times, bytes int64) // the store's putMessageTimesTotal; nil: brokerPut
+	storeRoll func()                      // ends the store's latency interval; may be nil
 	sampler   statsSampler
 
 	// typed: the metrics read putEntry.in by message type (set once by
@@ -52,6 +58,12 @@ func (s *brokerStats) putType(props string) msgType {
 		return msgNormal
 	}
 	return messageType(props)
+}
+
+// groupTopicQueue keys a group's statistics on one queue.
+type groupTopicQueue struct {
+	groupTopic
+	queueID int32
 }
 
 // putEntry is a topic's put statistics.
@@ -84,6 +96,21 @@ type statsDeps struct {
 	clusterName string
 	isSystem    func(topic string) bool     // the broker's system topics; may be nil
 	storePuts   func() (times, bytes int64) // the store's put totals; may be nil
+	storeRoll   func()                      // the store's RollLatency; may be nil
+}
+
+// latencyStore is a store that times its puts and reads (*store.Store).
+type latencyStore interface {
+	LatencyStats() store.LatencyFigures
+	RollLatency()
+}
+
+// storeLatencyRoll is st's RollLatency where the store has one.
+func storeLatencyRoll(st any) func() {
+	if l, ok := st.(latencyStore); ok {
+		return l.RollLatency
+	}
+	return nil
 }
 
 // storePutStats is st's put totals where the store keeps them.
@@ -102,7 +129,7 @@ func newBrokerStats(d statsDeps) *brokerStats {
 	system := func(topic string) bool {
 		return javaSystemTopics[topic] || strings.HasPrefix(topic, "rmq_sys_") || (d.isSystem != nil && d.isSystem(topic))
 	}
-	s := &brokerStats{clock: clock, boot: clock.Now(), clusterName: d.clusterName, storePuts: d.storePuts}
+	s := &brokerStats{clock: clock, boot: clock.Now(), clusterName: d.clusterName, storePuts: d.storePuts, storeRoll: d.storeRoll}
 	s.puts.init(func(topic string) (string, *putEntry) {
 		e := &putEntry{system: system(topic)}
 		e.nums.init()
@@ -122,6 +149,11 @@ func newBrokerStats(d statsDeps) *brokerStats {
 		it := new(statsItem)
 		it.init()
 		return groupTopic{topic: strings.Clone(k.topic), group: strings.Clone(k.group)}, it
+	})
+	s.getLatency.init(func(k groupTopicQueue) (groupTopicQueue, *statsItem) {
+		it := new(statsItem)
+		it.init()
+		return groupTopicQueue{groupTopic{topic: strings.Clone(k.topic), group: strings.Clone(k.group)}, k.queueID}, it
 	})
 	for _, it := range []*statsItem{&s.brokerPut, &s.brokerGet, &s.brokerPutNoSys, &s.brokerGetNoSys} {
 		it.init()
@@ -173,6 +205,17 @@ func (s *brokerStats) onGet(group, topic string, msgs, bytes int) {
 	s.getTransferred.Add(int64(msgs))
 }
 
+// onGetLatency counts a pull of group on topic's queue that found
+// messages and was ready to answer ms after it started
+// (incGroupGetLatency). It does not allocate once the entry exists.
+func (s *brokerStats) onGetLatency(group, topic string, queueID int32, ms int64) {
+	s.getLatency.get(groupTopicQueue{groupTopic{topic: topic, group: group}, queueID}).add(ms, 1)
+}
+
+// elapsedMs is the ms since begun as Java counts GROUP_GET_LATENCY: the
+// difference of two millisecond clock readings.
+func elapsedMs(begun time.Time) int64 { return time.Now().UnixMilli() - begun.UnixMilli() }
+
 // onGetMiss counts a pull that found nothing (the store's getMissTps).
 func (s *brokerStats) onGetMiss() { s.getMiss.Add(1) }
 
@@ -222,6 +265,20 @@ func (s *brokerStats) item(name, key string) *statsItem {
 			return nil
 		}
 		return s.sendBack.lookup(k)
+	case "GROUP_GET_LATENCY":
+		q, rest, ok := strings.Cut(key, "@")
+		if !ok {
+			return nil
+		}
+		qid, err := strconv.ParseInt(q, 10, 32)
+		if err != nil {
+			return nil
+		}
+		k, ok := splitStatsKey(rest)
+		if !ok {
+			return nil
+		}
+		return s.getLatency.lookup(groupTopicQueue{k, int32(qid)})
 	case "BROKER_PUT_NUMS":
 		return broker(&s.brokerPut)
 	case "BROKER_GET_NUMS":

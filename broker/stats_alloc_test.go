@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// onPut and onGet run per send and per pull: once a key's entry exists
+// onPut, onGet and onGetLatency run per send and per pull: once a key's entry exists
 // (published or still pending) they allocate nothing, whatever buffer the
 // caller's names point into.
 func TestStatsHotPathAllocs(t *testing.T) {
@@ -17,10 +17,12 @@ func TestStatsHotPathAllocs(t *testing.T) {
 	s.onPut(topic, r)
 	s.onPut(sysTopic, r)
 	s.onGet(group, topic, 32, 8192)
+	s.onGetLatency(group, topic, 3, 1)
 	pending := testing.AllocsPerRun(1000, func() {
 		s.onPut(topic, r)
 		s.onPut(sysTopic, r)
 		s.onGet(group, topic, 32, 8192)
+		s.onGetLatency(group, topic, 3, 1)
 	})
 	require.Zero(t, pending, "keys not yet published")
 	s.until(0)
@@ -28,6 +30,7 @@ func TestStatsHotPathAllocs(t *testing.T) {
 		s.onPut(topic, r)
 		s.onPut(sysTopic, r)
 		s.onGet(group, topic, 32, 8192)
+		s.onGetLatency(group, topic, 3, 1)
 	})
 	require.Zero(t, published)
 }

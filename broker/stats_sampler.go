@@ -36,6 +36,9 @@ const (
 	storeTpsShort    = 10
 	storeTpsMiddle   = 60
 	storeTpsLong     = 600
+	// StoreStatsService's printTPSInterval: the put-latency distribution
+	// is counted per interval of this many ticks.
+	latencyEveryTicks = 60
 )
 
 // statsSampler is the sampler's own state.
@@ -98,6 +101,9 @@ func (s *brokerStats) tick(now time.Time) {
 		p.nextMorning = nextMorning(now)
 	}
 	p.mu.Unlock()
+	if k > 0 && k%latencyEveryTicks == 0 && s.storeRoll != nil {
+		s.storeRoll()
+	}
 
 	if k%minuteEveryTicks != 0 {
 		return
@@ -105,6 +111,7 @@ func (s *brokerStats) tick(now time.Time) {
 	s.puts.publish()
 	s.gets.publish()
 	s.sendBack.publish()
+	s.getLatency.publish()
 	s.eachItem(func(it *statsItem) {
 		if it.minute.n == 0 && it.value.Load() == 0 && it.times.Load() == 0 {
 			return // Java creates an item on its first add
@@ -124,6 +131,7 @@ func (s *brokerStats) eachItem(fn func(*statsItem)) {
 	s.puts.each(func(e *putEntry) { fn(&e.nums); fn(&e.size) })
 	s.gets.each(func(e *getEntry) { fn(&e.nums); fn(&e.size) })
 	s.sendBack.each(fn)
+	s.getLatency.each(fn)
 	for _, it := range []*statsItem{&s.brokerPut, &s.brokerGet, &s.brokerPutNoSys, &s.brokerGetNoSys} {
 		fn(it)
 	}

@@ -57,6 +57,8 @@
 // advances it (flusher, AckReplicated) answers the puts it passed; a
 // watchdog answers FlushDiskTimeout after SyncFlushTimeout and
 // FlushSlaveTimeout after SlaveTimeout (the record stays stored).
+// Every answer records the put's latency from its call (latency.go,
+// Java's StoreStatsService figures; GetMessages records the read's).
 //
 // Replication (repl.go, raw.go, truncate.go, role.go): on a master ReadRaw
 // hands out views of mapped commit-log bytes up to RawEnd, never across a

@@ -54,6 +54,13 @@ func (s *Store) proceed(w *waiter) {
 		}
 		w.needs &^= needReplicated
 	}
+	s.answer(w)
+}
+
+// answer hands w its result and records the put's latency (Java's
+// setPutMessageEntireTimeMax on every put's answer, failed ones too).
+func (s *Store) answer(w *waiter) {
+	s.latency.observePut(sinceMs(w.begun))
 	w.done(w.res)
 }
 
@@ -87,7 +94,7 @@ func (s *Store) slaveTimeout(w *waiter) {
 	w.res.Status = FlushSlaveTimeout
 	w.res.Err = fmt.Errorf("store: not replicated within %v", s.slaveTimeoutNow())
 	w.needs = 0
-	w.done(w.res)
+	s.answer(w)
 }
 
 // expireWaiters answers the waiters older than their limits (watchdog).
@@ -105,7 +112,7 @@ func (s *Store) answerAll() {
 	s.flushed.drain(-1, func(w *waiter) { s.flushFailed(w, errors.New("store: record not flushed")) })
 	s.replicated.drain(-1, func(w *waiter) {
 		w.res.Status, w.res.Err, w.needs = FlushSlaveTimeout, errors.New("store: closed before the slaves acknowledged"), 0
-		w.done(w.res)
+		s.answer(w)
 	})
 }
 

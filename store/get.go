@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/rocketgo/rocketgo/codec/message"
 )
@@ -17,6 +18,13 @@ const maxScanUnits = 800
 // res.Release. Offsets past the end and before the start are reported with
 // Java's statuses and NextBeginOffset corrections.
 func (s *Store) GetMessages(topic string, queueID int32, offset int64, maxMsgs, maxBytes int, filter *Filter, res *GetResult) {
+	begun := time.Now()
+	s.getMessages(topic, queueID, offset, maxMsgs, maxBytes, filter, res)
+	// Java's getMessageEntireTimeMax: every read, found or not.
+	storeMax(&s.latency.getMax, sinceMs(begun))
+}
+
+func (s *Store) getMessages(topic string, queueID int32, offset int64, maxMsgs, maxBytes int, filter *Filter, res *GetResult) {
 	res.reset()
 	q := s.findCQ(topic, queueID)
 	if q == nil {

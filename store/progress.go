@@ -22,6 +22,7 @@ const (
 type waiter struct {
 	target int64     // end of the put's records
 	at     time.Time // when the put was appended (timeouts)
+	begun  time.Time // when the put was called (its latency)
 	needs  uint8     // offsets still to pass
 	res    PutResult
 	done   func(PutResult)

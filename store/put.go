@@ -31,6 +31,7 @@ func (s *Store) Put(m *message.Message, done func(PutResult)) {
 	tt := message.TransactionValue(m.SysFlag)
 	counted := tt != message.TransactionPreparedType && tt != message.TransactionRollbackType
 
+	begun := time.Now() // Java times the commit log's put from here (lock wait included)
 	s.mu.Lock()
 	if err := s.Writable(); err != nil {
 		s.mu.Unlock()
@@ -61,7 +62,7 @@ func (s *Store) Put(m *message.Message, done func(PutResult)) {
 	s.mu.Unlock()
 
 	s.finish(PutResult{Status: PutOK, WroteOffset: phy, WroteBytes: int32(size), QueueOffset: qo,
-		MsgCount: 1, StoreTimestamp: now}, done)
+		MsgCount: 1, StoreTimestamp: now}, begun, done)
 }
 
 // PutBatch appends ms, which must share topic and queue, as contiguous
@@ -102,6 +103,7 @@ func (s *Store) PutBatch(ms []message.Message, done func(PutResult)) {
 	for i := range ms {
 		crcs = append(crcs, message.BodyCRC(ms[i].Body))
 	}
+	begun := time.Now()
 	s.mu.Lock()
 	if err := s.Writable(); err != nil {
 		s.mu.Unlock()
@@ -130,7 +132,7 @@ func (s *Store) PutBatch(ms []message.Message, done func(PutResult)) {
 	s.mu.Unlock()
 
 	s.finish(PutResult{Status: PutOK, WroteOffset: phy, WroteBytes: int32(total), QueueOffset: qo,
-		MsgCount: int32(len(ms)), StoreTimestamp: now}, done)
+		MsgCount: int32(len(ms)), StoreTimestamp: now}, begun, done)
 }
 
 func (s *Store) checkPut(m *message.Message) (PutResult, bool) {
@@ -232,7 +234,8 @@ func (s *Store) writeStageLocked(next int64) error {
 // finish hands the result to done now (the policy waits for nothing) or
 // queues the put on the progress offsets it waits for (flush.go), and ends
 // the append's s.puts count.
-func (s *Store) finish(r PutResult, done func(PutResult)) {
+// begun is when the put was called (its latency, latency.go).
+func (s *Store) finish(r PutResult, begun time.Time, done func(PutResult)) {
 	s.putTimes.Add(int64(r.MsgCount))
 	s.putBytes.Add(int64(r.WroteBytes))
 	s.notifyRaw()
@@ -242,10 +245,11 @@ func (s *Store) finish(r PutResult, done func(PutResult)) {
 	if needs == 0 {
 		s.puts.Done()
 		s.wakeDispatcher()
+		s.latency.observePut(msBetween(begun, now))
 		done(r)
 		return
 	}
-	w := waiter{target: r.WroteOffset + int64(r.WroteBytes), at: now, needs: needs, res: r, done: done}
+	w := waiter{target: r.WroteOffset + int64(r.WroteBytes), at: now, begun: begun, needs: needs, res: r, done: done}
 	s.proceed(&w)
 	s.puts.Done()
 	if needs&needFlushed == 0 {

@@ -249,7 +249,7 @@ func (s *Store) cutOffsetsLocked(off int64) {
 func (s *Store) cutWaiters(off int64) {
 	gone := func(w *waiter) {
 		w.res.Status, w.res.Err, w.needs = ServiceNotAvailable, errors.New("store: commit log truncated past the record"), 0
-		w.done(w.res)
+		s.answer(w)
 	}
 	s.flushed.reset(min(s.flushed.Load(), off), gone)
 	s.replicated.reset(min(s.replicated.Load(), off), gone)

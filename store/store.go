@@ -122,6 +122,7 @@ type Store struct {
 	// master, dispatched replicated records on a slave (Java's
 	// StoreStatsService putMessageTimesTotal/putMessageSizeTotal).
 	putTimes, putBytes atomic.Int64
+	latency            latencyStats // put and get latencies (latency.go)
 	rawWatch           atomic.Pointer[[]chan struct{}]
 	// received: slave only; end of the bytes AppendRaw stored, written
 	// plus an incomplete record still arriving. guarded by mu.
