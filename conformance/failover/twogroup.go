@@ -28,16 +28,18 @@ type TwoGroupOptions struct {
 	Count     int           // bound of the sends per set
 	Pace      time.Duration // pause after each send of a goroutine
 	Queues    int           // queues of each set's topic
+	Warm      time.Duration // load before the first window (JIT, consumers caught up)
 	Before    time.Duration // window before the kill
 	After     time.Duration // window after A's load is acknowledged again
 	MaxDuring time.Duration // bound of the during window
 }
 
-// DefaultTwoGroupOptions: 4 senders per set, unpaced, 20 s windows; the
+// DefaultTwoGroupOptions: 4 senders per set, unpaced, 15 s of warm-up,
+// 20 s windows; the
 // Go client finds A's new master on its 30 s route refresh, so the during
 // window lasts up to ~30 s.
 func DefaultTwoGroupOptions() TwoGroupOptions {
-	return TwoGroupOptions{Threads: 4, Count: 2_000_000, Queues: 4, Before: 20 * time.Second, After: 20 * time.Second,
+	return TwoGroupOptions{Threads: 4, Count: 2_000_000, Queues: 4, Warm: 15 * time.Second, Before: 20 * time.Second, After: 20 * time.Second,
 		MaxDuring: 60 * time.Second}
 }
 
@@ -118,6 +120,9 @@ func RunTwoGroup(ctx context.Context, dir string, bins Bins, kind string, o TwoG
 		return loads[0].AckedOnEach("", loadStart) >= 200 && loads[1].AckedOnEach("", loadStart) >= 200
 	}) {
 		return r, fmt.Errorf("%s: loads not acknowledged 200 times each within 2m", kind)
+	}
+	if waitFor(ctx, o.Warm); ctx.Err() != nil {
+		return r, ctx.Err()
 	}
 	cpu := newCPUMeter(s)
 	t0 := time.Now()
@@ -310,6 +315,10 @@ func (r TwoGroupResult) Metrics() []string {
 			add(w, set+"_max_ms", round(ms(win.Max), 1))
 			add(w, set+"_failed", float64(win.Failed))
 			add(w, set+"_cpu_pct", round(win.BrokerCPU, 1))
+			if before := r.Windows[g][0]; g == 1 && w > 0 && before.TPS > 0 && before.P99 > 0 {
+				add(w, set+"_tps_vs_before", round(win.TPS/before.TPS, 2))
+				add(w, set+"_p99_vs_before", round(float64(win.P99)/float64(before.P99), 2))
+			}
 			if g == 0 {
 				add(w, "ctl_cpu_pct", round(win.CtlCPU, 1))
 				add(w, "client_cpu_pct", round(win.ClientCPU, 1))

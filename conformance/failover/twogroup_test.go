@@ -18,7 +18,7 @@ import (
 // and brokers, then ours) in one run; not part of make test
 // (CONFORMANCE_TWOGROUP=1; scripts/bench-scale.sh's twogroup curve sets
 // it). TWOGROUP_METRICS appends the figures as metrics.tsv lines there;
-// TWOGROUP_BEFORE / TWOGROUP_AFTER (window lengths), TWOGROUP_THREADS
+// TWOGROUP_WARM / TWOGROUP_BEFORE / TWOGROUP_AFTER (warm-up and window lengths), TWOGROUP_THREADS
 // (senders per set), TWOGROUP_DIR (keep logs and stores under it).
 func TestTwoGroup(t *testing.T) {
 	if os.Getenv("CONFORMANCE_TWOGROUP") == "" {
@@ -32,7 +32,7 @@ func TestTwoGroup(t *testing.T) {
 	}
 	o := DefaultTwoGroupOptions()
 	var err error
-	for env, d := range map[string]*time.Duration{"TWOGROUP_BEFORE": &o.Before, "TWOGROUP_AFTER": &o.After} {
+	for env, d := range map[string]*time.Duration{"TWOGROUP_WARM": &o.Warm, "TWOGROUP_BEFORE": &o.Before, "TWOGROUP_AFTER": &o.After} {
 		if v := os.Getenv(env); v != "" {
 			*d, err = time.ParseDuration(v)
 			require.NoError(t, err, env)
@@ -115,11 +115,15 @@ func TestTwoGroupWindow(t *testing.T) {
 	require.Zero(t, empty.TPS)
 
 	r := TwoGroupResult{Kind: KindOurs, ServerFailover: 1500 * time.Millisecond}
+	r.Windows[1][0] = Window{TPS: 10, P99: time.Millisecond}
 	r.Windows[1][1] = Window{From: t0, To: t0.Add(2 * time.Second), OK: 10, TPS: 5, P99: 1234 * time.Microsecond}
 	m := strings.Join(r.Metrics(), "\n")
 	require.Contains(t, m, "twogroup\t2\tours\tb_tps\t5\n")
 	require.Contains(t, m, "twogroup\t2\tours\tb_p99_ms\t1.23\n")
 	require.Contains(t, m, "twogroup\t2\tours\ta_server_failover_ms\t1500")
+	require.Contains(t, m, "twogroup\t2\tours\tb_tps_vs_before\t0.5\n")
+	require.Contains(t, m, "twogroup\t2\tours\tb_p99_vs_before\t1.23\n")
+	require.NotContains(t, m, "a_tps_vs_before")
 	require.NotContains(t, m, "a_client_recovery_ms")
 }
 
