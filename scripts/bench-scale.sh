@@ -45,6 +45,7 @@
 #                  PULLS="200 1000" CONSUMER_GROUPS=200 RESTART_GB="1 2 4") unless set
 #   WINDOW=20s     measured window of idle and offsets
 #   ONLY=ours|java one side only
+#   TWOGROUP_NETNS_PREFIX=rgtg- TWOGROUP_SUBNET=10.79  namespaces of twogroup
 #   DISK_MAX_PCT=65 stop a fill when the file system is fuller than this
 #   OUT=bench/results-scale.md  PLOTS=bench (scale-*.svg)  WORK=<tmpdir>
 set -euo pipefail
@@ -240,7 +241,9 @@ curve_twogroup() {
 	case "$ONLY" in ours) kinds=ours ;; java) kinds=java ;; esac
 	log "twogroup: $kinds (load $(loadavg))"
 	mkdir -p "$dir"
+	# Its own namespace prefix and subnet: a fault suite (rgfo-, 10.77) may run beside it.
 	(cd "$root/conformance" && CONFORMANCE_TWOGROUP=1 TWOGROUP_KIND="$kinds" TWOGROUP_DIR="$dir" \
+		FAILOVER_NETNS_PREFIX="${TWOGROUP_NETNS_PREFIX:-rgtg-}" FAILOVER_SUBNET="${TWOGROUP_SUBNET:-10.79}" \
 		TWOGROUP_METRICS="$metrics" go test -count=1 -v -timeout 30m -run '^TestTwoGroup$' ./failover/) \
 		>"$dir/test.log" 2>&1 || log "twogroup: TestTwoGroup failed or skipped (see $dir/test.log)"
 	grep -E 'killed|broker-[ab] ' "$dir/test.log" >&2 || true
