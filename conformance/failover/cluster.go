@@ -619,8 +619,8 @@ func (s *Set) WaitMasterOf(ctx context.Context, name, not string, timeout time.D
 	for {
 		if r, ok := s.ReplicaOf(ctx, name); ok && r.MasterAddr != not {
 			if b := s.BrokerByAddr(r.MasterAddr); b != nil {
-				if c, err := GetEpochCache(ctx, b.Addr); err == nil && c.BrokerID == 0 &&
-					len(c.EpochList) > 0 && c.EpochList[len(c.EpochList)-1].Epoch == r.MasterEpoch {
+				if c, err := GetEpochCache(ctx, b.Addr); err == nil && c.BrokerID == 0 && len(c.EpochList) > 0 &&
+					epochCurrent(c.EpochList[len(c.EpochList)-1], c.MaxOffset, r.MasterEpoch) {
 					return b, r, nil
 				} else {
 					last = fmt.Sprintf("master %s epoch %d: cache %+v %v", r.MasterAddr, r.MasterEpoch, c, err)
@@ -635,6 +635,17 @@ func (s *Set) WaitMasterOf(ctx context.Context, name, not string, timeout time.D
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// epochCurrent says whether a master's last epoch entry stands for epoch:
+// it is that epoch, or an older one that starts at the log's end. Java's
+// EpochFileCache.appendEntry refuses an entry whose start offset is not
+// past the last one's, so a Java broker elected again before anything was
+// written keeps the older entry (seen at load 50+: broker-b's master lost
+// and regained its role at epoch 5 with an empty log, its cache still
+// [epoch 1 from 0]).
+func epochCurrent(last EpochEntry, maxOffset int64, epoch int) bool {
+	return last.Epoch == epoch || (last.Epoch < epoch && last.StartOffset == maxOffset)
 }
 
 // CreateTopic creates topic on the master and waits for the route.

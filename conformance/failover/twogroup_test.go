@@ -137,3 +137,13 @@ func TestProcCPU(t *testing.T) {
 	require.Positive(t, procCPU(os.Getpid()))
 	require.Zero(t, procCPU(-1))
 }
+
+// A master's epoch cache stands for the controller's epoch when its last
+// entry is that epoch, or an older one starting at the log's end (Java
+// appends no entry for an epoch that wrote nothing).
+func TestEpochCurrent(t *testing.T) {
+	require.True(t, epochCurrent(EpochEntry{Epoch: 5, StartOffset: 100}, 300, 5))
+	require.True(t, epochCurrent(EpochEntry{Epoch: 1, StartOffset: 0}, 0, 5))
+	require.False(t, epochCurrent(EpochEntry{Epoch: 1, StartOffset: 0}, 300, 5)) // written since: must be 5
+	require.False(t, epochCurrent(EpochEntry{Epoch: 6, StartOffset: 300}, 300, 5))
+}
