@@ -306,7 +306,10 @@ func (r TwoGroupResult) Metrics() []string {
 	add := func(w int, key string, v float64) {
 		out = append(out, fmt.Sprintf("twogroup\t%d\t%s\t%s\t%s", w+1, r.Kind, key, strconv.FormatFloat(v, 'f', -1, 64)))
 	}
-	round := func(v float64, p int) float64 { f, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'f', p, 64), 64); return f }
+	round := func(v float64, p int) float64 {
+		f, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'f', p, 64), 64)
+		return f
+	}
 	for g, set := range []string{"a", "b"} {
 		for w, win := range r.Windows[g] {
 			add(w, set+"_tps", round(win.TPS, 0))
