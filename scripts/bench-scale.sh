@@ -244,7 +244,7 @@ curve_twogroup() {
 	# Its own namespace prefix and subnet: a fault suite (rgfo-, 10.77) may run beside it.
 	(cd "$root/conformance" && CONFORMANCE_TWOGROUP=1 TWOGROUP_KIND="$kinds" TWOGROUP_DIR="$dir" \
 		FAILOVER_NETNS_PREFIX="${TWOGROUP_NETNS_PREFIX:-rgtg-}" FAILOVER_SUBNET="${TWOGROUP_SUBNET:-10.79}" \
-		TWOGROUP_METRICS="$metrics" go test -count=1 -v -timeout 30m -run '^TestTwoGroup$' ./failover/) \
+		TWOGROUP_METRICS="$metrics" go test -count=1 -v -timeout 50m -run '^TestTwoGroup$' ./failover/) \
 		>"$dir/test.log" 2>&1 || log "twogroup: TestTwoGroup failed or skipped (see $dir/test.log)"
 	grep -E 'killed|broker-[ab] ' "$dir/test.log" >&2 || true
 	find "$dir" -type d -name store -prune -exec rm -rf {} + # logs stay, stores go

@@ -88,7 +88,7 @@ func RunTwoGroup(ctx context.Context, dir string, bins Bins, kind string, o TwoG
 	var masters [2]*Node
 	topics := [2]string{"TwoGroupA", "TwoGroupB"}
 	for g := range 2 {
-		m, _, err := s.WaitMasterOf(ctx, GroupName(g), "", 5*time.Minute)
+		m, _, err := s.WaitMasterOf(ctx, GroupName(g), "", 12*time.Minute)
 		if err != nil {
 			return r, fmt.Errorf("%s %s: %w", kind, GroupName(g), err)
 		}

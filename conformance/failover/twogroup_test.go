@@ -66,29 +66,39 @@ func TestTwoGroup(t *testing.T) {
 			bins.JavaLib = lib
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(len(kinds))*10*time.Minute)
+	// Ten JVMs start on a shared 2-core machine: minutes at a high load.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(len(kinds))*20*time.Minute)
 	defer cancel()
-	var metrics []string
+	var rs []TwoGroupResult
 	for _, kind := range kinds {
 		kd := filepath.Join(dir, kind)
 		require.NoError(t, os.MkdirAll(kd, 0o755))
 		r, err := RunTwoGroup(ctx, kd, bins, kind, o, t.Logf)
-		require.NoError(t, err, kind)
+		if err != nil { // the next kind still runs
+			t.Errorf("%s: %v", kind, err)
+			continue
+		}
 		t.Log("\n" + r.Summary())
 		require.NoError(t, os.WriteFile(filepath.Join(kd, "timeline.tsv"), []byte(strings.Join(r.Timeline, "\n")+"\n"), 0o644))
-		metrics = append(metrics, r.Metrics()...)
-		require.Empty(t, r.Err, kind)
-		// B served through A's failover: it acknowledged sends in every window.
-		for _, w := range r.Windows[1] {
-			require.Positive(t, w.OK, "%s: %s acknowledged nothing %s A's failover", kind, GroupName(1), w.Name)
-		}
+		rs = append(rs, r)
 	}
 	if p := os.Getenv("TWOGROUP_METRICS"); p != "" {
+		var metrics []string
+		for _, r := range rs {
+			metrics = append(metrics, r.Metrics()...)
+		}
 		f, err := os.OpenFile(p, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 		require.NoError(t, err)
 		_, err = f.WriteString(strings.Join(metrics, "\n") + "\n")
 		require.NoError(t, f.Close())
 		require.NoError(t, err)
+	}
+	for _, r := range rs {
+		require.Empty(t, r.Err, r.Kind)
+		// B served through A's failover: it acknowledged sends in every window.
+		for _, w := range r.Windows[1] {
+			require.Positive(t, w.OK, "%s: %s acknowledged nothing %s A's failover", r.Kind, GroupName(1), w.Name)
+		}
 	}
 }
 
