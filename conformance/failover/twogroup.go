@@ -34,12 +34,13 @@ type TwoGroupOptions struct {
 	MaxDuring time.Duration // bound of the during window
 }
 
-// DefaultTwoGroupOptions: 4 senders per set, unpaced, 15 s of warm-up,
+// DefaultTwoGroupOptions: 4 senders per set, unpaced, 60 s of warm-up
+// (Java's JIT at a high load),
 // 20 s windows; the
 // Go client finds A's new master on its 30 s route refresh, so the during
 // window lasts up to ~30 s.
 func DefaultTwoGroupOptions() TwoGroupOptions {
-	return TwoGroupOptions{Threads: 4, Count: 2_000_000, Queues: 4, Warm: 15 * time.Second, Before: 20 * time.Second, After: 20 * time.Second,
+	return TwoGroupOptions{Threads: 4, Count: 2_000_000, Queues: 4, Warm: 60 * time.Second, Before: 20 * time.Second, After: 20 * time.Second,
 		MaxDuring: 60 * time.Second}
 }
 
