@@ -35,13 +35,12 @@ type TwoGroupOptions struct {
 }
 
 // DefaultTwoGroupOptions: 4 senders per set, unpaced, 60 s of warm-up
-// (Java's JIT at a high load),
-// 20 s windows; the
-// Go client finds A's new master on its 30 s route refresh, so the during
-// window lasts up to ~30 s.
+// (Java's JIT on a loaded machine), 20 s windows; the Go client finds A's
+// new master on its 30 s route refresh, so the during window lasts up to
+// ~30 s.
 func DefaultTwoGroupOptions() TwoGroupOptions {
-	return TwoGroupOptions{Threads: 4, Count: 2_000_000, Queues: 4, Warm: 60 * time.Second, Before: 20 * time.Second, After: 20 * time.Second,
-		MaxDuring: 60 * time.Second}
+	return TwoGroupOptions{Threads: 4, Count: 2_000_000, Queues: 4, Warm: 60 * time.Second,
+		Before: 20 * time.Second, After: 20 * time.Second, MaxDuring: 60 * time.Second}
 }
 
 // Window names.
