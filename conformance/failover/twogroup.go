@@ -93,8 +93,11 @@ func RunTwoGroup(ctx context.Context, dir string, bins Bins, kind string, o TwoG
 			return r, fmt.Errorf("%s %s: %w", kind, GroupName(g), err)
 		}
 		masters[g] = m
-		if err := s.CreateTopic(ctx, m, topics[g], o.Queues); err != nil {
-			return r, fmt.Errorf("%s %s: %w", kind, topics[g], err)
+		// Retried (the create is idempotent): a Java broker at load 60+
+		// can miss the call's read deadline.
+		var cerr error
+		if !poll(ctx, 3*time.Minute, func() bool { cerr = s.CreateTopic(ctx, m, topics[g], o.Queues); return cerr == nil }) {
+			return r, fmt.Errorf("%s %s: %w", kind, topics[g], cerr)
 		}
 	}
 	logf("%s: masters %s %s, topics created", kind, masters[0].Name, masters[1].Name)
