@@ -135,11 +135,11 @@ func RunTwoGroup(ctx context.Context, dir string, bins Bins, kind string, o TwoG
 	}
 	old := masters[0]
 	r.OldMaster = old.Name
+	cpu.mark() // while the old master still runs: its CPU of the before window
 	old.Kill9()
 	// After the process is gone: a send started between the signal and the
 	// exit could still be acknowledged by the old master.
 	tKill := time.Now()
-	cpu.mark()
 	logf("%s: killed %s (master of %s)", kind, old.Name, GroupName(0))
 	nm, _, err := s.WaitMasterOf(ctx, GroupName(0), old.Addr, o.MaxDuring)
 	if err != nil {
