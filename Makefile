@@ -62,6 +62,9 @@ bench-compare: build
 # idle clients, held pulls, consumer groups, restart with a large commit log):
 # bench/results-scale.md and bench/scale-*.svg. Needs java, mvn, jq, python3,
 # fallocate; ~45 minutes at full sizes, QUICK=1 for reduced ones.
+# CURVES=twogroup (root, ip netns; not in the default run): two broker sets
+# x 3 replicas under 3 controllers, kill -9 of one set's master while the
+# other serves (conformance/failover TestTwoGroup, ~10-20 minutes).
 bench-scale: build
 	./scripts/bench-scale.sh
 

@@ -96,6 +96,31 @@ CURVES = {
         ],
         "plot": ["restart_ms", "rss_mb"],
     },
+    "twogroup": {
+        "title": "Two broker sets x 3 replicas, kill -9 of set A's master",
+        "x": "window",
+        "xlabels": {"1": "before", "2": "during", "3": "after"},
+        "rows": [
+            ("b_tps", "set B send TPS (SEND_OK/s)", True),
+            ("b_tps_vs_before", "set B TPS / its TPS before", True),
+            ("b_p50_ms", "set B send p50, ms", True),
+            ("b_p99_ms", "set B send p99, ms", True),
+            ("b_p99_vs_before", "set B p99 / its p99 before", True),
+            ("b_max_ms", "set B send max, ms", True),
+            ("b_failed", "set B failed sends", True),
+            ("b_cpu_pct", "set B brokers' CPU, % of a core", True),
+            ("a_tps", "set A send TPS (SEND_OK/s)", True),
+            ("a_p99_ms", "set A send p99, ms", True),
+            ("a_failed", "set A failed sends (the Go client spins on the dead master)", True),
+            ("a_cpu_pct", "set A brokers' CPU, % of a core", True),
+            ("ctl_cpu_pct", "controllers' CPU, % of a core", True),
+            ("client_cpu_pct", "client process CPU (both loads), % of a core", True),
+            ("a_server_failover_ms", "kill -> new A master named and answering, ms", True),
+            ("a_client_recovery_ms", "kill -> A's load acknowledged again (route refresh), ms", True),
+            ("window_s", "window length, s", True),
+        ],
+        "plot": ["b_tps", "b_p99_ms", "b_cpu_pct", "a_tps", "a_p99_ms", "a_failed"],
+    },
 }
 
 JAVA_COLOR, OURS_COLOR = "#d9822b", "#2b6cd9"
@@ -150,7 +175,9 @@ def xs_of(curve_data):
     return xs
 
 
-def label_x(x):
+def label_x(x, spec=None):
+    if spec and x in spec.get("xlabels", {}):
+        return spec["xlabels"][x]
     f = float(x)
     if f >= 1000 and f % 1000 == 0:
         return f"{int(f // 1000)}k"
@@ -160,7 +187,7 @@ def label_x(x):
 def table(name, spec, cd):
     xs = xs_of(cd)
     out = [f"### {spec['title']}", ""]
-    head = "| metric |" + "".join(f" {label_x(x)} Java | {label_x(x)} ours | ours/Java |" for x in xs)
+    head = "| metric |" + "".join(f" {label_x(x, spec)} Java | {label_x(x, spec)} ours | ours/Java |" for x in xs)
     out.append(head)
     out.append("|---|" + "---:|---:|---:|" * len(xs))
     for key, label, _ in spec["rows"]:
@@ -222,7 +249,7 @@ def svg_plot(name, spec, cd, path):
             return left + (w * (j + 0.5) / len(xs))
 
         for j, x in enumerate(xs):
-            s.append(f'<text x="{px(j):.1f}" y="{top + h + 14}" text-anchor="middle">{label_x(x)}</text>')
+            s.append(f'<text x="{px(j):.1f}" y="{top + h + 14}" text-anchor="middle">{label_x(x, spec)}</text>')
         s.append(f'<text x="{left + w / 2}" y="{top + h + 28}" text-anchor="middle" fill="#555">{spec["x"]}</text>')
         for side, color in (("java", JAVA_COLOR), ("ours", OURS_COLOR)):
             pts = []

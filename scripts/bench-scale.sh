@@ -24,6 +24,14 @@
 #             log is filled with zero-body messages and each finished segment
 #             is made sparse (fallocate --dig-holes: only all-zero blocks, so the
 #             content is unchanged), so 64 GiB needs a few hundred MiB of disk
+#   twogroup  (not in the default CURVES: CURVES=twogroup, root) two broker sets
+#             x 3 replicas under 3 controllers in the failover suite's network
+#             namespaces (conformance/failover TestTwoGroup), Java's 5.3.3
+#             controllers + name server + brokers, then ours, in one go test
+#             run: a Go client load on a topic of each set, kill -9 of set A's
+#             master; send TPS, p50/p99 and errors of each set before, during
+#             (kill -> A's load acknowledged again) and after, CPU of each set's
+#             brokers (~8 minutes)
 #
 # A mode that fails (a server that does not answer in time) leaves its rows
 # n/a; the run goes on.
@@ -31,11 +39,13 @@
 # Knobs (environment):
 #   TOPICS="1000 10000 50000"  CLIENTS="1000 5000 10000"  PULLS="1000 10000"
 #   CONSUMER_GROUPS=1000  RESTART_GB="4 16 64"  QUEUES=8  SEGMENT=1073741824
-#   CURVES="topics idle hold offsets restart"  the curves to run
+#   CURVES="topics idle hold offsets restart"  the curves to run (add twogroup
+#                  for the two-group failover row; CURVES=twogroup alone)
 #   QUICK=1        reduced sizes (TOPICS="500 2000 5000" CLIENTS="200 500 1000"
 #                  PULLS="200 1000" CONSUMER_GROUPS=200 RESTART_GB="1 2 4") unless set
 #   WINDOW=20s     measured window of idle and offsets
 #   ONLY=ours|java one side only
+#   TWOGROUP_NETNS_PREFIX=rgtg- TWOGROUP_SUBNET=10.79  namespaces of twogroup
 #   DISK_MAX_PCT=65 stop a fill when the file system is fuller than this
 #   OUT=bench/results-scale.md  PLOTS=bench (scale-*.svg)  WORK=<tmpdir>
 set -euo pipefail
@@ -223,6 +233,22 @@ close_servers() { # side dir
 }
 
 # ---- curves -------------------------------------------------------------------
+
+# curve_twogroup: both kinds in one TestTwoGroup run (it starts, stops and
+# removes its namespaces and processes; its metrics lines go to $metrics).
+curve_twogroup() {
+	local dir="$WORK/twogroup" kinds="java,ours"
+	case "$ONLY" in ours) kinds=ours ;; java) kinds=java ;; esac
+	log "twogroup: $kinds (load $(loadavg))"
+	mkdir -p "$dir"
+	# Its own namespace prefix and subnet: a fault suite (rgfo-, 10.77) may run beside it.
+	(cd "$root/conformance" && CONFORMANCE_TWOGROUP=1 TWOGROUP_KIND="$kinds" TWOGROUP_DIR="$dir" \
+		FAILOVER_NETNS_PREFIX="${TWOGROUP_NETNS_PREFIX:-rgtg-}" FAILOVER_SUBNET="${TWOGROUP_SUBNET:-10.79}" \
+		TWOGROUP_METRICS="$metrics" go test -count=1 -v -timeout 50m -run '^TestTwoGroup$' ./failover/) \
+		>"$dir/test.log" 2>&1 || log "twogroup: TestTwoGroup failed or skipped (see $dir/test.log)"
+	grep -E 'killed|broker-[ab] ' "$dir/test.log" >&2 || true
+	find "$dir" -type d -name store -prune -exec rm -rf {} + # logs stay, stores go
+}
 
 curve_topics() { # side n
 	local side="$1" n="$2" dir="$WORK/$1.topics.$2" pid
@@ -413,6 +439,7 @@ for curve in $CURVES; do
 	hold) for n in $PULLS; do for s in "${sides[@]}"; do curve_hold "$s" "$n"; done; done ;;
 	offsets) for s in "${sides[@]}"; do curve_offsets "$s" "$CONSUMER_GROUPS"; done ;;
 	restart) for s in "${sides[@]}"; do curve_restart "$s"; done ;;
+	twogroup) curve_twogroup ;;
 	*) echo "bench-scale: unknown curve $curve" >&2; exit 2 ;;
 	esac
 	printf 'load\t%s\t-\tload\t%s\n' "$curve" "$(loadavg)" >>"$metrics"

@@ -33,9 +33,15 @@ const (
 	nsPort     = 9876
 	brokerPort = 10911
 	haPort     = 10912
-	BrokerName = "broker-a"
+	BrokerName = "broker-a" // the broker set of a one-set topology (GroupName(0))
 	Cluster    = "FailoverCluster"
 )
+
+// GroupSize is the number of replicas of every broker set.
+const GroupSize = 3
+
+// GroupName is the brokerName of broker set g: broker-a, broker-b…
+func GroupName(g int) string { return "broker-" + string(rune('a'+g)) }
 
 // Node is one process in its own namespace.
 type Node struct {
@@ -143,9 +149,14 @@ type Set struct {
 	Dir         string
 	Controllers []*Node
 	Namesrv     *Node
-	Brokers     []*Node
-	Proxy       *Proxy // nil without a gRPC load
+	// Brokers are b0..b2 of broker-a, then b3..b5 of broker-b… (GroupSize
+	// per set, StartGroups).
+	Brokers []*Node
+	Proxy   *Proxy // nil without a gRPC load
 }
+
+// Group is the brokers of broker set g (GroupName(g)).
+func (s *Set) Group(g int) []*Node { return s.Brokers[g*GroupSize : (g+1)*GroupSize] }
 
 // GRPCEndpoint is the set's mqproxy gRPC endpoint, "" without one.
 func (s *Set) GRPCEndpoint() string {
@@ -285,8 +296,18 @@ func writeConf(path string, kv ...string) error {
 func BrokerHost(i int) int { return 30 + i }
 
 // StartSet creates the namespaces and starts every process, each role
-// with the implementation kind names for it (RolesOf).
+// with the implementation kind names for it (RolesOf): one broker set.
 func StartSet(ctx context.Context, dir string, bins Bins, kind string) (*Set, error) {
+	return StartGroups(ctx, dir, bins, kind, 1)
+}
+
+// StartGroups is StartSet with groups broker sets of GroupSize brokers
+// each under the same controllers and name server (broker i is replica
+// i%GroupSize of GroupName(i/GroupSize), run by Roles.Brokers[i%GroupSize]).
+func StartGroups(ctx context.Context, dir string, bins Bins, kind string, groups int) (*Set, error) {
+	if groups < 1 || groups > 6 {
+		return nil, fmt.Errorf("broker sets: %d (1..6)", groups)
+	}
 	roles, ok := RolesOf(kind)
 	if !ok {
 		return nil, fmt.Errorf("unknown set kind %q (one of %s)", kind, strings.Join(Kinds, ", "))
@@ -299,7 +320,7 @@ func StartSet(ctx context.Context, dir string, bins Bins, kind string) (*Set, er
 		return nil, err
 	}
 	s := &Set{Kind: kind, Roles: roles, Topo: topo, Dir: dir}
-	if err := s.addNodes(bins); err != nil {
+	if err := s.addNodes(bins, groups); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -319,7 +340,7 @@ func StartSet(ctx context.Context, dir string, bins Bins, kind string) (*Set, er
 }
 
 // addNodes creates every node's namespace, directory and config file.
-func (s *Set) addNodes(bins Bins) error {
+func (s *Set) addNodes(bins Bins, groups int) error {
 	// The root namespace also reaches the controllers (admin queries).
 	if err := ipcmd("addr", "add", Addr(NetCtl, 1)+"/24", "dev", bridge(NetCtl)); err != nil {
 		return err
@@ -336,7 +357,7 @@ func (s *Set) addNodes(bins Bins) error {
 		return err
 	}
 	s.Namesrv = ns
-	for i := range 3 {
+	for i := range groups * GroupSize {
 		b, err := s.addBroker(bins, i)
 		if err != nil {
 			return err
@@ -409,8 +430,9 @@ func (s *Set) addNamesrv(bins Bins) (*Node, error) {
 		dir:  nd, log: filepath.Join(nd, "out.log")}, nil
 }
 
-// addBroker is broker b<i> of broker-a in controller mode; the keys are
-// Java's BrokerConfig/MessageStoreConfig names, read alike by both.
+// addBroker is broker b<i> of GroupName(i/GroupSize) in controller mode;
+// the keys are Java's BrokerConfig/MessageStoreConfig names, read alike
+// by both.
 func (s *Set) addBroker(bins Bins, i int) (*Node, error) {
 	name := fmt.Sprintf("b%d", i)
 	h := BrokerHost(i)
@@ -425,7 +447,7 @@ func (s *Set) addBroker(bins Bins, i int) (*Node, error) {
 	conf := filepath.Join(bd, "broker.conf")
 	if err := writeConf(conf,
 		"brokerClusterName", Cluster,
-		"brokerName", BrokerName,
+		"brokerName", GroupName(i/GroupSize),
 		"brokerId", "-1",
 		"brokerRole", "SLAVE",
 		"enableControllerMode", "true",
@@ -455,7 +477,7 @@ func (s *Set) addBroker(bins Bins, i int) (*Node, error) {
 	); err != nil {
 		return nil, err
 	}
-	java := s.Roles.Brokers[i]
+	java := s.Roles.Brokers[i%GroupSize]
 	return &Node{Name: name, Kind: "broker", Java: java, Addr: fmt.Sprintf("%s:%d", Addr(NetData, h), brokerPort),
 		argv: argv(bins, bins.Broker, java, "org.apache.rocketmq.broker.BrokerStartup", bd, conf),
 		dir:  bd, log: filepath.Join(bd, "out.log")}, nil
@@ -533,13 +555,16 @@ type ReplicaInfo struct {
 	MasterEpoch int
 }
 
-// Replica asks the leading controller for the master.
-func (s *Set) Replica(ctx context.Context) (ReplicaInfo, bool) {
+// Replica asks the leading controller for the master of BrokerName.
+func (s *Set) Replica(ctx context.Context) (ReplicaInfo, bool) { return s.ReplicaOf(ctx, BrokerName) }
+
+// ReplicaOf asks the leading controller for the master of broker set name.
+func (s *Set) ReplicaOf(ctx context.Context, name string) (ReplicaInfo, bool) {
 	l := s.LeaderController(ctx)
 	if l == nil {
 		return ReplicaInfo{}, false
 	}
-	f, err := harness.Call(ctx, l.Addr, codeCtlGetReplicaInfo, map[string]string{"brokerName": BrokerName}, nil)
+	f, err := harness.Call(ctx, l.Addr, codeCtlGetReplicaInfo, map[string]string{"brokerName": name}, nil)
 	if err != nil || f.Code != 0 {
 		return ReplicaInfo{}, false
 	}
@@ -579,17 +604,23 @@ func GetEpochCache(ctx context.Context, addr string) (EpochCache, error) {
 	return c, nil
 }
 
-// WaitMaster polls until the controller names a master other than not
-// whose broker answers as master (brokerId 0) with that epoch last.
+// WaitMaster polls until the controller names a master of BrokerName
+// other than not whose broker answers as master (brokerId 0) with that
+// epoch last.
 func (s *Set) WaitMaster(ctx context.Context, not string, timeout time.Duration) (*Node, ReplicaInfo, error) {
+	return s.WaitMasterOf(ctx, BrokerName, not, timeout)
+}
+
+// WaitMasterOf is WaitMaster for broker set name.
+func (s *Set) WaitMasterOf(ctx context.Context, name, not string, timeout time.Duration) (*Node, ReplicaInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var last string
 	for {
-		if r, ok := s.Replica(ctx); ok && r.MasterAddr != not {
+		if r, ok := s.ReplicaOf(ctx, name); ok && r.MasterAddr != not {
 			if b := s.BrokerByAddr(r.MasterAddr); b != nil {
-				if c, err := GetEpochCache(ctx, b.Addr); err == nil && c.BrokerID == 0 &&
-					len(c.EpochList) > 0 && c.EpochList[len(c.EpochList)-1].Epoch == r.MasterEpoch {
+				if c, err := GetEpochCache(ctx, b.Addr); err == nil && c.BrokerID == 0 && len(c.EpochList) > 0 &&
+					epochCurrent(c.EpochList[len(c.EpochList)-1], c.MaxOffset, r.MasterEpoch) {
 					return b, r, nil
 				} else {
 					last = fmt.Sprintf("master %s epoch %d: cache %+v %v", r.MasterAddr, r.MasterEpoch, c, err)
@@ -604,6 +635,17 @@ func (s *Set) WaitMaster(ctx context.Context, not string, timeout time.Duration)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// epochCurrent says whether a master's last epoch entry stands for epoch:
+// it is that epoch, or an older one that starts at the log's end. Java's
+// EpochFileCache.appendEntry refuses an entry whose start offset is not
+// past the last one's, so a Java broker elected again before anything was
+// written keeps the older entry (seen at load 50+: broker-b's master lost
+// and regained its role at epoch 5 with an empty log, its cache still
+// [epoch 1 from 0]).
+func epochCurrent(last EpochEntry, maxOffset int64, epoch int) bool {
+	return last.Epoch == epoch || (last.Epoch < epoch && last.StartOffset == maxOffset)
 }
 
 // CreateTopic creates topic on the master and waits for the route.

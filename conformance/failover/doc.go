@@ -112,6 +112,16 @@
 // and the final-master checks (raw PULL_MESSAGE, GET_BROKER_EPOCH_CACHE)
 // against either implementation. FAILOVER_KIND=all runs every kind.
 //
+// Two broker sets (twogroup.go, TestTwoGroup, not part of make test:
+// CONFORMANCE_TWOGROUP=1, or scripts/bench-scale.sh CURVES=twogroup): the
+// same controllers and name server with StartGroups(…, 2), broker-a b0..b2
+// and broker-b b3..b5, a Go client load (StartGoLoad: unpaced senders and a
+// push consumer) on a topic of each set, and kill -9 of broker-a's master;
+// each set's send TPS, p50/p99 and errors, and each set's broker CPU, in
+// windows before the kill, during A's failover (to the first SEND_OK of
+// A's load started after the kill) and after. TWOGROUP_KIND (default
+// java,ours) runs the kinds one after the other in one test.
+//
 // The suite needs root and `ip netns`; without them it skips with the
 // reason. FAILOVER_RUNS (default 1) repeats every fault; FAILOVER_FAULTS
 // (comma list or "all"; default kill9-master,partition-master-controllers,kill-during-truncation)

@@ -116,6 +116,18 @@ func StartLoad(ns, topic, run string, count, threads int, pace time.Duration, gr
 	return l, nil
 }
 
+// StartGoLoad is StartLoad with the Go client only (no JVM): threads
+// senders of at most count messages, each paced to one send per pace, and
+// a push consumer; keys run-go-<i>.
+func StartGoLoad(ns, topic, run string, count, threads int, pace time.Duration) (*Load, error) {
+	goclient.Quiet()
+	l := &Load{Topic: topic, sentMax: count, noJava: "Go client only (StartGoLoad)"}
+	if err := l.startGo(ns, topic, run, count, threads, pace); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
 // startGo starts the Go client's producer goroutines and push consumer.
 func (l *Load) startGo(ns, topic, run string, count, threads int, pace time.Duration) error {
 	ctx, cancel := context.WithCancel(context.Background())
