@@ -9,6 +9,8 @@ import (
 	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/transport"
 	"github.com/rocketgo/rocketgo/compat/remarks"
+
+	"github.com/rocketgo/rocketgo/compat/fastjson"
 )
 
 // batchAdmin serves the list forms of topic and group updates, the
@@ -33,7 +35,7 @@ func (a *batchAdmin) updateTopicList(_ *transport.Conn, req *codec.Frame) *codec
 	var b struct {
 		TopicConfigList []body.TopicConfig `json:"topicConfigList"`
 	}
-	if err := json.Unmarshal(req.Body, &b); err != nil {
+	if err := fastjson.Unmarshal(req.Body, &b); err != nil {
 		return codec.NewResponse(req, int32(codec.RespSystemError), remarks.BodyTopicList(err.Error()))
 	}
 	for _, tc := range b.TopicConfigList {
@@ -64,7 +66,7 @@ func (a *batchAdmin) updateGroupList(_ *transport.Conn, req *codec.Frame) *codec
 	var b struct {
 		GroupConfigList []json.RawMessage `json:"groupConfigList"`
 	}
-	if err := json.Unmarshal(req.Body, &b); err != nil {
+	if err := fastjson.Unmarshal(req.Body, &b); err != nil {
 		return codec.NewResponse(req, int32(codec.RespSystemError), remarks.BodyGroupList(err.Error()))
 	}
 	// Like Java 5.4.0: every name is checked before any group is stored.

@@ -1,10 +1,11 @@
 package broker
 
 import (
-	"encoding/json"
 	"math"
 
 	"github.com/rocketgo/rocketgo/codec/body"
+
+	"github.com/rocketgo/rocketgo/compat/fastjson"
 )
 
 // Java 5.4.0 splits GET_ALL_TOPIC_CONFIG and GET_ALL_SUBSCRIPTIONGROUP_CONFIG
@@ -64,7 +65,7 @@ func sameDataVersion(s string, v body.TopicVersion) bool {
 		return false
 	}
 	var got body.TopicVersion
-	if err := json.Unmarshal(body.QuoteBareKeys([]byte(s)), &got); err != nil {
+	if err := fastjson.Unmarshal(body.QuoteBareKeys([]byte(s)), &got); err != nil {
 		return false
 	}
 	return got == v

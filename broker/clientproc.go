@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"encoding/json"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -12,6 +11,8 @@ import (
 	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/transport"
 	"github.com/rocketgo/rocketgo/compat/remarks"
+
+	"github.com/rocketgo/rocketgo/compat/fastjson"
 )
 
 // clientProcessor serves HEART_BEAT, UNREGISTER_CLIENT,
@@ -121,7 +122,7 @@ func (p *clientProcessor) checkClientConfig(_ *transport.Conn, req *codec.Frame)
 	var r struct {
 		SubscriptionData body.SubscriptionData `json:"subscriptionData"`
 	}
-	if err := json.Unmarshal(req.Body, &r); err != nil {
+	if err := fastjson.Unmarshal(req.Body, &r); err != nil {
 		return codec.NewResponse(req, int32(codec.RespSystemError), remarks.BodyCheckClientConfig(err.Error()))
 	}
 	t := r.SubscriptionData.ExpressionType

@@ -2,7 +2,6 @@ package broker
 
 import (
 	"context"
-	"encoding/json"
 	"github.com/rocketgo/rocketgo/compat/remarks"
 	"log/slog"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/transport"
+
+	"github.com/rocketgo/rocketgo/compat/fastjson"
 )
 
 // requestMode is Java's SetMessageRequestModeRequestBody (fields in
@@ -44,7 +45,7 @@ func newRequestModes(root string) *requestModes {
 func (r *requestModes) load() error {
 	return loadConfigFile(r.path, "message request modes", func(b []byte) (requestModeFile, error) {
 		var f requestModeFile
-		err := json.Unmarshal(b, &f)
+		err := fastjson.Unmarshal(b, &f)
 		return f, err
 	}, func(f requestModeFile) {
 		r.mu.Lock()
@@ -65,7 +66,7 @@ func (r *requestModes) get(topic, group string) (requestMode, bool) {
 func (r *requestModes) encode() []byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	b, _ := json.Marshal(requestModeFile{MessageRequestModeMap: r.m})
+	b, _ := fastjson.Marshal(requestModeFile{MessageRequestModeMap: r.m})
 	return b
 }
 
@@ -156,7 +157,7 @@ func (p *assignProcessor) queryAssignment(c *transport.Conn, req *codec.Frame) *
 		StrategyName  string `json:"strategyName"`
 		MessageModel  string `json:"messageModel"`
 	}
-	if err := json.Unmarshal(req.Body, &rb); err != nil {
+	if err := fastjson.Unmarshal(req.Body, &rb); err != nil {
 		return errResp(req, codec.RespSystemError, remarks.DecodeQueryAssignmentFailed)
 	}
 	mode, ok := p.modes.get(rb.Topic, rb.ConsumerGroup)
@@ -177,7 +178,7 @@ func (p *assignProcessor) queryAssignment(c *transport.Conn, req *codec.Frame) *
 	for _, q := range assigned {
 		out.MessageQueueAssignments = append(out.MessageQueueAssignments, mqAssignment{MessageQueue: q, Mode: mode.Mode})
 	}
-	resp.Body, _ = json.Marshal(out)
+	resp.Body, _ = fastjson.Marshal(out)
 	return resp
 }
 
@@ -284,7 +285,7 @@ func allocAveragely(cid string, mqAll []mqRef, cidAll []string) []mqRef {
 
 func (p *assignProcessor) setRequestMode(c *transport.Conn, req *codec.Frame) *codec.Frame {
 	var m requestMode
-	if err := json.Unmarshal(req.Body, &m); err != nil {
+	if err := fastjson.Unmarshal(req.Body, &m); err != nil {
 		return errResp(req, codec.RespSystemError, remarks.DecodeSetRequestModeFailed)
 	}
 	if strings.HasPrefix(m.Topic, RetryGroupPrefix) {

@@ -15,6 +15,8 @@ import (
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/store/timer"
+
+	"github.com/rocketgo/rocketgo/compat/fastjson"
 )
 
 // Java's SlaveSynchronize schedule (BrokerController.initializeBrokerScheduledTasks):
@@ -392,7 +394,7 @@ func (s *slaveSync) syncMessageRequestMode(ctx context.Context, addr string) err
 	var w struct {
 		MessageRequestModeMap map[string]json.RawMessage `json:"messageRequestModeMap"`
 	}
-	if err := json.Unmarshal(resp.Body, &w); err != nil {
+	if err := fastjson.Unmarshal(resp.Body, &w); err != nil {
 		return fmt.Errorf("message request modes: %w", err)
 	}
 	return nil
@@ -410,7 +412,7 @@ func (s *slaveSync) syncTimerMetrics(ctx context.Context, addr string) error {
 		DataVersion body.TopicVersion          `json:"dataVersion"`
 		TimingCount map[string]json.RawMessage `json:"timingCount"`
 	}
-	if err := json.Unmarshal(resp.Body, &w); err != nil {
+	if err := fastjson.Unmarshal(resp.Body, &w); err != nil {
 		return fmt.Errorf("timer metrics: %w", err)
 	}
 	return nil

@@ -1,10 +1,11 @@
 package controller
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/rocketgo/rocketgo/compat/fastjson"
 )
 
 // firstBrokerID is the first id the controller assigns in a broker set
@@ -90,7 +91,7 @@ type event struct {
 }
 
 func encodeEvent(e *event) []byte {
-	b, err := json.Marshal(e)
+	b, err := fastjson.Marshal(e)
 	if err != nil {
 		panic("controller: marshal event: " + err.Error()) // plain struct: cannot fail
 	}
@@ -99,7 +100,7 @@ func encodeEvent(e *event) []byte {
 
 func decodeEvent(b []byte) (event, error) {
 	var e event
-	if err := json.Unmarshal(b, &e); err != nil {
+	if err := fastjson.Unmarshal(b, &e); err != nil {
 		return e, fmt.Errorf("controller: decode event: %w", err)
 	}
 	return e, nil
@@ -243,13 +244,13 @@ func (s *State) marshal() ([]byte, error) {
 		}
 		return 0
 	})
-	return json.Marshal(&doc)
+	return fastjson.Marshal(&doc)
 }
 
 // unmarshal replaces the state with a snapshot, checking its invariants.
 func (s *State) unmarshal(b []byte) error {
 	var doc snapshotDoc
-	if err := json.Unmarshal(b, &doc); err != nil {
+	if err := fastjson.Unmarshal(b, &doc); err != nil {
 		return fmt.Errorf("controller: snapshot: %w", err)
 	}
 	if doc.Format != snapshotFormat {

@@ -1,11 +1,12 @@
 package auth
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/rocketgo/rocketgo/codec"
+
+	"github.com/rocketgo/rocketgo/compat/fastjson"
 )
 
 // Credentials are an access key and its secret, as a client signs with
@@ -22,7 +23,7 @@ func ParseCredentials(s string) (Credentials, bool, error) {
 		return Credentials{}, false, nil
 	}
 	var c Credentials
-	if err := json.Unmarshal([]byte(s), &c); err != nil {
+	if err := fastjson.Unmarshal([]byte(s), &c); err != nil {
 		return Credentials{}, false, fmt.Errorf("auth: innerClientAuthenticationCredentials: %w", err)
 	}
 	if c.AccessKey == "" {

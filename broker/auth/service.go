@@ -1,7 +1,6 @@
 package auth
 
 import (
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -14,6 +13,8 @@ import (
 
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/compat/remarks"
+
+	"github.com/rocketgo/rocketgo/compat/fastjson"
 )
 
 // Config is the broker's auth settings (Java's AuthConfig keys).
@@ -147,7 +148,7 @@ func (s *Service) initUsers() error {
 			Username string `json:"username"`
 			Password string `json:"password"`
 		}
-		if err := json.Unmarshal([]byte(s.cfg.InitAuthenticationUser), &v); err != nil {
+		if err := fastjson.Unmarshal([]byte(s.cfg.InitAuthenticationUser), &v); err != nil {
 			return fmt.Errorf("auth: Init authentication user error: initAuthenticationUser: %w", err)
 		}
 		if err := s.createIfAbsent(User{Username: v.Username, Password: v.Password, Type: UserSuper}); err != nil {
@@ -159,7 +160,7 @@ func (s *Service) initUsers() error {
 			AccessKey string `json:"accessKey"`
 			SecretKey string `json:"secretKey"`
 		}
-		if err := json.Unmarshal([]byte(s.cfg.InnerClientAuthenticationCredentials), &v); err != nil {
+		if err := fastjson.Unmarshal([]byte(s.cfg.InnerClientAuthenticationCredentials), &v); err != nil {
 			return fmt.Errorf("auth: Init inner client authentication credentials error: %w", err)
 		}
 		if err := s.createIfAbsent(User{Username: v.AccessKey, Password: v.SecretKey, Type: UserSuper}); err != nil {

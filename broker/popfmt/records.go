@@ -2,7 +2,6 @@ package popfmt
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"strconv"
 	"unsafe"
 
@@ -128,7 +127,7 @@ func (c *CheckPoint) AppendJSON(dst []byte) []byte {
 // DecodeCheckPoint parses a checkpoint record's body.
 func DecodeCheckPoint(b []byte) (CheckPoint, error) {
 	var c CheckPoint
-	err := json.Unmarshal(b, &c)
+	err := fastjson.Unmarshal(b, &c)
 	return c, err
 }
 
@@ -241,7 +240,7 @@ func pick[T any](a, b *T) T {
 // DecodeAckMsg parses an ack or batch-ack record's body.
 func DecodeAckMsg(b []byte) (AckMsg, error) {
 	var j ackJSON
-	if err := json.Unmarshal(b, &j); err != nil {
+	if err := fastjson.Unmarshal(b, &j); err != nil {
 		return AckMsg{}, err
 	}
 	a := AckMsg{AckOffset: pick(j.AO, j.AO2), StartOffset: pick(j.SO, j.SO2), ConsumerGroup: pick(j.C, j.C2),

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"sort"
@@ -9,6 +8,8 @@ import (
 	"time"
 
 	"github.com/rocketgo/rocketgo/codec"
+
+	"github.com/rocketgo/rocketgo/compat/fastjson"
 )
 
 const ctlTimeout = 5 * time.Second
@@ -42,10 +43,10 @@ var bareKey = regexp.MustCompile(`([{,])(-?[0-9]+):`)
 // unmarshalFastjson parses JSON that may use fastjson's unquoted integer
 // map keys ({0:"addr"}).
 func unmarshalFastjson(b []byte, v any) error {
-	if err := json.Unmarshal(b, v); err == nil {
+	if err := fastjson.Unmarshal(b, v); err == nil {
 		return nil
 	}
-	return json.Unmarshal(bareKey.ReplaceAll(b, []byte(`$1"$2":`)), v)
+	return fastjson.Unmarshal(bareKey.ReplaceAll(b, []byte(`$1"$2":`)), v)
 }
 
 func newRequest(code codec.RequestCode, kv ...string) *codec.Frame {

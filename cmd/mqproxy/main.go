@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,6 +17,8 @@ import (
 	"github.com/rocketgo/rocketgo/codec/transport/tlsconf"
 	"github.com/rocketgo/rocketgo/proxy/grpcsvc"
 	"github.com/rocketgo/rocketgo/proxy/remoting"
+
+	"github.com/rocketgo/rocketgo/compat/fastjson"
 )
 
 func main() {
@@ -147,7 +148,7 @@ func loadRemotingKeys(path string) (remotingKeys, error) {
 	if err != nil {
 		return rk, fmt.Errorf("proxy config: %w", err)
 	}
-	if err := json.Unmarshal(data, &rk); err != nil {
+	if err := fastjson.Unmarshal(data, &rk); err != nil {
 		return rk, fmt.Errorf("proxy config %s: %w", path, err)
 	}
 	return rk, nil

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/rocketgo/rocketgo/compat/fastjson"
 )
 
 // SubscriptionGroupConfig is one consumer group's broker-side settings
@@ -45,7 +47,7 @@ func NewSubscriptionGroupConfig(group string) SubscriptionGroupConfig {
 // defaults for keys that are absent.
 func DecodeSubscriptionGroupConfig(b []byte) (SubscriptionGroupConfig, error) {
 	g := NewSubscriptionGroupConfig("")
-	if err := json.Unmarshal(b, &g); err != nil {
+	if err := fastjson.Unmarshal(b, &g); err != nil {
 		return g, fmt.Errorf("body: subscription group: %w", err)
 	}
 	return g, nil
@@ -129,7 +131,7 @@ func AppendSubscriptionGroupFile(dst []byte, v TopicVersion, groups []Subscripti
 // DecodeSubscriptionGroupFile parses subscriptionGroup.json.
 func DecodeSubscriptionGroupFile(b []byte) (SubscriptionGroupFile, error) {
 	var f SubscriptionGroupFile
-	if err := json.Unmarshal(QuoteBareKeys(b), &f); err != nil {
+	if err := fastjson.Unmarshal(QuoteBareKeys(b), &f); err != nil {
 		return f, fmt.Errorf("body: subscription groups: %w", err)
 	}
 	for name, g := range f.SubscriptionGroupTable {

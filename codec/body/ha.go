@@ -1,9 +1,10 @@
 package body
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/rocketgo/rocketgo/compat/fastjson"
 )
 
 // HARuntimeInfo is the GET_BROKER_HA_STATUS (907) body (Java HARuntimeInfo).
@@ -86,7 +87,7 @@ func AppendHARuntimeInfo(dst []byte, h *HARuntimeInfo) []byte {
 // DecodeHARuntimeInfo parses the body as Java or we wrote it.
 func DecodeHARuntimeInfo(b []byte) (HARuntimeInfo, error) {
 	var h HARuntimeInfo
-	if err := json.Unmarshal(b, &h); err != nil {
+	if err := fastjson.Unmarshal(b, &h); err != nil {
 		return h, fmt.Errorf("body: ha runtime info: %w", err)
 	}
 	return h, nil

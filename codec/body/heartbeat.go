@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/rocketgo/rocketgo/compat/fastjson"
 )
 
 // HeartbeatData is the body of HEART_BEAT (34): who a client is and which
@@ -51,14 +53,14 @@ type Int32List []int32
 // UnmarshalJSON implements json.Unmarshaler.
 func (l *Int32List) UnmarshalJSON(b []byte) error {
 	var raw []json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
+	if err := fastjson.Unmarshal(b, &raw); err != nil {
 		return err
 	}
 	out := make([]int32, 0, len(raw))
 	for _, r := range raw {
 		s := string(r)
 		if len(s) >= 2 && s[0] == '"' {
-			if err := json.Unmarshal(r, &s); err != nil {
+			if err := fastjson.Unmarshal(r, &s); err != nil {
 				return err
 			}
 		}
@@ -78,7 +80,7 @@ func (l *Int32List) UnmarshalJSON(b []byte) error {
 // DecodeHeartbeat parses a HEART_BEAT body.
 func DecodeHeartbeat(b []byte) (HeartbeatData, error) {
 	var h HeartbeatData
-	if err := json.Unmarshal(b, &h); err != nil {
+	if err := fastjson.Unmarshal(b, &h); err != nil {
 		return h, fmt.Errorf("body: heartbeat: %w", err)
 	}
 	return h, nil

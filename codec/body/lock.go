@@ -1,11 +1,12 @@
 package body
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 
 	"github.com/rocketgo/rocketgo/codec"
+
+	"github.com/rocketgo/rocketgo/compat/fastjson"
 )
 
 // MessageQueue names one queue of a topic on one broker.
@@ -38,7 +39,7 @@ type LockBatchRequest struct {
 // DecodeLockBatchRequest parses a LOCK/UNLOCK_BATCH_MQ body.
 func DecodeLockBatchRequest(b []byte) (LockBatchRequest, error) {
 	var r LockBatchRequest
-	if err := json.Unmarshal(b, &r); err != nil {
+	if err := fastjson.Unmarshal(b, &r); err != nil {
 		return r, fmt.Errorf("body: lock batch: %w", err)
 	}
 	return r, nil

@@ -1,10 +1,11 @@
 package body
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
+
+	"github.com/rocketgo/rocketgo/compat/fastjson"
 )
 
 // ConsumerOffsetFile is consumerOffset.json: next offset to consume per
@@ -54,7 +55,7 @@ func AppendConsumerOffsetFile(dst []byte, v TopicVersion, table map[string]map[i
 // integer keys) or standard JSON.
 func DecodeConsumerOffsetFile(b []byte) (ConsumerOffsetFile, error) {
 	var f ConsumerOffsetFile
-	if err := json.Unmarshal(QuoteBareKeys(b), &f); err != nil {
+	if err := fastjson.Unmarshal(QuoteBareKeys(b), &f); err != nil {
 		return f, fmt.Errorf("body: consumer offsets: %w", err)
 	}
 	return f, nil
@@ -164,7 +165,7 @@ func DecodeDelayOffsetFile(b []byte) (map[int32]int64, error) {
 	var f struct {
 		OffsetTable map[int32]int64 `json:"offsetTable"`
 	}
-	if err := json.Unmarshal(QuoteBareKeys(b), &f); err != nil {
+	if err := fastjson.Unmarshal(QuoteBareKeys(b), &f); err != nil {
 		return nil, fmt.Errorf("body: delay offsets: %w", err)
 	}
 	return f.OffsetTable, nil

@@ -1,10 +1,11 @@
 package body
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
+
+	"github.com/rocketgo/rocketgo/compat/fastjson"
 )
 
 // Permission bits of a topic or broker (Java PermName).
@@ -139,7 +140,7 @@ func AppendTopicConfigFile(dst []byte, v TopicVersion, topics []TopicConfig) []b
 // DecodeTopicConfigFile parses topics.json as Java or we wrote it.
 func DecodeTopicConfigFile(b []byte) (TopicConfigFile, error) {
 	var f TopicConfigFile
-	if err := json.Unmarshal(b, &f); err != nil {
+	if err := fastjson.Unmarshal(b, &f); err != nil {
 		return f, fmt.Errorf("body: topic config: %w", err)
 	}
 	for name, t := range f.TopicConfigTable {

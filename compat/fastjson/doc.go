@@ -23,4 +23,8 @@
 // written as a key), single-quoted strings, and numbers where strings are
 // expected and vice versa. Errors are sticky: check Err once at the end.
 // Input never causes a panic; nesting is bounded by MaxDepth.
+//
+// Standard JSON into Go structs (request bodies and config files whose
+// shape is plain JSON) goes through Unmarshal, json-iterator in its
+// encoding/json-compatible configuration (std.go).
 package fastjson

@@ -20,6 +20,8 @@ import (
 	"github.com/rocketgo/rocketgo/codec/header"
 	"github.com/rocketgo/rocketgo/codec/message"
 	v2 "github.com/rocketgo/rocketgo/proxy/apiv2"
+
+	"github.com/rocketgo/rocketgo/compat/fastjson"
 )
 
 // client is one SDK instance (x-mq-client-id) the service knows.
@@ -320,7 +322,7 @@ func applyRetryPolicy(rp *v2.RetryPolicy, raw json.RawMessage) {
 		} `json:"customizedRetryPolicy"`
 	}
 	if len(raw) > 0 {
-		_ = json.Unmarshal(raw, &p)
+		_ = fastjson.Unmarshal(raw, &p)
 	}
 	if p.Type == "EXPONENTIAL" {
 		initial, mx, mul := int64(5000), int64(7200000), int32(2)
@@ -441,7 +443,7 @@ func (s *Service) brokersOf(ctx context.Context, topics []string) []string {
 // so they know its groups (and send transaction check-backs here).
 func (s *Service) heartbeatBrokers(ctx context.Context, clientID string, st *v2.Settings) {
 	hb, topics := heartbeatData(clientID, st)
-	b, err := json.Marshal(hb)
+	b, err := fastjson.Marshal(hb)
 	if err != nil {
 		return
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/transport/tlsconf"
 	"github.com/rocketgo/rocketgo/compat/javaprops"
+
+	"github.com/rocketgo/rocketgo/compat/fastjson"
 )
 
 // Broker config keys that turn the endpoint on inside mqbroker (Java's
@@ -164,18 +166,18 @@ func LoadProxyFile(path string) (ProxyFile, error) {
 	if err != nil {
 		return pf, fmt.Errorf("proxy config: %w", err)
 	}
-	if err := json.Unmarshal(data, &pf); err != nil {
+	if err := fastjson.Unmarshal(data, &pf); err != nil {
 		return pf, fmt.Errorf("proxy config %s: %w", path, err)
 	}
 	var all map[string]json.RawMessage
-	if json.Unmarshal(data, &all) == nil {
+	if fastjson.Unmarshal(data, &all) == nil {
 		for k, raw := range all {
 			if strings.HasPrefix(k, "tls.") {
 				if pf.TLSProps == nil {
 					pf.TLSProps = map[string]string{}
 				}
 				var str string
-				if json.Unmarshal(raw, &str) != nil {
+				if fastjson.Unmarshal(raw, &str) != nil {
 					str = strings.TrimSpace(string(raw)) // true, false, numbers
 				}
 				pf.TLSProps[k] = str

@@ -1,12 +1,13 @@
 package grpcsvc
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/rocketgo/rocketgo/broker/auth"
 	"github.com/rocketgo/rocketgo/codec"
+
+	"github.com/rocketgo/rocketgo/compat/fastjson"
 )
 
 // LocalAuth is local mode's auth (rocketgo, mqbroker enableGrpcProxy):
@@ -36,7 +37,7 @@ func LocalAuth(svc *auth.Service) (cfg AuthConfig, authority Authority, signer f
 			Username string `json:"username"`
 			Password string `json:"password"`
 		}
-		if err := json.Unmarshal([]byte(ac.InitAuthenticationUser), &v); err != nil {
+		if err := fastjson.Unmarshal([]byte(ac.InitAuthenticationUser), &v); err != nil {
 			return cfg, nil, nil, fmt.Errorf("grpcsvc: initAuthenticationUser: %w", err)
 		}
 		creds, ok = auth.Credentials{AccessKey: v.Username, SecretKey: v.Password}, v.Username != ""

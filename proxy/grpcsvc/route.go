@@ -2,13 +2,14 @@ package grpcsvc
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/header"
 	v2 "github.com/rocketgo/rocketgo/proxy/apiv2"
+
+	"github.com/rocketgo/rocketgo/compat/fastjson"
 )
 
 // Java's PermName bits.
@@ -162,7 +163,7 @@ func (s *Service) topicMessageType(ctx context.Context, r *body.TopicRouteData, 
 			continue
 		}
 		var tc body.TopicConfig // Java's TopicConfigAndQueueMapping: a flat TopicConfig
-		if json.Unmarshal(resp.Body, &tc) != nil {
+		if fastjson.Unmarshal(resp.Body, &tc) != nil {
 			continue
 		}
 		attrs := tc.Attributes
