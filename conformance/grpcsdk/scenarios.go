@@ -47,7 +47,7 @@ var Scenarios = []Scenario{
 	// Recall (RecallMessage, 5.3): rocketmq-client-java 5.0.8 has
 	// Producer.recallMessage; the Python and Node.js drivers do not run it.
 	{Name: "recall", TopicType: "DELAY", RetryMax: 16, Timeout: 60 * time.Second, SDKs: []SDK{Java},
-		What: "delay send (+5 s) recalled with the receipt's recall handle is never received, the control and a sentinel 2 s later are; a malformed handle and one already due answer INTERNAL_SERVER_ERROR with Java's text"},
+		What: "delay send (+10 s) recalled with the receipt's recall handle is never received, the control and a sentinel 2 s later are; a malformed handle and one already due answer INTERNAL_SERVER_ERROR with Java's text"},
 	{Name: "send_transaction", TopicType: "TRANSACTION", RetryMax: 16, Timeout: 60 * time.Second, What: "transactional send: commit delivered, rollback not"},
 	{Name: "simple_ack", TopicType: "NORMAL", RetryMax: 16, Timeout: 90 * time.Second, What: "SimpleConsumer receive + ack: nothing back after the invisible time"},
 	{Name: "simple_change_invisible", TopicType: "NORMAL", RetryMax: 16, Timeout: 60 * time.Second, What: "ChangeInvisibleDuration 60 s -> 2 s: back early, attempt 2"},

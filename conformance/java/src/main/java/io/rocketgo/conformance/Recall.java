@@ -36,7 +36,7 @@ final class Recall {
     static final int ILLEGAL_OPERATION = 604;
 
     /**
-     * Three timer messages on one queue: "gone" and "keep" due in 5 s, a
+     * Three timer messages on one queue: "gone" and "keep" due in 10 s, a
      * sentinel two ticks later. "gone" is recalled: "keep" and the sentinel
      * arrive, "gone" never, and the topic holds exactly those two (the
      * sentinel's slot is delivered after gone's). Then handles the broker
@@ -56,7 +56,7 @@ final class Recall {
         pc.registerMessageListener(clock.listener());
         pc.start();
 
-        long at = System.currentTimeMillis() + 5000;
+        long at = System.currentTimeMillis() + 10000;
         SendResult gone = timerSend(p, topic, "recall-gone", at);
         SendResult keep = timerSend(p, topic, "recall-keep", at);
         SendResult sentinel = timerSend(p, topic, "recall-sentinel", at + 2 * Extra.TIMER_PRECISION_MS);

@@ -371,7 +371,7 @@ public final class Driver {
     }
 
     /**
-     * Message recall (Producer.recallMessage): "gone" and "keep" due in 5 s,
+     * Message recall (Producer.recallMessage): "gone" and "keep" due in 10 s (room for a loaded machine before the recall),
      * a sentinel two ticks later; "gone" is recalled with its send receipt's
      * recall handle. keep and the sentinel arrive, gone never (its slot is
      * delivered before the sentinel's). A handle that does not decode and one
@@ -379,7 +379,7 @@ public final class Driver {
      */
     private static String recall(String topic, String group, long deadline) throws Exception {
         try (Producer p = producer(topic); SimpleConsumer c = simple(topic, group, all())) {
-            long at = System.currentTimeMillis() + 5000;
+            long at = System.currentTimeMillis() + 10000;
             SendReceipt gone = p.send(SP.newMessageBuilder().setTopic(topic).setDeliveryTimestamp(at)
                 .setBody("gone".getBytes(StandardCharsets.UTF_8)).build());
             p.send(SP.newMessageBuilder().setTopic(topic).setDeliveryTimestamp(at)
@@ -388,7 +388,13 @@ public final class Driver {
                 .setBody("sentinel".getBytes(StandardCharsets.UTF_8)).build());
             String handle = gone.getRecallHandle();
             require(handle != null && !handle.isEmpty(), "send receipt of a delay message without recall handle");
-            String id = p.recallMessage(topic, handle).getMessageId().toString();
+            String id;
+            try {
+                id = p.recallMessage(topic, handle).getMessageId().toString();
+            } catch (org.apache.rocketmq.client.apis.ClientException e) {
+                throw new Check("recall of " + new String(java.util.Base64.getUrlDecoder().decode(handle), StandardCharsets.UTF_8)
+                    + " at " + System.currentTimeMillis() + " (due " + at + "): " + e.getMessage());
+            }
             require(id.equals(gone.getMessageId().toString()), "recall answered " + id + ", sent " + gone.getMessageId());
             refusedRecall(p, topic, "not-a-handle", "recall handle is invalid");
             String past = java.util.Base64.getUrlEncoder().encodeToString(("v1 " + topic + " " + brokerOf(handle) + " "
