@@ -511,6 +511,7 @@ func (b *Broker) routers() (mainR, fastR *transport.Router) {
 	b.sendPool = b.pool("send", b.cfg.SendMessageThreadPoolNums, b.cfg.SendThreadPoolQueueCapacity)
 	b.sendPool.SetMaxQueueWait(b.live.waitInQueue())
 	admin := b.adminHandlers()
+	recallP := &recallProcessor{cfg: &b.cfg, live: b.live, role: b.role, topics: b.topics, store: b.store, storeHost: b.host, now: time.Now}
 
 	send := b.send.handle
 	if b.rm != nil {
@@ -525,6 +526,7 @@ func (b *Broker) routers() (mainR, fastR *transport.Router) {
 		r.HandleLeased(codec.ReqSendMessage, b.sendPool, send)
 		r.HandleLeased(codec.ReqSendMessageV2, b.sendPool, send)
 		r.HandleLeased(codec.ReqSendBatchMessage, b.sendPool, send)
+		r.Handle(codec.ReqRecallMessage, b.sendPool, recallP.handle) // Java: the send executor
 		r.Handle(codec.ReqSendReplyMessage, replyPool, rp.handle)
 		r.Handle(codec.ReqSendReplyMessageV2, replyPool, rp.handle)
 		if withPull {

@@ -128,6 +128,11 @@ type Config struct {
 	MappedFileSizeTimerLog int64 `conf:"mappedFileSizeTimerLog"`
 	TimerFlushIntervalMs   int64 `conf:"timerFlushIntervalMs"`
 
+	// Message recall (5.3, BrokerConfig keys; read per request). Off by
+	// default, as in Java: RECALL_MESSAGE then answers NO_PERMISSION.
+	RecallMessageEnable               bool `conf:"recallMessageEnable"`
+	AllowRecallWhenBrokerNotWriteable bool `conf:"allowRecallWhenBrokerNotWriteable"`
+
 	SendMessageThreadPoolNums   int   `conf:"sendMessageThreadPoolNums"`
 	SendThreadPoolQueueCapacity int   `conf:"sendThreadPoolQueueCapacity"`
 	PullMessageThreadPoolNums   int   `conf:"pullMessageThreadPoolNums"`
@@ -292,6 +297,9 @@ func DefaultConfig() Config {
 		TimerRollWindowSlot:         2 * 24 * 3600,
 		MappedFileSizeTimerLog:      100 << 20,
 		TimerFlushIntervalMs:        1000,
+
+		AllowRecallWhenBrokerNotWriteable: true,
+
 		SendMessageThreadPoolNums:   min(runtime.NumCPU(), 4),
 		SendThreadPoolQueueCapacity: 10000,
 		PullMessageThreadPoolNums:   16 + runtime.NumCPU()*2,

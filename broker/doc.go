@@ -37,6 +37,8 @@
 //	retry.go         CONSUMER_SEND_MSG_BACK (retry topic with delay, or DLQ)
 //	delay.go         delay levels, SCHEDULE_TOPIC_XXXX, delayOffset.json
 //	timer.go         5.x timer messages (TIMER_DELIVER_MS …) via rmq_sys_wheel_timer
+//	recallproc.go    RECALL_MESSAGE (5.3): a timer delete marker for a recall
+//	                 handle (broker/recall) a timer send answered
 //	txn.go           half messages, END_TRANSACTION, CHECK_TRANSACTION_STATE
 //	reply.go         SEND_REPLY_MESSAGE(_V2), PUSH_REPLY_MESSAGE_TO_CLIENT
 //	admin_*.go       admin requests (topics, groups, stats, relays to clients)

@@ -30,7 +30,11 @@ type liveConfig struct {
 	// many entries GET_ALL_TOPIC_CONFIG/GET_ALL_SUBSCRIPTIONGROUP_CONFIG page.
 	splitMetadata     atomic.Bool
 	splitMetadataSize atomic.Int64
-	physMem           int64 // the machine's RAM, read once
+	// recallMessageEnable and allowRecallWhenBrokerNotWriteable: read per
+	// RECALL_MESSAGE, as Java reads its BrokerConfig.
+	recallEnable          atomic.Bool
+	recallWhenNotWritable atomic.Bool
+	physMem               int64 // the machine's RAM, read once
 }
 
 // runtimeKeys are the broker.conf keys liveConfig carries: an update takes
@@ -53,6 +57,9 @@ var runtimeKeys = map[string]bool{
 	// Read per GET_ALL_TOPIC_CONFIG/GET_ALL_SUBSCRIPTIONGROUP_CONFIG, as 5.4.0.
 	"enableSplitMetadata": true,
 	"splitMetadataSize":   true,
+	// Read per RECALL_MESSAGE, as Java.
+	"recallMessageEnable":               true,
+	"allowRecallWhenBrokerNotWriteable": true,
 	// The store and the HA server take them (setInSyncReplicas,
 	// setSlaveTimeout); Java reads both per put.
 	"inSyncReplicas": true,
@@ -146,6 +153,8 @@ func (l *liveConfig) load(c *Config) {
 	l.memRatio.Store(int64(c.AccessMessageInMemoryMaxRatio))
 	l.splitMetadata.Store(c.EnableSplitMetadata)
 	l.splitMetadataSize.Store(int64(c.SplitMetadataSize))
+	l.recallEnable.Store(c.RecallMessageEnable)
+	l.recallWhenNotWritable.Store(c.AllowRecallWhenBrokerNotWriteable)
 	addr := c.NamesrvAddr
 	l.namesrvAddr.Store(&addr)
 }

@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/rocketgo/rocketgo/broker/metrics"
+	"github.com/rocketgo/rocketgo/broker/recall"
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/body"
 	"github.com/rocketgo/rocketgo/codec/header"
@@ -271,14 +272,15 @@ type sendCtx struct {
 	done    func(store.PutResult) // sc.onPut, bound once
 	owned   atomic.Bool           // between getCtx and putCtx
 	resp    codec.Frame
-	ext     [6]codec.KV
+	ext     [7]codec.KV
 	vals    []byte // backing store of the response's ext values
+	raw     []byte // scratch: a recall handle before base64
 }
 
 func (p *sendProcessor) getCtx() *sendCtx {
 	sc, _ := p.ctxs.Get().(*sendCtx)
 	if sc == nil {
-		sc = &sendCtx{p: p, props: make([]byte, 0, 512), vals: make([]byte, 0, 96)}
+		sc = &sendCtx{p: p, props: make([]byte, 0, 512), vals: make([]byte, 0, 96), raw: make([]byte, 0, 160)}
 		sc.done = sc.onPut
 	}
 	sc.owned.Store(true)
@@ -349,20 +351,48 @@ func (p *sendProcessor) putResponseInto(sc *sendCtx, r store.PutResult) *codec.F
 	v = strconv.AppendInt(v, int64(sc.queueID), 10)
 	qEnd := len(v)
 	v = strconv.AppendInt(v, r.QueueOffset, 10)
+	offEnd := len(v)
+	v = p.appendRecallHandle(v, sc)
 	sc.vals = v
 	s := bytesString(v)
 	sc.resp = codec.Frame{Code: int32(code), Language: codec.LangJava, Version: codec.ServerVersion, Ext: sc.ext[:0]}
 	sc.resp.Ext = append(sc.resp.Ext,
 		codec.KV{Key: "msgId", Value: s[:idEnd]},
 		codec.KV{Key: "queueId", Value: s[idEnd:qEnd]},
-		codec.KV{Key: "queueOffset", Value: s[qEnd:]},
+		codec.KV{Key: "queueOffset", Value: s[qEnd:offEnd]},
 		codec.KV{Key: "MSG_REGION", Value: p.cfg.RegionID},
 		codec.KV{Key: "TRACE_ON", Value: strconv.FormatBool(p.cfg.TraceOn)},
 	)
 	if sc.uniq != "" {
 		sc.resp.Ext = append(sc.resp.Ext, codec.KV{Key: "transactionId", Value: sc.uniq})
 	}
+	if len(s) > offEnd {
+		sc.resp.Ext = append(sc.resp.Ext, codec.KV{Key: "recallHandle", Value: s[offEnd:]})
+	}
 	return &sc.resp
+}
+
+// appendRecallHandle appends the recall handle of a timer message to v
+// (Java's attachRecallHandle), nothing for any other message: a record
+// with TIMER_OUT_MS and a REAL_TOPIC outside %RETRY%, the handle's time
+// one past TIMER_OUT_MS (the slot's floor). SEND_BATCH_MESSAGE and
+// CONSUMER_SEND_MSG_BACK never come here, as Java leaves them out.
+func (p *sendProcessor) appendRecallHandle(v []byte, sc *sendCtx) []byte {
+	props := sc.msg.Properties
+	out, ok := message.Property(props, message.PropertyTimerOutMs)
+	if !ok {
+		return v
+	}
+	realTopic, ok := message.Property(props, message.PropertyRealTopic)
+	if !ok || isRetryTopic(realTopic) {
+		return v
+	}
+	ms, err := strconv.ParseInt(out, 10, 64)
+	if err != nil {
+		return v
+	}
+	sc.raw = recall.AppendRaw(sc.raw[:0], realTopic, p.cfg.BrokerName, ms+1, sc.uniq)
+	return recall.AppendEncoded(v, sc.raw)
 }
 
 // bytesString views b as a string; b must not change while it is used.

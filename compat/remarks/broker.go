@@ -136,3 +136,18 @@ func HeldPullBytesFull(max int64) string {
 	return "[OVERLOAD]held long-polling pulls pin " + strconv.FormatInt(max, 10) +
 		" bytes (maxHeldPullBytes), pull again later"
 }
+
+// RECALL_MESSAGE remarks (RecallMessageProcessor). A bad handle answers
+// the decoder's own text (recall.ErrInvalid).
+const (
+	RecallForbidden     = "recall failed, operation is forbidden"       // NO_PERMISSION: recallMessageEnable=false
+	RecallNotAvailable  = "recall failed, broker service not available" // slave, not writeable, or another broker's handle
+	RecallTopicNotMatch = "recall failed, topic not match"              // ILLEGAL_OPERATION
+	RecallTimestampBad  = "recall failed, timestamp invalid"            // ILLEGAL_OPERATION: due, or past timerMaxDelaySec
+	RecallExecuteError  = "recall failed, execute error"                // SYSTEM_ERROR: the delete marker was not stored
+)
+
+// RecallTopicNotExist is TOPIC_NOT_EXIST for a recall of an unknown topic.
+func RecallTopicNotExist(topic string) string {
+	return "recall failed, the topic[" + topic + "] not exist"
+}

@@ -36,6 +36,13 @@ func TestMovedRemarksMatchJava(t *testing.T) {
 	require.Equal(t, "batch request does not support retry group %RETRY%G", BatchNotSupportRetry("%RETRY%G"))
 	require.Equal(t, "timer message illegal, the delay time should not be bigger than the max delay 259200000ms; or if set del msg, the delay time should be bigger than the current time", TimerIllegal(259200000))
 	require.Equal(t, "accurate timer message is not enabled, timerWheelEnable is false", TimerNotEnabled)
+	// RecallMessageProcessor.java
+	require.Equal(t, "recall failed, operation is forbidden", RecallForbidden)
+	require.Equal(t, "recall failed, broker service not available", RecallNotAvailable)
+	require.Equal(t, "recall failed, topic not match", RecallTopicNotMatch)
+	require.Equal(t, "recall failed, timestamp invalid", RecallTimestampBad)
+	require.Equal(t, "recall failed, execute error", RecallExecuteError)
+	require.Equal(t, "recall failed, the topic[T] not exist", RecallTopicNotExist("T"))
 	// ConsumerManageProcessor.java, QueryMessageProcessor.java, EndTransactionProcessor.java
 	require.Equal(t, "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first", OffsetNotFoundV306)
 	require.Equal(t, "can not find message by the offset, 7", MessageNotFoundByOffset(7))

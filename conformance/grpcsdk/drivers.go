@@ -136,6 +136,22 @@ type Options struct {
 // Run executes the scenarios in one driver process and returns one result
 // per scenario; a driver that cannot start fails (or skips) them all.
 func (d *Driver) Run(ctx context.Context, server string, scs []Scenario, opt Options) []Result {
+	var na []Result
+	var run []Scenario
+	for _, s := range scs {
+		if s.Supports(d.SDK) {
+			run = append(run, s)
+		} else {
+			na = append(na, Result{Scenario: s.Name, SDK: d.SDK, Server: server, Status: scenario.NA, Detail: "not in this SDK's driver"})
+		}
+	}
+	if len(run) == 0 {
+		return na
+	}
+	return append(na, d.run(ctx, server, run, opt)...)
+}
+
+func (d *Driver) run(ctx context.Context, server string, scs []Scenario, opt Options) []Result {
 	all := func(st scenario.Status, why string) []Result {
 		var out []Result
 		for _, s := range scs {

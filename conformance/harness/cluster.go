@@ -257,6 +257,7 @@ func Start(ctx context.Context, env Env, kind Kind, opt Options) (*Cluster, erro
 			"storePathRootDir=" + filepath.Join(dir, "store"), "namesrvAddr=" + brokerNS,
 			"autoCreateTopicEnable=true", "enablePropertyFilter=true",
 			"transactionTimeOut=2000", "transactionCheckInterval=3000",
+			"recallMessageEnable=true",
 		}, "\n") + "\n" + extraConf(opt.BrokerExtraConf)
 		return conf, os.WriteFile(conf, []byte(text), 0o644)
 	}
@@ -268,7 +269,7 @@ func Start(ctx context.Context, env Env, kind Kind, opt Options) (*Cluster, erro
 		dir := filepath.Join(opt.Dir, "rocketgo")
 		conf := filepath.Join(dir, "broker.conf")
 		if startErr = os.MkdirAll(dir, 0o755); startErr == nil {
-			startErr = os.WriteFile(conf, []byte("enablePropertyFilter=true\ntransactionTimeOut=2000\ntransactionCheckInterval=3000\n"+extraConf(opt.BrokerExtraConf)), 0o644)
+			startErr = os.WriteFile(conf, []byte("enablePropertyFilter=true\ntransactionTimeOut=2000\ntransactionCheckInterval=3000\nrecallMessageEnable=true\n"+extraConf(opt.BrokerExtraConf)), 0o644)
 		}
 		if startErr == nil {
 			startErr = startOurs(true, "rocketgo", append([]string{"-dataDir", filepath.Join(dir, "data"),

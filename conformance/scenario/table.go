@@ -44,6 +44,9 @@ type Scenario struct {
 	Java bool // implemented by the Java driver (the 4.9.8 and 5.3.3 profiles)
 	// Java493 also runs it with the 4.9.3 client profile.
 	Java493 bool
+	// Java5Only limits a Java scenario to the 5.x client profiles (an API
+	// the 4.9 clients lack).
+	Java5Only bool
 	// Restart scenarios stop and restart the broker in their middle. They
 	// run after all the others, side by side, sharing one restart
 	// (package restart) announced in advance.
@@ -95,7 +98,9 @@ func (s Scenario) Supports(c Client) bool {
 	case GoV2:
 		return s.Go
 	case Java493:
-		return s.Java && s.Java493
+		return s.Java && s.Java493 && !s.Java5Only
+	case Java49:
+		return s.Java && !s.Java5Only
 	}
 	return s.Java
 }
@@ -125,6 +130,9 @@ var Table = []Scenario{
 	{Name: "sql92", Desc: "SQL92 subscription 'a > 5' receives only matching properties", Go: true, Java: true, Timeout: 45 * time.Second},
 	// Java 4.9.8 has no setDeliverTimeMs: the driver sets TIMER_DELIVER_MS by hand.
 	{Name: "timer", Desc: "5.x timer message (TIMER_DELIVER_MS = now+3 s) is consumed, never before its tick-rounded deliver time; lateness reported", Go: true, Java: true, Timeout: 45 * time.Second},
+	// Recall is 5.3 (DefaultMQProducer.recallMessage); Go v2 has no API. Both
+	// brokers run with recallMessageEnable=true (Java's default is false).
+	{Name: "recall", Desc: "timer messages due in 10 s: one recalled with the send result's recall handle (recallMessage answers its msgId) is never consumed, the control of the same time and a sentinel two ticks later are, and the topic holds exactly those two; handles the broker refuses (due already, another topic, another broker) fail with ILLEGAL_OPERATION and Java's remarks, a malformed one in the client", Java: true, Java5Only: true, Timeout: 45 * time.Second},
 	{Name: "rebalance", Desc: "clustering group on an 8-queue topic: 2 members, a 3rd joins, one leaves; after each change every queue has exactly one live owner (averaging spread) and every probe arrives", Go: true, Java: true, Timeout: 60 * time.Second},
 	{Name: "admin_tools", Desc: "DefaultMQAdminExt calls beyond admin_route/admin_group/query: getBrokerConfig, topicClusterList, producerConnection, consumerConnection, consumerStatus (running info), queryMsgByUniqueKey, deleteSubGroup, deleteTopic", Java: true, Timeout: 60 * time.Second},
 	{Name: "dlq", Desc: "always RECONSUME_LATER with maxReconsumeTimes 1: after 2 attempts the message is in %DLQ%<group> (query by key) with body, tag, keys, user property and RETRY_TOPIC", Go: true, Java: true, Timeout: 45 * time.Second},

@@ -114,6 +114,8 @@ start_broker() { # NSADDR PORT DIR
 		# scenario fits its deadline.
 		echo "transactionTimeOut=2000"
 		echo "transactionCheckInterval=3000"
+		# Message recall (5.3) is off by default; the recall scenario needs it.
+		echo "recallMessageEnable=true"
 		printf '%s\n' "${BROKER_EXTRA_CONF:-}"
 	} >"$dir/broker.conf"
 	launch "$dir" broker org.apache.rocketmq.broker.BrokerStartup -c "$dir/broker.conf" -n "$ns"

@@ -2,9 +2,8 @@ package grpcsvc
 
 import (
 	"context"
-	"encoding/base64"
-	"strings"
 
+	"github.com/rocketgo/rocketgo/broker/recall"
 	"github.com/rocketgo/rocketgo/codec"
 	"github.com/rocketgo/rocketgo/codec/header"
 	v2 "github.com/rocketgo/rocketgo/proxy/apiv2"
@@ -128,9 +127,12 @@ func (s *Service) QueryOffset(ctx context.Context, req *v2.QueryOffsetRequest) (
 }
 
 // RecallMessage implements MessagingService: RECALL_MESSAGE to the broker
-// the recall handle names (RecallMessageHandle: base64 of
-// "v1 topic brokerName timestamp messageId"). A broker without
-// RECALL_MESSAGE answers REQUEST_CODE_NOT_SUPPORTED: NOT_IMPLEMENTED.
+// the recall handle names (package broker/recall), as Java's
+// ProducerProcessor.recallMessage: a handle that does not decode is
+// INTERNAL_SERVER_ERROR with the decoder's text, the broker's refusals map
+// through RESPONSE_CODE_MAPPING (its ILLEGAL_OPERATION and NO_PERMISSION
+// are INTERNAL_SERVER_ERROR with the broker's remark). Like Java's proxy it
+// sends no producer group.
 func (s *Service) RecallMessage(ctx context.Context, req *v2.RecallMessageRequest) (*v2.RecallMessageResponse, error) {
 	if err := requireClient(clientMeta(ctx)); err != nil {
 		return &v2.RecallMessageResponse{Status: errStatus(err)}, nil
@@ -138,21 +140,17 @@ func (s *Service) RecallMessage(ctx context.Context, req *v2.RecallMessageReques
 	if err := validateTopic(req.GetTopic()); err != nil {
 		return &v2.RecallMessageResponse{Status: errStatus(err)}, nil
 	}
-	raw, err := base64.URLEncoding.DecodeString(req.GetRecallHandle())
+	hd, err := recall.Decode(req.GetRecallHandle())
 	if err != nil {
-		raw, err = base64.StdEncoding.DecodeString(req.GetRecallHandle())
-	}
-	f := strings.Split(string(raw), " ")
-	if err != nil || len(f) < 5 || f[0] != "v1" {
-		return &v2.RecallMessageResponse{Status: newStatus(v2.Code_ILLEGAL_MESSAGE_ID, "recall handle is invalid")}, nil
+		return &v2.RecallMessageResponse{Status: newStatus(v2.Code_INTERNAL_SERVER_ERROR, err.Error())}, nil
 	}
 	c, cancel := s.rpcCtx(ctx)
 	defer cancel()
-	addr, err := s.brokerAddr(c, req.GetTopic().GetName(), f[2])
+	addr, err := s.brokerAddr(c, req.GetTopic().GetName(), hd.BrokerName)
 	if err != nil {
 		return &v2.RecallMessageResponse{Status: errStatus(err)}, nil
 	}
-	h := header.RecallMessageRequest{ProducerGroup: req.GetTopic().GetName(), Topic: req.GetTopic().GetName(), RecallHandle: req.GetRecallHandle(), Bname: f[2]}
+	h := header.RecallMessageRequest{Topic: req.GetTopic().GetName(), RecallHandle: req.GetRecallHandle(), Bname: hd.BrokerName}
 	resp, err := s.backend.Invoke(c, addr, newRequest(codec.ReqRecallMessage, &h))
 	if err != nil {
 		return &v2.RecallMessageResponse{Status: errStatus(err)}, nil

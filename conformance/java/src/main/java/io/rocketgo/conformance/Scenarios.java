@@ -65,6 +65,7 @@ final class Scenarios {
             case "request_reply": requestReply(c); break;
             case "sql92": sql92(c); break;
             case "timer": Extra.timer(c); break;
+            case "recall": Recall.recall(c); break;
             case "rebalance": Extra.rebalance(c); break;
             case "dlq": Extra.dlq(c); break;
             case "admin_tools": Extra.adminTools(c); break;

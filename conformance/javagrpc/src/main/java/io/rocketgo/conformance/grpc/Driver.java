@@ -73,6 +73,7 @@ public final class Driver {
         all.put("send_normal", Driver::sendNormal);
         all.put("send_fifo", Driver::sendFifo);
         all.put("send_delay", Driver::sendDelay);
+        all.put("recall", Driver::recall);
         all.put("send_transaction", Driver::sendTransaction);
         all.put("simple_ack", Driver::simpleAck);
         all.put("simple_change_invisible", Driver::simpleChangeInvisible);
@@ -370,6 +371,62 @@ public final class Driver {
         }
         require(order.equals(want), "order " + order);
         return "in order " + order.size();
+    }
+
+    /**
+     * Message recall (Producer.recallMessage): "gone" and "keep" due in 10 s (room for a loaded machine before the recall),
+     * a sentinel two ticks later; "gone" is recalled with its send receipt's
+     * recall handle. keep and the sentinel arrive, gone never (its slot is
+     * delivered before the sentinel's). A handle that does not decode and one
+     * already due are refused with INTERNAL_SERVER_ERROR and Java's text.
+     */
+    private static String recall(String topic, String group, long deadline) throws Exception {
+        try (Producer p = producer(topic); SimpleConsumer c = simple(topic, group, all())) {
+            long at = System.currentTimeMillis() + 10000;
+            SendReceipt gone = p.send(SP.newMessageBuilder().setTopic(topic).setDeliveryTimestamp(at)
+                .setBody("gone".getBytes(StandardCharsets.UTF_8)).build());
+            p.send(SP.newMessageBuilder().setTopic(topic).setDeliveryTimestamp(at)
+                .setBody("keep".getBytes(StandardCharsets.UTF_8)).build());
+            p.send(SP.newMessageBuilder().setTopic(topic).setDeliveryTimestamp(at + 2000)
+                .setBody("sentinel".getBytes(StandardCharsets.UTF_8)).build());
+            String handle = gone.getRecallHandle();
+            require(handle != null && !handle.isEmpty(), "send receipt of a delay message without recall handle");
+            String id;
+            try {
+                id = p.recallMessage(topic, handle).getMessageId().toString();
+            } catch (org.apache.rocketmq.client.apis.ClientException e) {
+                throw new Check("recall of " + new String(java.util.Base64.getUrlDecoder().decode(handle), StandardCharsets.UTF_8)
+                    + " at " + System.currentTimeMillis() + " (due " + at + "): " + e.getMessage());
+            }
+            require(id.equals(gone.getMessageId().toString()), "recall answered " + id + ", sent " + gone.getMessageId());
+            refusedRecall(p, topic, "not-a-handle", "recall handle is invalid");
+            String past = java.util.Base64.getUrlEncoder().encodeToString(("v1 " + topic + " " + brokerOf(handle) + " "
+                + (System.currentTimeMillis() - 1000) + " " + id).getBytes(StandardCharsets.UTF_8));
+            refusedRecall(p, topic, past, "recall failed, timestamp invalid");
+            List<MessageView> got = receiveAll(c, 2, deadline, true);
+            // Queues are popped in turn: look a little longer for "gone".
+            got.addAll(receiveFor(c, 2000));
+            Set<String> b = bodies(got);
+            require(b.contains("keep") && b.contains("sentinel"), "control messages not received: " + b);
+            require(!b.contains("gone"), "recalled message received");
+            return "recalled " + id + "; received " + b;
+        }
+    }
+
+    private static String brokerOf(String handle) {
+        String raw = new String(java.util.Base64.getUrlDecoder().decode(handle), StandardCharsets.UTF_8);
+        return raw.split(" ")[2];
+    }
+
+    private static void refusedRecall(Producer p, String topic, String handle, String text) throws Exception {
+        try {
+            p.recallMessage(topic, handle);
+        } catch (org.apache.rocketmq.client.apis.ClientException e) {
+            require(e.getMessage() != null && e.getMessage().contains(text) && e.getMessage().contains("50001"),
+                "recall refused with " + e.getMessage() + ", want INTERNAL_SERVER_ERROR " + text);
+            return;
+        }
+        throw new Check("recall of " + handle + " succeeded, want " + text);
     }
 
     private static String sendDelay(String topic, String group, long deadline) throws Exception {
