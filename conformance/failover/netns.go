@@ -4,14 +4,29 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
 )
 
-// Prefix names every namespace, bridge and veth the suite creates.
-const Prefix = "rgfo-"
+// Prefix names every namespace, bridge and veth the suite creates (the
+// startup sweep removes only its leftovers). FAILOVER_NETNS_PREFIX (at
+// most 6 characters: veth names end within 15) and FAILOVER_SUBNET (the
+// first two octets, default 10.77) let a second suite run beside one with
+// the defaults: pick a prefix that does not start with "rgfo-".
+var Prefix = envDefault("FAILOVER_NETNS_PREFIX", "rgfo-")
+
+// subnetBase is the first two octets of every address of the suite.
+var subnetBase = envDefault("FAILOVER_SUBNET", "10.77")
+
+func envDefault(k, d string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return d
+}
 
 // Network names and their /24 subnets (third octet).
 const (
@@ -23,7 +38,7 @@ const (
 var subnet = map[string]int{NetData: 0, NetCtl: 1, NetHA: 2}
 
 // RootDataIP is the root namespace's address on the data bridge (clients).
-const RootDataIP = "10.77.0.1"
+var RootDataIP = subnetBase + ".0.1"
 
 func ipcmd(args ...string) error {
 	out, err := exec.Command("ip", args...).CombinedOutput()
@@ -48,8 +63,8 @@ func NS(node string) string { return Prefix + node }
 // Link is the root-side veth of node on net.
 func Link(node, net string) string { return Prefix + node + "-" + net }
 
-// Addr is node's address on net: 10.77.<net>.<host>.
-func Addr(net string, host int) string { return fmt.Sprintf("10.77.%d.%d", subnet[net], host) }
+// Addr is node's address on net: 10.77.<net>.<host> (FAILOVER_SUBNET).
+func Addr(net string, host int) string { return fmt.Sprintf("%s.%d.%d", subnetBase, subnet[net], host) }
 
 // Sweep removes every namespace and link left by an earlier run, and
 // kills the processes still inside those namespaces.
