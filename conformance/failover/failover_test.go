@@ -21,7 +21,9 @@ import (
 // (comma list of Kinds, the groups java-5.3.3 and java-5.4.0, or "all";
 // default ours), FAILOVER_MD (write the table there), FAILOVER_DIR (keep
 // logs and stores under it), FAILOVER_PROXY_PORT (mqproxy's gRPC port,
-// its remoting port one above; default free ports).
+// its remoting port one above; default free ports),
+// FAILOVER_READY_TIMEOUT (default 90s: the wait for a master before and
+// after each fault).
 func TestFailover(t *testing.T) {
 	if os.Getenv("CONFORMANCE_FAILOVER") == "" {
 		t.Skip("set CONFORMANCE_FAILOVER=1 (make -C conformance test-failover): it starts real processes in network namespaces")
@@ -51,6 +53,10 @@ func TestFailover(t *testing.T) {
 	if h := os.Getenv("FAILOVER_HOLD"); h != "" {
 		o.Hold, err = time.ParseDuration(h)
 		require.NoError(t, err)
+	}
+	if d := os.Getenv("FAILOVER_READY_TIMEOUT"); d != "" {
+		o.Ready, err = time.ParseDuration(d)
+		require.NoError(t, err, "FAILOVER_READY_TIMEOUT")
 	}
 
 	wd, err := os.Getwd()
