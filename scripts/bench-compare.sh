@@ -3,7 +3,10 @@
 # (5.3.3 from Maven, via conformance/scripts/javaserver.sh) on this machine,
 # both on 127.0.0.1 with the same flushDiskType, queue count and message size.
 # Runs alternate Java, ours, Java, ours ... (PAIRS pairs); the report holds
-# medians. Writes bench/results.md (ours, Java, ratio).
+# medians. Writes bench/results.md (ours, Java, ratio). With JAVA54=1 (the
+# default) every pair also runs the second reference, Apache RocketMQ 5.4.0
+# (jars in conformance/.cache/java-server/lib-5.4.0, same JVM flags and
+# heap), after ours: Java 5.3.3, ours, Java 5.4.0, ... with its own columns.
 #
 # Load generators, each run against both brokers in the same pairs:
 #   mqbench      cmd/mqbench: remoting with pre-encoded frames (every row)
@@ -62,7 +65,13 @@
 #   KEEP_STORE=1  keep each session's store (default: deleted after the session)
 #   OUT=bench/results.md
 #   WORK=<tmpdir> data, logs and raw metrics (kept; printed at the end)
-#   ONLY=ours|java run one side only (ratios then show n/a)
+#   ONLY=ours|java|java54 run one side only (ratios then show n/a)
+#   NOTE=         a sentence the report prints after the load average (e.g. that
+#                 the machine was shared)
+#   JAVA54=1      also run the Java 5.4.0 broker (0: 5.3.3 only)
+#   OURS_NS_PORT=21876 OURS_BROKER_PORT=21911 OURS_GRPC_PORT=8081
+#   JAVA_NS_PORT=23876 JAVA_BROKER_PORT=23911 (Java also takes BROKER-2, BROKER+1)
+#                 loopback ports (both Java releases share Java's, never at once)
 #   SKIP_REPL=1   skip the replication rows: scripts/bench-repl.sh (master/slave
 #                 pairs, its own report REPL_OUT=bench/results-repl.md; STEP,
 #                 SIZE, QUEUES, SEGMENT, FILL_SIZE, ONLY, KEEP_STORE and its own
@@ -84,6 +93,7 @@ KEEP_STORE="${KEEP_STORE:-}"
 OUT="${OUT:-$root/bench/results.md}"
 WORK="${WORK:-$(mktemp -d /tmp/bench-compare.XXXXXX)}"
 ONLY="${ONLY:-}"
+JAVA54="${JAVA54:-1}"
 SKIP_SYNC="${SKIP_SYNC:-}"
 SKIP_CLIENTS="${SKIP_CLIENTS:-}"
 SKIP_RESTART="${SKIP_RESTART:-}"
@@ -109,8 +119,9 @@ stock) heap_main="$HEAP_STOCK" ;;
 esac
 
 # Below the ephemeral port range (32768+), so client sockets never hold them.
-OURS_NS=127.0.0.1:21876 OURS_BROKER=127.0.0.1:21911
-JAVA_NS_PORT=23876 JAVA_BROKER_PORT=23911 # also uses 23909 (VIP) and 23912 (HA)
+OURS_NS=127.0.0.1:${OURS_NS_PORT:-21876} OURS_BROKER=127.0.0.1:${OURS_BROKER_PORT:-21911}
+OURS_GRPC=127.0.0.1:${OURS_GRPC_PORT:-8081}
+JAVA_NS_PORT="${JAVA_NS_PORT:-23876}" JAVA_BROKER_PORT="${JAVA_BROKER_PORT:-23911}" # also uses BROKER-2 (VIP) and BROKER+1 (HA)
 JAVA_NS=127.0.0.1:$JAVA_NS_PORT JAVA_BROKER=127.0.0.1:$JAVA_BROKER_PORT
 
 bin="$WORK/bin"
@@ -132,7 +143,8 @@ done
 
 log "building into $bin"
 (cd "$root" && go build -o "$bin/" ./cmd/rocketgo ./cmd/mqbench ./cmd/mqadmin)
-if [ "$ONLY" != ours ]; then "$javaserver" fetch; fi
+if [ "$ONLY" != ours ] && [ "$ONLY" != java54 ]; then "$javaserver" fetch; fi
+if [ "$JAVA54" = 1 ] && [ "$ONLY" != ours ] && [ "$ONLY" != java ]; then ROCKETMQ_SERVER_VERSION=5.4.0 "$javaserver" fetch; fi
 javacp=""
 if [ -z "$SKIP_CLIENTS" ]; then
 	(cd "$root/bench/goclient" && go build -o "$bin/goclient" .)
@@ -158,20 +170,22 @@ ns_of() { if [ "$1" = ours ]; then echo "$OURS_NS"; else echo "$JAVA_NS"; fi; }
 broker_of() { if [ "$1" = ours ]; then echo "$OURS_BROKER"; else echo "$JAVA_BROKER"; fi; }
 broker_pid() { cat "$WORK/$1.broker.pid"; }
 
-# Sides: ours, java (heap_main), java8g (the stock heap, JAVA_HEAP=both only);
-# both Java sides use the same name server address (never at the same time).
+# Sides: ours, java (heap_main), java8g (the stock heap, JAVA_HEAP=both only),
+# java54 (Java 5.4.0, heap_main); the Java sides use the same name server
+# address (never at the same time).
+version_of() { if [ "$1" = java54 ]; then echo 5.4.0; else echo 5.3.3; fi; }
 start_broker() { # side dir flush
 	local side="$1" dir="$2" flush="$3" heap="$heap_main"
 	if [ "$side" = java8g ]; then heap="$HEAP_STOCK"; fi
 	mkdir -p "$dir"
 	if [ "$side" = ours ]; then
 		printf 'flushDiskType=%s\nmappedFileSizeCommitLog=%s\n' "$flush" "$SEGMENT" >"$dir/broker.conf"
-		setsid "$bin/rocketgo" -dataDir "$dir" -namesrvListen "$OURS_NS" -brokerListen "$OURS_BROKER" \
+		setsid "$bin/rocketgo" -dataDir "$dir" -namesrvListen "$OURS_NS" -brokerListen "$OURS_BROKER" -grpcListen "$OURS_GRPC" \
 			-c "$dir/broker.conf" >>"$dir/rocketgo.log" 2>&1 </dev/null &
 		echo $! >"$WORK/ours.broker.pid"
 		disown # kill -9 below is deliberate; no job-control notice
 	else
-		JAVA_EXTRA_OPTS="$heap" BROKER_EXTRA_CONF="$(printf 'flushDiskType=%s\nmappedFileSizeCommitLog=%s' "$flush" "$SEGMENT")" \
+		ROCKETMQ_SERVER_VERSION="$(version_of "$side")" JAVA_EXTRA_OPTS="$heap" BROKER_EXTRA_CONF="$(printf 'flushDiskType=%s\nmappedFileSizeCommitLog=%s' "$flush" "$SEGMENT")" \
 			"$javaserver" start-broker "$JAVA_NS" "$JAVA_BROKER_PORT" "$dir/br" >/dev/null
 		cp "$dir/br/broker.pid" "$WORK/$side.broker.pid"
 	fi
@@ -180,7 +194,7 @@ start_broker() { # side dir flush
 start_server() { # side dir flush
 	local side="$1" dir="$2"
 	if [ "$side" != ours ]; then
-		"$javaserver" start-namesrv "$JAVA_NS_PORT" "$dir/ns" >/dev/null
+		ROCKETMQ_SERVER_VERSION="$(version_of "$side")" "$javaserver" start-namesrv "$JAVA_NS_PORT" "$dir/ns" >/dev/null
 		cp "$dir/ns/namesrv.pid" "$WORK/$side.ns.pid"
 	fi
 	start_broker "$@"
@@ -212,6 +226,7 @@ cleanup() {
 	stop_server ours 2>/dev/null || true
 	stop_server java 2>/dev/null || true
 	stop_server java8g 2>/dev/null || true
+	stop_server java54 2>/dev/null || true
 }
 trap cleanup EXIT
 trap "exit 130" INT TERM # run the EXIT trap on Ctrl-C / kill too
@@ -609,15 +624,18 @@ session_sync() { # side pair
 }
 
 sides=(java ours)
+if [ "$JAVA54" = 1 ]; then sides+=(java54); fi
 case "$ONLY" in
 ours) sides=(ours) ;;
 java) sides=(java) ;;
+java54) sides=(java54) ;;
 esac
 
 started="$(date -u +%Y-%m-%dT%H:%M:%SZ)" started_s="$(date +%s)"
+load_start="$(cut -d' ' -f1-3 /proc/loadavg)"
 for pair in $(seq 1 "$PAIRS"); do
 	for side in "${sides[@]}"; do session_async "$side" "$pair"; done
-	if [ "$JAVA_HEAP" = both ] && [ "$ONLY" != ours ]; then session_heap "$pair"; fi
+	if [ "$JAVA_HEAP" = both ] && [ "$ONLY" != ours ] && [ "$ONLY" != java54 ]; then session_heap "$pair"; fi
 	if [ -z "$SKIP_SYNC" ]; then
 		for side in "${sides[@]}"; do session_sync "$side" "$pair"; done
 	fi
@@ -629,6 +647,7 @@ python3 "$root/bench/report.py" "$metrics" \
 	--minutes "$(( ($(date +%s) - started_s + 30) / 60 ))" --java-heap "$JAVA_HEAP" --heap-fitted="$HEAP_FITTED" --heap-stock="$HEAP_STOCK" \
 	--client-rate "$CLIENT_RATE" --client-warmup "$CLIENT_WARMUP" --client-e2e-warmup "$CLIENT_E2E_WARMUP" --restart-gb "$RESTART_GB" --fill-size "$FILL_SIZE" \
 	--skipped "$(printf '%s' "${SKIP_SYNC:+SYNC_FLUSH sessions, }${SKIP_CLIENTS:+official-client rows, }${SKIP_RESTART:+restart, }" | sed 's/, $//')" \
+	--load "$load_start (start), $(cut -d' ' -f1-3 /proc/loadavg) (end)" --shared "${NOTE:-}" \
 	--rev "$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)" >"$OUT"
 log "wrote $OUT (raw metrics and logs in $WORK)"
 

@@ -47,7 +47,7 @@ func GroupName(g int) string { return "broker-" + string(rune('a'+g)) }
 type Node struct {
 	Name string // c0, ns, b1…
 	Kind string // controller, namesrv, broker
-	Java bool   // Java 5.3.3 runs it (else our binary)
+	Java bool   // Java runs it (else our binary), the set's release (Roles.Java54)
 	Addr string // address the others use (ctl net for controllers)
 	argv []string
 	dir  string
@@ -170,13 +170,18 @@ func (s *Set) GRPCEndpoint() string {
 func (s *Set) NamesrvAddr() string { return s.Namesrv.Addr }
 
 // Bins are the paths of our binaries; JavaLib, when set, is the
-// directory of the Java 5.3.3 jars (conformance/.cache/java-server/lib).
+// directory of the Java 5.3.3 jars (conformance/.cache/java-server/lib),
+// JavaLib54 that of the 5.4.0 jars (lib-5.4.0, `make java-server-5.4`).
 type Bins struct {
 	Controller, Namesrv, Broker string
 	// Proxy, when set, is cmd/mqproxy: StartSet runs it in front of the
 	// set for the gRPC client load (load_grpc.go).
-	Proxy   string
-	JavaLib string
+	Proxy string
+	// ProxyPort is the proxy's gRPC port (remoting: ProxyPort+1); 0: free
+	// ports.
+	ProxyPort int
+	JavaLib   string
+	JavaLib54 string
 }
 
 // Kinds of broker sets. Each kind says, per role, whether our binary or
@@ -196,16 +201,41 @@ const (
 	// name server / under Java's.
 	KindMixedOursCtl = "mixed-oursctl"
 	KindMixedJavaCtl = "mixed-javactl"
+
+	// The same five with Java 5.4.0, the second reference, in every Java
+	// role.
+	KindJava54               = "java54"
+	KindJava54BrokersOursCtl = "java54brokers-oursctl"
+	KindOursBrokersJava54Ctl = "oursbrokers-java54ctl"
+	KindMixed54OursCtl       = "mixed54-oursctl"
+	KindMixedJava54Ctl       = "mixed-java54ctl"
 )
 
 // Kinds lists every kind, in table order (FAILOVER_KIND=all).
-var Kinds = []string{KindOurs, KindJava, KindJavaBrokersOursCtl, KindOursBrokersJavaCtl, KindMixedOursCtl, KindMixedJavaCtl}
+var Kinds = append(append([]string{KindOurs}, Kinds533...), Kinds54...)
 
-// Roles says which roles of a set run Java 5.3.3 (false: ours).
+// Kinds533 are the kinds with a Java 5.3.3 role, Kinds54 those with
+// Java 5.4.0 (FAILOVER_KIND=java-5.3.3 / java-5.4.0 name each group).
+var (
+	Kinds533 = []string{KindJava, KindJavaBrokersOursCtl, KindOursBrokersJavaCtl, KindMixedOursCtl, KindMixedJavaCtl}
+	Kinds54  = []string{KindJava54, KindJava54BrokersOursCtl, KindOursBrokersJava54Ctl, KindMixed54OursCtl, KindMixedJava54Ctl}
+)
+
+// Roles says which roles of a set run Java (false: ours), and which
+// release: 5.3.3, or 5.4.0 when Java54 is set (one release per set).
 type Roles struct {
 	Controllers bool
 	Namesrv     bool
 	Brokers     [3]bool // b0..b2
+	Java54      bool
+}
+
+// JavaVersion is the Java release of the set's Java roles.
+func (r Roles) JavaVersion() string {
+	if r.Java54 {
+		return "5.4.0"
+	}
+	return "5.3.3"
 }
 
 // mixedBrokers is the broker mix of the mixed kinds: b0 ours, b1 and b2
@@ -231,6 +261,13 @@ func RolesOf(kind string) (Roles, bool) {
 	case KindMixedJavaCtl:
 		return Roles{Controllers: true, Namesrv: true, Brokers: mixedBrokers}, true
 	}
+	for i, k := range Kinds54 {
+		if k == kind {
+			r, _ := RolesOf(Kinds533[i])
+			r.Java54 = true
+			return r, true
+		}
+	}
 	return Roles{}, false
 }
 
@@ -246,11 +283,11 @@ func (r Roles) MixedBrokers() bool {
 }
 
 // String names the implementation of every role: "ctl ours, ns ours,
-// b0 ours, b1 Java, b2 Java".
+// b0 ours, b1 Java, b2 Java" (with 5.4.0: "b1 Java 5.4.0").
 func (r Roles) String() string {
 	impl := func(java bool) string {
 		if java {
-			return "Java"
+			return r.javaName()
 		}
 		return "ours"
 	}
@@ -259,6 +296,14 @@ func (r Roles) String() string {
 		parts = append(parts, fmt.Sprintf("b%d %s", i, impl(j)))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// javaName is "Java", or "Java 5.4.0" for the second reference.
+func (r Roles) javaName() string {
+	if r.Java54 {
+		return "Java 5.4.0"
+	}
+	return "Java"
 }
 
 // javaArgv runs a Java main class with small heaps (seven JVMs share the
@@ -312,8 +357,8 @@ func StartGroups(ctx context.Context, dir string, bins Bins, kind string, groups
 	if !ok {
 		return nil, fmt.Errorf("unknown set kind %q (one of %s)", kind, strings.Join(Kinds, ", "))
 	}
-	if roles.AnyJava() && bins.JavaLib == "" {
-		return nil, fmt.Errorf("set kind %s runs Java but no Java jars were given", kind)
+	if roles.AnyJava() && bins.javaLib(roles) == "" {
+		return nil, fmt.Errorf("set kind %s runs Java %s but no Java %s jars were given", kind, roles.JavaVersion(), roles.JavaVersion())
 	}
 	topo, err := NewTopology()
 	if err != nil {
@@ -331,7 +376,7 @@ func StartGroups(ctx context.Context, dir string, bins Bins, kind string, groups
 		}
 	}
 	if bins.Proxy != "" {
-		if s.Proxy, err = StartProxy(bins.Proxy, dir, s.Namesrv.Addr); err != nil {
+		if s.Proxy, err = StartProxy(bins.Proxy, dir, s.Namesrv.Addr, bins.ProxyPort); err != nil {
 			s.Close()
 			return nil, err
 		}
@@ -375,11 +420,19 @@ func (s *Set) nodeDir(name string) string {
 	return d
 }
 
-// argv runs our binary, or Java's main class when java is set; both read
-// the same .properties file (-c).
-func argv(bins Bins, ours string, java bool, javaMain, dir, conf string) []string {
+// javaLib is the jar directory of roles' Java release.
+func (b Bins) javaLib(r Roles) string {
+	if r.Java54 {
+		return b.JavaLib54
+	}
+	return b.JavaLib
+}
+
+// argv runs our binary, or Java's main class (of the set's release) when
+// java is set; both read the same .properties file (-c).
+func (s *Set) argv(bins Bins, ours string, java bool, javaMain, dir, conf string) []string {
 	if java {
-		return javaArgv(bins.JavaLib, dir, javaMain, conf)
+		return javaArgv(bins.javaLib(s.Roles), dir, javaMain, conf)
 	}
 	return []string{ours, "-c", conf}
 }
@@ -409,7 +462,7 @@ func (s *Set) addController(bins Bins, i int) (*Node, error) {
 		return nil, err
 	}
 	return &Node{Name: name, Kind: "controller", Java: s.Roles.Controllers, Addr: fmt.Sprintf("%s:%d", Addr(NetCtl, 10+i), ctlPort),
-		argv: argv(bins, bins.Controller, s.Roles.Controllers, "org.apache.rocketmq.controller.ControllerStartup", nd, conf),
+		argv: s.argv(bins, bins.Controller, s.Roles.Controllers, "org.apache.rocketmq.controller.ControllerStartup", nd, conf),
 		dir:  nd, log: filepath.Join(nd, "out.log")}, nil
 }
 
@@ -426,7 +479,7 @@ func (s *Set) addNamesrv(bins Bins) (*Node, error) {
 		return nil, err
 	}
 	return &Node{Name: "ns", Kind: "namesrv", Java: s.Roles.Namesrv, Addr: fmt.Sprintf("%s:%d", Addr(NetData, 20), nsPort),
-		argv: argv(bins, bins.Namesrv, s.Roles.Namesrv, "org.apache.rocketmq.namesrv.NamesrvStartup", nd, conf),
+		argv: s.argv(bins, bins.Namesrv, s.Roles.Namesrv, "org.apache.rocketmq.namesrv.NamesrvStartup", nd, conf),
 		dir:  nd, log: filepath.Join(nd, "out.log")}, nil
 }
 
@@ -479,12 +532,13 @@ func (s *Set) addBroker(bins Bins, i int) (*Node, error) {
 	}
 	java := s.Roles.Brokers[i%GroupSize]
 	return &Node{Name: name, Kind: "broker", Java: java, Addr: fmt.Sprintf("%s:%d", Addr(NetData, h), brokerPort),
-		argv: argv(bins, bins.Broker, java, "org.apache.rocketmq.broker.BrokerStartup", bd, conf),
+		argv: s.argv(bins, bins.Broker, java, "org.apache.rocketmq.broker.BrokerStartup", bd, conf),
 		dir:  bd, log: filepath.Join(bd, "out.log")}, nil
 }
 
 // Label names a broker for the result table: in a set whose brokers mix
-// both implementations "b1 (Java)" / "b0 (ours)", else the bare name.
+// both implementations "b1 (Java)" / "b1 (Java 5.4.0)" / "b0 (ours)", else
+// the bare name.
 // names may chain several brokers with "→" (a master that changed again).
 func (s *Set) Label(names string) string {
 	if !s.Roles.MixedBrokers() {
@@ -496,7 +550,7 @@ func (s *Set) Label(names string) string {
 			if b.Name == p {
 				impl := "ours"
 				if b.Java {
-					impl = "Java"
+					impl = s.Roles.javaName()
 				}
 				parts[i] = p + " (" + impl + ")"
 			}

@@ -95,6 +95,13 @@
 // Reference: FAILOVER_KIND=java runs the same topology and faults with
 // Java 5.3.3's controllers (ControllerStartup, DLedger), name server and
 // brokers from conformance/.cache/java-server/lib; "ours,java" runs both.
+// java54 does the same with Java 5.4.0, the second reference (lib-5.4.0,
+// `make java-server-5.4`), and every mixed kind below has a 5.4.0 twin
+// (java54brokers-oursctl, oursbrokers-java54ctl, mixed54-oursctl,
+// mixed-java54ctl: FAILOVER_KIND=java-5.4.0 names the five, java-5.3.3
+// the 5.3.3 ones); a set runs one Java release in all its Java roles.
+// The client loads stay the Go client, the Java client 5.3.3 and the Java
+// gRPC SDK 5.0.8 for every kind.
 //
 // Mixed sets put our binaries and Java's in one topology (cluster.go's
 // RolesOf picks ours or Java per role; the name server always goes with
@@ -123,7 +130,9 @@
 // java,ours) runs the kinds one after the other in one test.
 //
 // The suite needs root and `ip netns`; without them it skips with the
-// reason. FAILOVER_RUNS (default 1) repeats every fault; FAILOVER_FAULTS
+// reason. FAILOVER_NETNS_PREFIX and FAILOVER_SUBNET (netns.go) move the
+// names and addresses (default rgfo-, 10.77) so that two runs can share a
+// machine, and FAILOVER_PROXY_PORT puts mqproxy on fixed ports. FAILOVER_RUNS (default 1) repeats every fault; FAILOVER_FAULTS
 // (comma list or "all"; default kill9-master,partition-master-controllers,kill-during-truncation)
 // selects faults; FAILOVER_HOLD (default 10s) is the length of a stop or a
 // partition; FAILOVER_MD names the markdown file the table is written to.

@@ -18,8 +18,12 @@ import (
 // CONFORMANCE_FAILOVER=1). FAILOVER_FAULTS (comma list, default the
 // short version: kill9-master,partition-master-controllers,kill-during-truncation or "all"),
 // FAILOVER_RUNS (default 1), FAILOVER_HOLD (default 10s), FAILOVER_KIND
-// (comma list of Kinds, or "all"; default ours), FAILOVER_MD (write the
-// table there), FAILOVER_DIR (keep logs and stores under it).
+// (comma list of Kinds, the groups java-5.3.3 and java-5.4.0, or "all";
+// default ours), FAILOVER_MD (write the table there), FAILOVER_DIR (keep
+// logs and stores under it), FAILOVER_PROXY_PORT (mqproxy's gRPC port,
+// its remoting port one above; default free ports),
+// FAILOVER_READY_TIMEOUT (default 90s: the wait for a master before and
+// after each fault).
 func TestFailover(t *testing.T) {
 	if os.Getenv("CONFORMANCE_FAILOVER") == "" {
 		t.Skip("set CONFORMANCE_FAILOVER=1 (make -C conformance test-failover): it starts real processes in network namespaces")
@@ -50,6 +54,10 @@ func TestFailover(t *testing.T) {
 		o.Hold, err = time.ParseDuration(h)
 		require.NoError(t, err)
 	}
+	if d := os.Getenv("FAILOVER_READY_TIMEOUT"); d != "" {
+		o.Ready, err = time.ParseDuration(d)
+		require.NoError(t, err, "FAILOVER_READY_TIMEOUT")
+	}
 
 	wd, err := os.Getwd()
 	require.NoError(t, err)
@@ -70,18 +78,29 @@ func TestFailover(t *testing.T) {
 		t.Logf("no gRPC client load: %s", noGRPC)
 		bins.Proxy = ""
 	}
+	if p := os.Getenv("FAILOVER_PROXY_PORT"); p != "" { // the proxy's ports: p (gRPC) and p+1
+		bins.ProxyPort, err = strconv.Atoi(p)
+		require.NoError(t, err, "FAILOVER_PROXY_PORT")
+	}
 	kinds, err := parseKinds(envOr("FAILOVER_KIND", KindOurs))
 	require.NoError(t, err)
 	for _, k := range kinds {
 		if r, _ := RolesOf(k); r.AnyJava() {
-			lib := filepath.Join(wd, "..", ".cache", "java-server", "lib")
+			lib, fetch := filepath.Join(wd, "..", ".cache", "java-server", "lib"), "conformance/scripts/javaserver.sh fetch"
+			if r.Java54 {
+				lib, fetch = filepath.Join(wd, "..", ".cache", "java-server", "lib-5.4.0"), "make -C conformance java-server-5.4"
+			}
 			if _, err := os.Stat(lib); err != nil {
-				t.Skip("no Java server jars (conformance/scripts/javaserver.sh fetch)")
+				t.Skipf("no Java %s server jars (%s)", r.JavaVersion(), fetch)
 			}
 			if _, err := exec.LookPath("java"); err != nil {
 				t.Skip("no java")
 			}
-			bins.JavaLib = lib
+			if r.Java54 {
+				bins.JavaLib54 = lib
+			} else {
+				bins.JavaLib = lib
+			}
 		}
 	}
 	// Bound of the whole test: 8 minutes per fault run per set.
@@ -131,7 +150,8 @@ func runSet(t *testing.T, ctx context.Context, dir string, bins Bins, kind strin
 	return rs
 }
 
-// parseKinds reads FAILOVER_KIND: a comma list of Kinds or "all".
+// parseKinds reads FAILOVER_KIND: a comma list of Kinds, of the groups
+// java-5.3.3 (Kinds533) and java-5.4.0 (Kinds54), or "all".
 func parseKinds(v string) ([]string, error) {
 	if strings.TrimSpace(v) == "all" {
 		return Kinds, nil
@@ -140,14 +160,23 @@ func parseKinds(v string) ([]string, error) {
 	seen := map[string]bool{}
 	for _, k := range strings.Split(v, ",") {
 		k = strings.TrimSpace(k)
-		if k == "" || seen[k] {
-			continue
+		group := []string{k}
+		switch k {
+		case "java-5.3.3":
+			group = Kinds533
+		case "java-5.4.0":
+			group = Kinds54
 		}
-		if _, ok := RolesOf(k); !ok {
-			return nil, fmt.Errorf("FAILOVER_KIND: unknown kind %q (one of %s, or all)", k, strings.Join(Kinds, ", "))
+		for _, k := range group {
+			if k == "" || seen[k] {
+				continue
+			}
+			if _, ok := RolesOf(k); !ok {
+				return nil, fmt.Errorf("FAILOVER_KIND: unknown kind %q (one of %s, java-5.3.3, java-5.4.0, or all)", k, strings.Join(Kinds, ", "))
+			}
+			seen[k] = true
+			out = append(out, k)
 		}
-		seen[k] = true
-		out = append(out, k)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("FAILOVER_KIND: no kind in %q", v)
@@ -173,12 +202,32 @@ func kindsDoc(kinds []string) string {
 	return sb.String()
 }
 
+// javaReleases names the Java releases kinds run: "Java 5.3.3", or with
+// a 5.4.0 kind "Java 5.3.3 or 5.4.0 (one release per set, named in the
+// set list)".
+func javaReleases(kinds []string) string {
+	var has533, has54 bool
+	for _, k := range kinds {
+		if r, _ := RolesOf(k); r.AnyJava() {
+			has54 = has54 || r.Java54
+			has533 = has533 || !r.Java54
+		}
+	}
+	switch {
+	case has54 && has533:
+		return "Java 5.3.3 or Java 5.4.0 (one release per set, named in the set list)"
+	case has54:
+		return "Java 5.4.0"
+	}
+	return "Java 5.3.3"
+}
+
 func mdDoc(table string, kinds []string, runs int, o Options) string {
 	return fmt.Sprintf(`# Failover suite (issue #15)
 
 Written by `+"`make -C conformance test-failover`"+` (conformance/failover, see its doc.go):
 three controllers (ctl), a name server (ns) and three brokers b0..b2 of one broker set, each
-in its own network namespace, every role run by our binary or by Java 5.3.3 (Java's
+in its own network namespace, every role run by our binary or by %s (Java's
 controllers: ControllerStartup with DLedger; the name server goes with the controllers):
 
 %s
@@ -214,7 +263,7 @@ their implementation; the set list above says what runs each role). For kill9-co
 controller leader answers GET_REPLICA_INFO again (the probe asks it for the master), while
 the Go client column shows that broker writes went on.
 
-%s`, kindsDoc(kinds), o.Threads, o.Pace, o.Hold, runs, time.Now().UTC().Format(time.RFC3339), table)
+%s`, javaReleases(kinds), kindsDoc(kinds), o.Threads, o.Pace, o.Hold, runs, time.Now().UTC().Format(time.RFC3339), table)
 }
 
 // FAILOVER_KIND parsing and the role table: "all" is every kind, names
@@ -256,9 +305,35 @@ func TestKinds(t *testing.T) {
 	require.False(t, r.MixedBrokers())
 	require.Equal(t, "b0→b1", (&Set{Roles: r, Brokers: mixed.Brokers}).Label("b0→b1"))
 
+	// The 5.4.0 kinds are the 5.3.3 ones, role for role, with the other release.
+	require.Len(t, Kinds54, len(Kinds533))
+	for i, k := range Kinds54 {
+		r54, ok := RolesOf(k)
+		require.True(t, ok, k)
+		r533, _ := RolesOf(Kinds533[i])
+		require.True(t, r54.Java54, k)
+		require.False(t, r533.Java54, Kinds533[i])
+		r54.Java54 = false
+		require.Equal(t, r533, r54, k)
+	}
+	r, _ = RolesOf(KindMixedJava54Ctl)
+	require.Equal(t, "ctl Java 5.4.0, ns Java 5.4.0, b0 ours, b1 Java 5.4.0, b2 Java 5.4.0", r.String())
+	require.Equal(t, "b0 (ours)→b1 (Java 5.4.0)", (&Set{Roles: r, Brokers: mixed.Brokers}).Label("b0→b1"))
+	ks, err = parseKinds("ours,java-5.4.0,java54")
+	require.NoError(t, err)
+	require.Equal(t, append([]string{KindOurs}, Kinds54...), ks)
+	ks, err = parseKinds("java-5.3.3")
+	require.NoError(t, err)
+	require.Equal(t, Kinds533, ks)
+	require.Equal(t, "Java 5.4.0", javaReleases(Kinds54))
+	require.Equal(t, "Java 5.3.3", javaReleases([]string{KindOurs, KindJava}))
+	require.Contains(t, javaReleases(Kinds), "5.3.3 or Java 5.4.0")
+
 	// Refused before any namespace is made.
 	_, err = StartSet(context.Background(), t.TempDir(), Bins{}, "bogus")
 	require.ErrorContains(t, err, "unknown set kind")
 	_, err = StartSet(context.Background(), t.TempDir(), Bins{}, KindMixedOursCtl)
-	require.ErrorContains(t, err, "no Java jars")
+	require.ErrorContains(t, err, "no Java 5.3.3 jars")
+	_, err = StartSet(context.Background(), t.TempDir(), Bins{JavaLib: "lib"}, KindJava54BrokersOursCtl)
+	require.ErrorContains(t, err, "no Java 5.4.0 jars")
 }

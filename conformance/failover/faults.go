@@ -118,12 +118,16 @@ type Options struct {
 	Pace     time.Duration
 	Queues   int
 	MaxPhase time.Duration // bound of each waiting phase
+	// Ready bounds the wait for a master every broker follows, before the
+	// fault and after it (FAILOVER_READY_TIMEOUT: a set's first start on
+	// a loaded machine takes longer).
+	Ready time.Duration
 }
 
 // DefaultOptions fit the short version.
 func DefaultOptions() Options {
 	return Options{Hold: 10 * time.Second, Before: 150, After: 150, Count: 20000, Threads: 4,
-		Pace: 20 * time.Millisecond, Queues: 4, MaxPhase: 45 * time.Second}
+		Pace: 20 * time.Millisecond, Queues: 4, MaxPhase: 45 * time.Second, Ready: 90 * time.Second}
 }
 
 // poll calls cond every 100 ms until it holds or d passes.
@@ -178,7 +182,7 @@ func (s *Set) Ready(ctx context.Context, d time.Duration) (*Node, error) {
 // RunFault runs one fault under load and checks the outcome.
 func RunFault(ctx context.Context, s *Set, f Fault, run int, o Options, logf func(string, ...any)) Result {
 	r := Result{Set: s.Kind, Fault: f.Name, Run: run}
-	m, err := s.Ready(ctx, 90*time.Second)
+	m, err := s.Ready(ctx, o.Ready)
 	if err != nil {
 		r.Err = "not ready: " + err.Error()
 		return r
@@ -273,7 +277,7 @@ func RunFault(ctx context.Context, s *Set, f Fault, run int, o Options, logf fun
 	}
 	l.StopSending()
 	// The final master: every broker back and caught up.
-	fm, err := s.Ready(ctx, 90*time.Second)
+	fm, err := s.Ready(ctx, o.Ready)
 	if err != nil {
 		r.Err += " final: " + err.Error()
 		if fm == nil {

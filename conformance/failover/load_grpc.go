@@ -39,18 +39,25 @@ type Proxy struct {
 	done     chan struct{}
 }
 
-// StartProxy runs bin (cmd/mqproxy) in the root namespace on a free
-// loopback port with the set's name server, logging to dir/mqproxy.log,
-// and waits until its gRPC port accepts.
-func StartProxy(bin, dir, namesrv string) (*Proxy, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("mqproxy: free port: %w", err)
+// StartProxy runs bin (cmd/mqproxy) in the root namespace on loopback
+// with the set's name server, logging to dir/mqproxy.log, and waits until
+// its gRPC port accepts. The gRPC port is port and its remoting port
+// port+1 (FAILOVER_PROXY_PORT: a test's own range); with port 0 both are
+// free ports.
+func StartProxy(bin, dir, namesrv string, port int) (*Proxy, error) {
+	remotingPort := port + 1
+	if port == 0 {
+		var err error
+		if port, err = freePort(); err != nil {
+			return nil, err
+		}
+		if remotingPort, err = freePort(); err != nil {
+			return nil, err
+		}
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	_ = ln.Close()
 	conf := filepath.Join(dir, "rmq-proxy.json")
-	b, _ := json.Marshal(map[string]any{"grpcServerPort": port, "namesrvAddr": namesrv, "rocketMQClusterName": Cluster, "proxyMode": "cluster"})
+	b, _ := json.Marshal(map[string]any{"grpcServerPort": port, "remotingListenPort": remotingPort,
+		"namesrvAddr": namesrv, "rocketMQClusterName": Cluster, "proxyMode": "cluster"})
 	if err := os.WriteFile(conf, b, 0o644); err != nil {
 		return nil, fmt.Errorf("mqproxy: %w", err)
 	}
@@ -145,6 +152,16 @@ func PrepareGRPCLoad(ctx context.Context) (string, error) {
 		last = fmt.Errorf("mvn %v in %s: %w: %s", args, project, err, tail(out, 1500))
 	}
 	return "", last
+}
+
+// freePort is a loopback port nothing listens on now.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("mqproxy: free port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 func tail(b []byte, n int) string {

@@ -40,7 +40,7 @@ func TestGRPCLoad(t *testing.T) {
 	defer cl.Close()
 	topic := "fogrpc_t"
 	require.NoError(t, cl.CreateTopic(ctx, topic, 4, nil))
-	p, err := StartProxy(proxyBin, t.TempDir(), cl.NamesrvAddr)
+	p, err := StartProxy(proxyBin, t.TempDir(), cl.NamesrvAddr, 0)
 	require.NoError(t, err)
 	defer p.Close()
 

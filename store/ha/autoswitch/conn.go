@@ -176,8 +176,9 @@ func (c *conn) Limit(next int64) (int64, bool) {
 	for {
 		if c.cur == len(c.es)-1 && s.ep.LastEpoch() != c.es[c.cur].Epoch {
 			// A new epoch while connected (the master re-elected without a
-			// role change; Java keeps labelling with the old one): bound
-			// the current epoch by it.
+			// role change): bound the current epoch by it, as Java 5.4.0's
+			// AutoSwitchHAConnection does (5.3.3 kept labelling with the
+			// old one).
 			c.es = s.ep.Entries()
 			if !c.find(next) {
 				c.c.Shut("the epoch file changed under the transfer", "next", next)

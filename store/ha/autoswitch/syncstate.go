@@ -315,7 +315,12 @@ func (s *Server) onReport(c *conn, ack int64) {
 }
 
 // removed handles a closed connection (Java removeConnection): an in-sync
-// slave with no other connection leaves the set at once.
+// slave with no other connection is proposed out of the set at once, but
+// stays in the confirmed set (acks still wait for it) until the
+// controller confirms, as in Java 5.3.3. Java 5.4.0 replaces its
+// confirmed set here at once, so a master cut off from the controllers
+// acks alone once its slaves leave it for the new master (acknowledged
+// writes lost: conformance/FAILOVER-KINDS-5.4.md); we keep 5.3.3's way.
 func (s *Server) removed(c *conn) {
 	id := c.id.Load()
 	s.hub.Mu.Lock()
