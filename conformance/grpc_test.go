@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -104,6 +106,9 @@ func TestGRPC(t *testing.T) {
 				return
 			}
 			defer srv.close()
+			if out := os.Getenv("CONFORMANCE_GRPC_METRICS_OUT"); out != "" && srv.promPort != 0 {
+				defer scrapeTo(t, srv.promPort, out) // after the scenarios, before the servers stop
+			}
 			for _, sdk := range sdks {
 				d := drivers[grpcsdk.SDK(sdk)]
 				require.NotNil(t, d, "unknown SDK %q", sdk)
@@ -157,6 +162,7 @@ type grpcServer struct {
 	cluster  *harness.Cluster
 	proxy    *harness.Proxy // nil when the endpoint is the broker process itself
 	endpoint string
+	promPort int // the broker's /metrics port (CONFORMANCE_GRPC_METRICS_OUT), 0: none
 }
 
 func (s *grpcServer) close() {
@@ -185,7 +191,21 @@ func startGRPCServer(ctx context.Context, t *testing.T, env harness.Env, kind st
 		if !env.HaveJavaProxy() {
 			return nil, fmt.Errorf("%w: Apache's proxy jars not fetched (make -C conformance java-server)", harness.ErrNoJava)
 		}
-		c, err := harness.Start(ctx, env, hk, harness.Options{Dir: dir})
+		opt := harness.Options{Dir: dir}
+		promPort := 0
+		if os.Getenv("CONFORMANCE_GRPC_METRICS_OUT") != "" {
+			// The broker's /metrics after the scenarios (a golden scrape
+			// with POP, timer, transaction and DLQ traffic:
+			// broker/metrics/testdata/record-java-ops.sh).
+			p, err := harness.FreePort()
+			if err != nil {
+				return nil, err
+			}
+			promPort = p
+			opt.BrokerExtraConf = []string{"metricsExporterType=PROM", "metricsPromExporterHost=127.0.0.1",
+				"metricsPromExporterPort=" + strconv.Itoa(promPort)}
+		}
+		c, err := harness.Start(ctx, env, hk, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -194,7 +214,7 @@ func startGRPCServer(ctx context.Context, t *testing.T, env harness.Env, kind st
 			c.Close()
 			return nil, err
 		}
-		return &grpcServer{cluster: c, proxy: px, endpoint: px.GRPCAddr}, nil
+		return &grpcServer{cluster: c, proxy: px, endpoint: px.GRPCAddr, promPort: promPort}, nil
 	case grpcNative:
 		flag, err := grpcFlag(env.Bin("rocketgo"))
 		if err != nil {
@@ -436,4 +456,16 @@ func waitConsumerListed(ctx context.Context, broker, group string, timeout time.
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// scrapeTo writes the broker's /metrics on port to path.
+func scrapeTo(t *testing.T, port int, path string) {
+	resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(port) + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+	t.Logf("broker metrics written to %s (%d bytes)", path, len(b))
 }
