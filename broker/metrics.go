@@ -223,21 +223,26 @@ func (b *Broker) MetricsAddr() string {
 }
 
 var (
-	storeLabels = []string{"storage_type", "storage_medium"}
-	inLabels    = []string{"topic", "message_type", "is_system"}
-	outLabels   = []string{"topic", "consumer_group", "is_system"}
-	lagLabels   = []string{"consumer_group", "topic", "is_retry", "is_system"}
+	storeLabels  = []string{"storage_type", "storage_medium"}
+	inLabels     = []string{"topic", "message_type", "is_system"}
+	outLabels    = []string{"topic", "consumer_group", "is_system"}
+	popOutLabels = []string{"topic", "consumer_group", "is_system", "is_retry"}
+	lagLabels    = []string{"consumer_group", "topic", "is_retry", "is_system"}
 
 	descMessagesIn    = prometheus.NewDesc("rocketmq_messages_in_total", "Total number of incoming messages", inLabels, nil)
 	descThroughputIn  = prometheus.NewDesc("rocketmq_throughput_in_total", "Total traffic of incoming messages", inLabels, nil)
 	descMessageSize   = prometheus.NewDesc("rocketmq_message_size", "Incoming messages size", inLabels, nil)
 	descMessagesOut   = prometheus.NewDesc("rocketmq_messages_out_total", "Total number of outgoing messages", outLabels, nil)
 	descThroughputOut = prometheus.NewDesc("rocketmq_throughput_out_total", "Total traffic of outgoing messages", outLabels, nil)
-	descWatermark     = prometheus.NewDesc("rocketmq_processor_watermark", "Request processor watermark", []string{"processor"}, nil)
-	descPermission    = prometheus.NewDesc("rocketmq_broker_permission", "Broker permission", nil, nil)
-	descTopicNum      = prometheus.NewDesc("rocketmq_topic_number", "Active topic number", nil, nil)
-	descGroupNum      = prometheus.NewDesc("rocketmq_consumer_group_number", "Active subscription group number", nil, nil)
-	descProducerConns = prometheus.NewDesc("rocketmq_producer_connections", "Producer connections",
+	// POP's deliveries: the same families with Java's is_retry (its
+	// PopMessageProcessor adds it; its pull path does not).
+	descMessagesOutPop   = prometheus.NewDesc("rocketmq_messages_out_total", "Total number of outgoing messages", popOutLabels, nil)
+	descThroughputOutPop = prometheus.NewDesc("rocketmq_throughput_out_total", "Total traffic of outgoing messages", popOutLabels, nil)
+	descWatermark        = prometheus.NewDesc("rocketmq_processor_watermark", "Request processor watermark", []string{"processor"}, nil)
+	descPermission       = prometheus.NewDesc("rocketmq_broker_permission", "Broker permission", nil, nil)
+	descTopicNum         = prometheus.NewDesc("rocketmq_topic_number", "Active topic number", nil, nil)
+	descGroupNum         = prometheus.NewDesc("rocketmq_consumer_group_number", "Active subscription group number", nil, nil)
+	descProducerConns    = prometheus.NewDesc("rocketmq_producer_connections", "Producer connections",
 		[]string{"language", "version", "protocol_type"}, nil)
 	descConsumerConns = prometheus.NewDesc("rocketmq_consumer_connections", "Consumer connections",
 		[]string{"consumer_group", "language", "version", "consume_mode", "protocol_type", "is_system"}, nil)
@@ -315,9 +320,14 @@ func (c *brokerCollector) Collect(ch chan<- prometheus.Metric) {
 		if isRetryOrDLQ(k.topic) {
 			return
 		}
+		// Pulls only: POP's part is its own series (collectOps).
+		n := e.nums.value.Load() - e.popMsgs.Load()
+		if n <= 0 {
+			return
+		}
 		sys := boolLabel(e.system || isSystemGroup(k.group))
-		counter(descMessagesOut, e.nums.value.Load(), k.topic, k.group, sys)
-		counter(descThroughputOut, e.size.value.Load(), k.topic, k.group, sys)
+		counter(descMessagesOut, n, k.topic, k.group, sys)
+		counter(descThroughputOut, e.size.value.Load()-e.popBytes.Load(), k.topic, k.group, sys)
 	})
 	for _, p := range b.pools {
 		if name, ok := processorPools[p.Name()]; ok {

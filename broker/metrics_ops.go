@@ -54,11 +54,25 @@ type reviveRetryKey struct {
 	status       store.PutStatus
 }
 
+// popOutKey is a POP delivery's labels: the topic popped (the original
+// one for a retry), the group, whether the messages came from its retry
+// topic.
+type popOutKey struct {
+	group, topic string
+	retry        bool
+}
+
+// popOut are the messages and bytes POP delivered.
+type popOut struct{ msgs, bytes atomic.Int64 }
+
 // popMetrics are the POP consumption's counters.
 type popMetrics struct {
-	in    *statsSet[reviveInKey, counter]    // rocketmq_pop_revive_in_message_total
-	out   *statsSet[reviveOutKey, counter]   // rocketmq_pop_revive_out_message_total
-	retry *statsSet[reviveRetryKey, counter] // rocketmq_pop_revive_retry_messages_total
+	// delivered: rocketmq_messages_out_total / rocketmq_throughput_out_total
+	// of POP, with Java's is_retry (PopMessageProcessor).
+	delivered statsSet[popOutKey, popOut]
+	in        *statsSet[reviveInKey, counter]    // rocketmq_pop_revive_in_message_total
+	out       *statsSet[reviveOutKey, counter]   // rocketmq_pop_revive_out_message_total
+	retry     *statsSet[reviveRetryKey, counter] // rocketmq_pop_revive_retry_messages_total
 	// scan: each revive round's time (rocketmq_pop_buffer_scan_time_consume;
 	// Java times its PopBufferMergeService's scan, which we do not have).
 	scan metrics.IntHistogram
@@ -79,8 +93,21 @@ func newPopMetrics() *popMetrics {
 			return k
 		}),
 	}
+	m.delivered.init(func(k popOutKey) (popOutKey, *popOut) {
+		k.group, k.topic = strings.Clone(k.group), strings.Clone(k.topic)
+		return k, new(popOut)
+	})
 	m.scan.Init(metrics.PopScanBuckets)
 	return m
+}
+
+// onDeliver counts a POP that delivered msgs messages of bytes.
+func (m *popMetrics) onDeliver(group, topic string, retry bool, msgs, bytes int) {
+	if m != nil && msgs > 0 {
+		e := m.delivered.get(popOutKey{group: group, topic: topic, retry: retry})
+		e.msgs.Add(int64(msgs))
+		e.bytes.Add(int64(bytes))
+	}
 }
 
 // onPut counts a record put to the revive log (Java's incPopReviveCkPutCount
@@ -318,6 +345,12 @@ func (c *brokerCollector) collectOps(ch chan<- prometheus.Metric) {
 	})
 	p.retry.eachKV(func(k reviveRetryKey, e *counter) {
 		count(descPopRevRetry, e.v.Load(), k.group, k.topic, k.status.String())
+	})
+	p.delivered.publish()
+	p.delivered.eachKV(func(k popOutKey, e *popOut) {
+		sys := boolLabel(c.m.isSystem(k.topic) || isSystemGroup(k.group))
+		count(descMessagesOutPop, e.msgs.Load(), k.topic, k.group, sys, boolLabel(k.retry))
+		count(descThroughputOutPop, e.bytes.Load(), k.topic, k.group, sys, boolLabel(k.retry))
 	})
 	ch <- p.scan.Metric(descPopScan)
 	gauge(descPopOffBuf, 0) // no PopBufferMergeService: nothing is buffered

@@ -48,7 +48,16 @@ func TestMetricsPop(t *testing.T) {
 		return m
 	}
 	text := scrapeBroker(t, tb)
-	v, ok := telemetry.Value(text, "rocketmq_pop_revive_in_message_total", with("revive_message_type", "CK", "put_status", "PUT_OK"))
+	// POP's deliveries are served as Java's PopMessageProcessor serves
+	// them (with is_retry), and not again as pulls.
+	v, ok := telemetry.Value(text, "rocketmq_messages_out_total", map[string]string{"consumer_group": "pg", "topic": "PT", "is_retry": "false"})
+	require.True(t, ok, "%s", text)
+	require.Equal(t, 3.0, v)
+	v, ok = telemetry.Value(text, "rocketmq_throughput_out_total", map[string]string{"consumer_group": "pg", "topic": "PT", "is_retry": "false"})
+	require.True(t, ok)
+	require.Positive(t, v)
+	requireJavaOpsShapes(t, text, "rocketmq_messages_out_total", "rocketmq_throughput_out_total")
+	v, ok = telemetry.Value(text, "rocketmq_pop_revive_in_message_total", with("revive_message_type", "CK", "put_status", "PUT_OK"))
 	require.True(t, ok, "%s", text)
 	require.Equal(t, 1.0, v)
 	v, _ = telemetry.Value(text, "rocketmq_pop_revive_in_message_total", with("revive_message_type", "ACK", "put_status", "PUT_OK"))

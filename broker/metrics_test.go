@@ -185,9 +185,9 @@ func TestJavaGoldenNames(t *testing.T) {
 	}
 }
 
-// goldenExempt are the series of a golden scrape whose known difference
-// (its compat/UNSUPPORTED.md row) is left out of the strict check below:
-// with POP traffic Java's messages out carry is_retry, ours do not.
+// goldenExempt are the series of a golden scrape left out of the strict
+// check below: the ops golden's messages out were POP deliveries (with
+// is_retry), this test's traffic pulls; TestMetricsPop compares POP's.
 var goldenExempt = map[string][]string{
 	"5.3.3-ops": {"rocketmq_messages_out_total", "rocketmq_throughput_out_total"},
 }

@@ -550,7 +550,8 @@ func (p *popProcessor) popQueue(pr *popRequest, topic string, retry bool, q int3
 	} else {
 		pr.records = append(pr.records, res.Records...)
 	}
-	p.stats.onGet(h.ConsumerGroup, topic, len(res.QueueOffsets), res.TotalBytes)
+	p.stats.onPopGet(h.ConsumerGroup, topic, len(res.QueueOffsets), res.TotalBytes)
+	p.metrics.onDeliver(h.ConsumerGroup, h.Topic, topic != h.Topic, len(res.QueueOffsets), res.TotalBytes)
 	return rest
 }
 

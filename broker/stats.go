@@ -79,6 +79,9 @@ type putEntry struct {
 type getEntry struct {
 	nums, size statsItem
 	system     bool
+	// popMsgs, popBytes: the part of nums and size POP delivered (the
+	// metrics serve POP deliveries as their own series: metrics_ops.go).
+	popMsgs, popBytes atomic.Int64
 }
 
 // javaSystemTopics are the names TopicValidator counts as system topics
@@ -203,6 +206,14 @@ func (s *brokerStats) onGet(group, topic string, msgs, bytes int) {
 	}
 	s.getFound.Add(1)
 	s.getTransferred.Add(int64(msgs))
+}
+
+// onPopGet is onGet for a POP that delivered msgs messages of bytes.
+func (s *brokerStats) onPopGet(group, topic string, msgs, bytes int) {
+	s.onGet(group, topic, msgs, bytes)
+	e := s.gets.get(groupTopic{topic: topic, group: group})
+	e.popMsgs.Add(int64(msgs))
+	e.popBytes.Add(int64(bytes))
 }
 
 // onGetLatency counts a pull of group on topic's queue that found
