@@ -47,7 +47,15 @@ public class Seed {
         admin.setNamesrvAddr(ns);
         admin.setInstanceName("seed-admin");
         admin.start();
+        // The broker's port is open before its first registration reaches
+        // the name server: wait (bounded) until the cluster lists it.
         ClusterInfo ci = admin.examineBrokerClusterInfo();
+        for (long end = System.currentTimeMillis() + 60_000; ci.getBrokerAddrTable().isEmpty(); ci = admin.examineBrokerClusterInfo()) {
+            if (System.currentTimeMillis() > end) {
+                throw new IllegalStateException("no broker registered with " + ns + " within 60 s");
+            }
+            Thread.sleep(200); // polling the name server with a deadline
+        }
         String brokerAddr = ci.getBrokerAddrTable().values().iterator().next().selectBrokerAddr();
         for (String t : new String[] {TOPIC, DLQ_TOPIC}) {
             TopicConfig tc = new TopicConfig(t, 4, 4);
