@@ -37,7 +37,8 @@ type Result struct {
 	Epochs         string // final master's epochs
 	SplitEpochs    []int  // epochs whose records carry two store hosts
 	StaleAcks      int    // SEND_OK whose offset holds another host's record in the final log
-	// StaleWindowAcks: SEND_OK of the old master after the new one took a write.
+	// StaleWindowAcks: SEND_OK of the old master for sends started after
+	// the new one had answered a write.
 	StaleWindowAcks int
 	Err             string // the run did not complete
 	LostExamples    []string
@@ -137,10 +138,15 @@ func Check(r *Result, acks []Ack, got []Delivery, stored []Stored, cache EpochCa
 		r.GRPCRecovery = t.Sub(fault)
 	}
 	if newMaster != "" {
+		// newFirst: when the new master had answered its first write. A
+		// send's start is no measure of that: a send started while the new
+		// master was still a slave may be retried until it answers, while
+		// the old master goes on answering sends started later but written
+		// before the election (they are in the new master's log: not lost).
 		var newFirst time.Time
 		for _, a := range acks {
-			if a.OK && a.Host == newMaster && a.Start.After(fault) && (newFirst.IsZero() || a.Start.Before(newFirst)) {
-				newFirst = a.Start
+			if a.OK && a.Host == newMaster && a.Start.After(fault) && (newFirst.IsZero() || a.End.Before(newFirst)) {
+				newFirst = a.End
 			}
 		}
 		for _, a := range acks {

@@ -42,6 +42,18 @@ func TestCheck(t *testing.T) {
 	require.Equal(t, 1, r.StaleAcks)
 	require.Equal(t, []int{2}, r.SplitEpochs)
 	require.Equal(t, 1, r.StaleWindowAcks) // kx: the old master took it after the new one took k2
+
+	// A send to the new master started before the old master's last
+	// answered ones but was answered only after the election (retried
+	// while it was a slave): no two masters at once.
+	acks = []Ack{
+		{Key: "k0", OK: true, Host: a, PhyOffset: 0, Start: t0.Add(1500 * time.Millisecond), End: t0.Add(1600 * time.Millisecond)},
+		{Key: "k2", OK: true, Host: b, PhyOffset: 100, Start: t0.Add(time.Second), End: t0.Add(2 * time.Second)},
+	}
+	r = Result{}
+	Check(&r, acks, nil, []Stored{{"k0", a, 0}, {"k2", b, 100}}, cache, t0, a, b)
+	require.Zero(t, r.StaleWindowAcks)
+	require.False(t, r.SplitBrain())
 }
 
 // Each client gets its own failover time (its first SEND_OK on the new
