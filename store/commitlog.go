@@ -177,26 +177,10 @@ func (c *commitLog) startPreallocator() {
 			case <-c.stop:
 				return
 			case start := <-c.spareWant:
-				c.sealBefore(start)
 				c.prepareSpare(start)
 			}
 		}
 	}()
-}
-
-// sealBefore gives the segments the writer has left (all before the one
-// ending at end) normal readahead back (adviseWritten). Preallocator only:
-// a mapping's advice is changed off the write path.
-func (c *commitLog) sealBefore(end int64) {
-	for _, s := range c.list() {
-		if s.end() >= end {
-			break
-		}
-		if s.tryAcquire() {
-			s.adviseWritten()
-			s.release()
-		}
-	}
 }
 
 func (c *commitLog) prepareSpare(start int64) {

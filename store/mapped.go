@@ -27,9 +27,6 @@ type segment struct {
 	// the mapping cannot fault on a full disk. Writers check it before
 	// they write (ensureAllocated).
 	allocated atomic.Bool
-	// unread: part of the mapping is advised MADV_RANDOM (adviseUnwritten)
-	// because nothing there has been written yet; adviseWritten undoes it.
-	unread atomic.Bool
 }
 
 // errNoSpace marks ENOSPC while allocating a segment (errors.Is also
@@ -52,7 +49,6 @@ func createSegment(path string, start, size int64) (*segment, error) {
 	s, err := mapSegment(f, path, start, size)
 	if err == nil {
 		s.allocated.Store(true)
-		s.adviseUnwritten(0)
 	}
 	return s, err
 }
@@ -113,38 +109,6 @@ func mapSegment(f *os.File, path string, start, size int64) (*segment, error) {
 }
 
 func (s *segment) end() int64 { return s.start + s.size }
-
-// adviseUnwritten turns readahead off for [from, size) of the mapping,
-// the part nobody has written yet. A fault (ours, the prefault's, a
-// reader's) on a page not in the page cache otherwise reads around it a
-// whole readahead window: read_ahead_kb is 8 MiB on virtio disks, so one
-// prefault piece in every 8 MiB allocated and zeroed 2,048 fresh pages at
-// once, 22 ms of kernel CPU in one call on this VM (20 µs for the other
-// pieces), and sends waited behind it. With MADV_RANDOM a fault brings in
-// just its page, so the prefault's pieces cost what they cover. Reads of
-// written data hit the page cache and never read ahead anyway; the range
-// written before a restart keeps normal readahead for cold reads.
-// Changing a mapping's advice takes the mmap lock for writing, so it is
-// done once when a segment is created or opened for writing and once when
-// the writer leaves it, never per write. Best effort.
-func (s *segment) adviseUnwritten(from int64) {
-	from = (from + residentPageSize - 1) &^ (residentPageSize - 1)
-	if from >= s.size {
-		return
-	}
-	if unix.Madvise(s.data[from:], unix.MADV_RANDOM) == nil {
-		s.unread.Store(true)
-	}
-}
-
-// adviseWritten restores normal readahead over the whole mapping once the
-// writer has left the segment (it is sealed), so later cold reads of it
-// stream. Best effort; a no-op unless adviseUnwritten took effect.
-func (s *segment) adviseWritten() {
-	if s.unread.CompareAndSwap(true, false) {
-		unix.Madvise(s.data, unix.MADV_NORMAL)
-	}
-}
 
 // tryAcquire takes a reader reference; false if the segment is gone.
 func (s *segment) tryAcquire() bool {

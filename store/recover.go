@@ -99,11 +99,6 @@ func (s *Store) recover() error {
 	if end == 0 {
 		end = s.cur.start
 	}
-	for _, sg := range s.cl.list() {
-		if sg.end() > end { // the writer's segment and any preallocated after it
-			sg.adviseUnwritten(max(end-sg.start, 0))
-		}
-	}
 	s.written.Store(end)
 	s.received = end
 	s.stage.at = end

@@ -15,8 +15,8 @@ import (
 //	                      limit = min(flushed, dispatched) - keepBehind
 //
 // Ahead of the write position a background goroutine pages in
-// prefaultAhead bytes (the writer asks each time it has used
-// prefaultRefill of the window), so appends do not take page-allocation faults. Behind, ranges
+// prefaultAhead bytes (the writer asks when it crosses the middle of the
+// window), so appends do not take page-allocation faults. Behind, ranges
 // that are flushed (clean) and dispatched are unmapped from our page tables
 // with MADV_DONTNEED once a second; on a MAP_SHARED file mapping that drops
 // only our mapping, the pages stay in the page cache (Linux moves the dirty
@@ -25,14 +25,8 @@ import (
 // just maps them back (a minor fault). Resident memory so follows what is
 // being written and read, not the size of the store.
 const (
-	prefaultAhead = 8 << 20
-	prefaultChunk = 256 << 10 // bytes per madvise call (see prefaultVia)
-	// prefaultRefill: the writer asks for more once it has used this much
-	// of the window, so each refill pages in two chunks (~1-2 ms of kernel
-	// page zeroing on a fresh VM) instead of half the window at once: a
-	// 4 MiB refill kept a core busy for ~10 ms in back-to-back pieces, and
-	// sends on the two cores waited behind it (execution trace, 10k msg/s).
-	prefaultRefill   = 2 * prefaultChunk
+	prefaultAhead    = 8 << 20
+	prefaultChunk    = 256 << 10 // bytes per madvise call (see prefaultVia)
 	keepBehind       = 16 << 20
 	releaseInterval  = time.Second
 	sweepEvery       = 10 // release ticks between sweeps of everything older
@@ -141,7 +135,7 @@ func (s *Store) prefaultAhead() {
 		s.faultMark.Store(from)
 		return
 	}
-	s.faultMark.Store(to - prefaultAhead + prefaultRefill)
+	s.faultMark.Store(to - prefaultAhead/2)
 }
 
 // releaseBehind drops our mapping of commit-log data that is flushed,

@@ -126,10 +126,6 @@ func openFile(path string, slots, max int, create bool) (*file, error) {
 		f.Close()
 		return nil, fmt.Errorf("index: mmap %s: %w", path, err)
 	}
-	// Hash slots and chains are read and written at random: no readahead
-	// (an 8 MiB window per fault on a fresh file zeroes 2,048 pages in one
-	// fault; see store's adviseUnwritten). Best effort.
-	unix.Madvise(data, unix.MADV_RANDOM)
 	x := &file{path: path, f: f, data: data, slots: slots, max: max}
 	if create {
 		if err := x.ensure(x.entryPos(1)); err != nil {
