@@ -29,6 +29,10 @@ func openT(t testing.TB, cfg Config) *Store {
 	t.Helper()
 	s, err := Open(cfg)
 	require.NoError(t, err)
+	// Close is idempotent: a test that closes its store itself loses
+	// nothing, and one that forgets cannot leave the store's loops writing
+	// into a directory t.TempDir is removing.
+	t.Cleanup(func() { _ = s.Close() })
 	return s
 }
 
