@@ -4,7 +4,7 @@ PKGS    := ./...
 DATA    ?= $(CURDIR)/data
 FUZZTIME ?= 60s
 
-.PHONY: build test test-long fuzz bench bench-compare bench-repl bench-scale bench-grpc conformance run verify-gen gen gen-proto vet test-failover dashboard-check exporter-check
+.PHONY: build test test-long fuzz bench bench-compare bench-repl bench-scale bench-tail bench-grpc conformance run verify-gen gen gen-proto vet test-failover dashboard-check exporter-check
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -67,6 +67,9 @@ bench-compare: build
 # other serves (conformance/failover TestTwoGroup, ~10-20 minutes).
 bench-scale: build
 	./scripts/bench-scale.sh
+
+bench-tail: build
+	./scripts/bench-tail.sh
 
 # Replication rows alone (master/slave pairs, ours vs Java; bench-compare
 # runs them too unless SKIP_REPL=1); STEP=3s REPL_PAIRS=1 CATCHUP_GB=1 for a
